@@ -1,0 +1,3 @@
+module numaspec.invalid/kubelet-oracle/common
+
+go 1.19

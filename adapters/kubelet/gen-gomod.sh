@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerate <dir>/go.mod for one kubelet release: require k8s.io/kubernetes
+# and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
+# in kubernetes' own go.mod) to the matching v0.X.Y. Then runs go mod tidy.
+# Usage: ./gen-gomod.sh v1.30.14 v1_30
+set -euo pipefail
+ver="$1"; dir="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+staging_ver="v0.${ver#v1.}"
+cd "$here/$dir"
+gomod_file="$(go mod download -json "k8s.io/kubernetes@$ver" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" | sort -u)"
+{
+  echo "module numaspec.invalid/kubelet-oracle/$dir"
+  echo
+  echo "go 1.26"
+  echo
+  echo "require ("
+  echo "	k8s.io/kubernetes $ver"
+  echo "	numaspec.invalid/kubelet-oracle/common v0.0.0"
+  echo ")"
+  echo
+  echo "replace numaspec.invalid/kubelet-oracle/common => ../common"
+  echo
+  echo "// k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to $staging_ver."
+  echo "replace ("
+  for m in $mods; do echo "	$m => $m $staging_ver"; done
+  echo ")"
+} > go.mod
+go mod tidy

@@ -1,0 +1,82 @@
+"""numaspec: an executable reference specification of kubelet NUMA alignment.
+
+The public API is what this module re-exports; everything else is internal.  The spec itself
+is in ``spec/`` of the source tree; rule IDs such as ``MERGE-3`` in the docstrings point there.
+"""
+
+from numaspec.bitmask import MAX_NUMA_ID, NumaMask, iterate_masks
+from numaspec.errors import (
+    AdapterError,
+    InvalidFieldError,
+    InvalidNumaDistancesError,
+    InvalidNumaIdError,
+    InvalidPolicyOptionValueError,
+    MalformedJSONError,
+    MissingNumaDistancesError,
+    NumaspecError,
+    PolicyOptionNotEnabledError,
+    TooManyNumaNodesError,
+    UnknownPolicyError,
+    UnknownPolicyOptionError,
+    UnsupportedVersionError,
+)
+from numaspec.hints import (
+    NO_POSSIBLE_PLACEMENT,
+    NO_PREFERENCE,
+    ProviderHints,
+    TopologyHint,
+    flatten_provider_hints,
+)
+from numaspec.merge import best_hint, merge_permutation, target_count
+from numaspec.numa import NumaInfo
+from numaspec.options import PolicyOptions, parse_policy_options
+from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
+from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
+from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAX_NUMA_ID",
+    "NEWEST",
+    "NO_POSSIBLE_PLACEMENT",
+    "NO_PREFERENCE",
+    "OLDEST",
+    "SUPPORTED_VERSIONS",
+    "AdapterError",
+    "InvalidFieldError",
+    "InvalidNumaDistancesError",
+    "InvalidNumaIdError",
+    "InvalidPolicyOptionValueError",
+    "KubeletVersion",
+    "MalformedJSONError",
+    "MergeOutcome",
+    "MergeRequest",
+    "MergeTooLargeError",
+    "MissingNumaDistancesError",
+    "NumaInfo",
+    "NumaMask",
+    "NumaspecError",
+    "Policy",
+    "PolicyOptionNotEnabledError",
+    "PolicyOptions",
+    "ProviderHints",
+    "TooManyNumaNodesError",
+    "TopologyHint",
+    "UnknownPolicyError",
+    "UnknownPolicyOptionError",
+    "UnsupportedVersionError",
+    "__version__",
+    "best_hint",
+    "check_startup",
+    "decode_merge_request",
+    "evaluate_request",
+    "flatten_provider_hints",
+    "iterate_masks",
+    "merge_for_policy",
+    "merge_permutation",
+    "parse_policy_options",
+    "parse_version",
+    "target_count",
+    "topology_merge",
+]

@@ -1,0 +1,130 @@
+"""The one error hierarchy of numaspec.
+
+Every error numaspec raises on purpose derives from :class:`NumaspecError`.  Each concrete
+class carries a stable, kebab-case ``kind`` (it is what the line protocols print as
+``{"error": {"kind": ...}}``, so it never changes once released) and a ``where``: the path of
+the offending input (``providers[1].gpu[0].numa_affinity[2]``), or ``""`` when the error is about
+the request as a whole.
+
+Errors that kubelet itself would raise at start-up (an unknown policy, a bad option value, too
+many NUMA nodes) carry kubelet's own wording in ``kubelet_message`` so that an adapter around
+the real kubelet can be compared with the reference on more than the kind.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdapterError",
+    "InvalidFieldError",
+    "InvalidNumaDistancesError",
+    "InvalidNumaIdError",
+    "InvalidPolicyOptionValueError",
+    "MalformedJSONError",
+    "MissingNumaDistancesError",
+    "NumaspecError",
+    "PolicyOptionNotEnabledError",
+    "TooManyNumaNodesError",
+    "UnknownPolicyError",
+    "UnknownPolicyOptionError",
+    "UnsupportedVersionError",
+]
+
+
+class NumaspecError(Exception):
+    """Root of every deliberate numaspec error.  Not raised directly."""
+
+    kind: str = "numaspec-error"
+
+    def __init__(self, message: str, *, where: str = "", kubelet_message: str | None = None):
+        if type(self) is NumaspecError:
+            raise TypeError("NumaspecError is abstract; raise one of its subclasses")
+        self.message = message
+        self.where = where
+        self.kubelet_message = kubelet_message
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        """The message with its location, as printed by the line protocols."""
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+# --- malformed input -------------------------------------------------------------------------
+
+
+class MalformedJSONError(NumaspecError):
+    """A line that is not a JSON document (truncated, garbage, wrong encoding)."""
+
+    kind = "malformed-json"
+
+
+class InvalidFieldError(NumaspecError):
+    """A field with the wrong JSON type, a missing required field or an unknown field."""
+
+    kind = "invalid-field"
+
+
+class InvalidNumaIdError(NumaspecError):
+    """A NUMA node id that is not an integer in 0..63, or a duplicated one."""
+
+    kind = "invalid-numa-id"
+
+
+class InvalidNumaDistancesError(NumaspecError):
+    """A distance table that is not usable: a negative entry, a row too short for a node id."""
+
+    kind = "invalid-numa-distances"
+
+
+class UnsupportedVersionError(NumaspecError):
+    """A kubelet version string that is malformed or outside the versions numaspec models."""
+
+    kind = "unsupported-version"
+
+
+# --- kubelet start-up errors (the Topology Manager would refuse to start) ---------------------
+
+
+class UnknownPolicyError(NumaspecError):
+    """A Topology Manager policy name kubelet does not know."""
+
+    kind = "unknown-policy"
+
+
+class UnknownPolicyOptionError(NumaspecError):
+    """A policy option name the given kubelet version does not know."""
+
+    kind = "unknown-policy-option"
+
+
+class PolicyOptionNotEnabledError(NumaspecError):
+    """A known option whose maturity level is switched off by the feature gates, or options
+    given to a kubelet version that has no policy options at all."""
+
+    kind = "policy-option-not-enabled"
+
+
+class InvalidPolicyOptionValueError(NumaspecError):
+    """A policy option value kubelet rejects (not a bool, not an integer, below the minimum)."""
+
+    kind = "invalid-policy-option-value"
+
+
+class TooManyNumaNodesError(NumaspecError):
+    """More NUMA nodes on the machine than the Topology Manager accepts."""
+
+    kind = "too-many-numa-nodes"
+
+
+class MissingNumaDistancesError(NumaspecError):
+    """prefer-closest-numa-nodes is on but a machine node has no distance row."""
+
+    kind = "missing-numa-distances"
+
+
+# --- running other implementations ------------------------------------------------------------
+
+
+class AdapterError(NumaspecError):
+    """An implementation under test could not be loaded or misbehaved outside of a case."""
+
+    kind = "adapter-error"

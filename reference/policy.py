@@ -1,0 +1,146 @@
+"""Topology Manager policies and the start-up checks around them (spec chapter ``policies.md``).
+
+Sources: ``pkg/kubelet/cm/topologymanager/policy_none.go``, ``policy_best_effort.go``,
+``policy_restricted.go``, ``policy_single_numa_node.go`` (``Merge``,
+``filterSingleNumaHints``) and ``NewManager`` in ``topology_manager.go``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from numaspec.errors import TooManyNumaNodesError, UnknownPolicyError
+from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.merge import best_hint
+from numaspec.numa import NumaInfo
+from numaspec.options import PolicyOptions, options_allowed_errors, parse_policy_options
+from numaspec.versions import NEWEST, KubeletVersion
+
+__all__ = [
+    "MergeOutcome",
+    "Policy",
+    "check_startup",
+    "filter_single_numa_hints",
+    "merge_for_policy",
+    "topology_merge",
+]
+
+
+class Policy(enum.Enum):
+    """The four Topology Manager policies, by the names kubelet's configuration uses."""
+
+    NONE = "none"
+    BEST_EFFORT = "best-effort"
+    RESTRICTED = "restricted"
+    SINGLE_NUMA_NODE = "single-numa-node"
+
+
+@attrs.frozen
+class MergeOutcome:
+    """The hint the Topology Manager settles on and whether the policy admits it."""
+
+    hint: TopologyHint
+    admit: bool
+
+
+def check_startup(
+    policy: str,
+    numa: NumaInfo,
+    version: KubeletVersion,
+    raw_options: Mapping[str, str] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> tuple[Policy, PolicyOptions]:
+    """POLICY-6: the checks kubelet makes before the Topology Manager runs at all, in its order.
+
+    1. OPT-1: options given to a version without options, or with the option gate off, are an
+       error whatever the policy (kubelet's configuration validation);
+    2. ``none`` stops here: options are not parsed, nothing else is looked at (POLICY-1);
+    3. OPT-1..OPT-4: each option's name, maturity and value;
+    4. OPT-6: with prefer-closest-numa-nodes on, every node needs distances;
+    5. OPT-5: more NUMA nodes (by count) than the limit is an error;
+    6. POLICY-5: an unknown policy name is an error.
+    """
+    raw = raw_options or {}
+    if policy == Policy.NONE.value:
+        allowed = options_allowed_errors(raw, version, feature_gates)
+        if allowed:
+            raise allowed[0]
+        return Policy.NONE, PolicyOptions()
+    options = parse_policy_options(raw, version, feature_gates)
+    if options.prefer_closest_numa_nodes:
+        numa.require_distances()
+    limit = options.max_allowable_numa_nodes
+    if len(numa.nodes) > limit:
+        msg = f"unsupported on machines with more than {limit} NUMA Nodes"
+        raise TooManyNumaNodesError(
+            f"{msg} (the machine has {len(numa.nodes)})", where="numa_nodes", kubelet_message=msg
+        )
+    try:
+        return Policy(policy), options
+    except ValueError:
+        msg = f'unknown policy: "{policy}"'
+        known = ", ".join(p.value for p in Policy)
+        raise UnknownPolicyError(f"{msg} (known: {known})", where="policy",
+                                 kubelet_message=msg) from None
+
+
+def filter_single_numa_hints(
+    lists: Sequence[Sequence[TopologyHint]],
+) -> list[tuple[TopologyHint, ...]]:
+    """POLICY-4: keep only preferred hints that have no affinity or exactly one node.
+
+    A list may end up empty, and then no permutation exists at all.
+    """
+    return [
+        tuple(
+            h for h in hints
+            if h.preferred and (h.numa_affinity is None or h.numa_affinity.count() == 1)
+        )
+        for hints in lists
+    ]
+
+
+def merge_for_policy(
+    policy: Policy,
+    providers: Sequence[ProviderHints],
+    numa: NumaInfo,
+    options: PolicyOptions,
+    version: KubeletVersion,
+) -> MergeOutcome:
+    """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4)."""
+    if policy is Policy.NONE:
+        # POLICY-1: no hint at all, always admitted; the providers are not consulted.
+        return MergeOutcome(TopologyHint(None, False), True)
+    lists = flatten_provider_hints(providers)
+    if policy is Policy.SINGLE_NUMA_NODE:
+        hint = best_hint(filter_single_numa_hints(lists), numa, version, policy.value, options)
+        if hint.numa_affinity == numa.default_affinity():
+            hint = TopologyHint(None, hint.preferred)
+        return MergeOutcome(hint, hint.preferred)
+    mode = "best-effort" if policy is Policy.BEST_EFFORT else "restricted"
+    hint = best_hint(lists, numa, version, mode, options)
+    # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
+    return MergeOutcome(hint, True if policy is Policy.BEST_EFFORT else hint.preferred)
+
+
+def topology_merge(
+    providers: Sequence[ProviderHints],
+    numa_nodes: Sequence[int],
+    policy: str,
+    *,
+    version: KubeletVersion = NEWEST,
+    policy_options: Mapping[str, str] | None = None,
+    numa_distances: Mapping[int, Sequence[int]] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> MergeOutcome:
+    """Start a Topology Manager as ``version`` would and merge ``providers`` under ``policy``.
+
+    The one-call entry point: start-up checks (POLICY-6), then the policy's merge.
+    Raises a :class:`~numaspec.errors.NumaspecError` where kubelet would refuse to start.
+    """
+    numa = NumaInfo(tuple(numa_nodes), numa_distances)
+    chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
+    return merge_for_policy(chosen, providers, numa, options, version)

@@ -1,0 +1,320 @@
+"""The JSON case format for merges: requests, responses, errors (``spec/merge-protocol.md``,
+schemas in ``numaspec/schemas/``).
+
+The same format serves ``numaspec merge``, the spec vectors and adapters.  Decoding is strict:
+every field is checked, with its path, and nothing unknown is silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from numaspec.bitmask import NumaMask
+from numaspec.errors import (
+    InvalidFieldError,
+    MalformedJSONError,
+    NumaspecError,
+)
+from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.numa import NumaInfo
+from numaspec.policy import MergeOutcome, topology_merge
+from numaspec.versions import NEWEST, KubeletVersion, parse_version
+
+__all__ = [
+    "DEFAULT_MAX_PERMUTATIONS",
+    "MergeRequest",
+    "MergeTooLargeError",
+    "decode_json_line",
+    "decode_merge_request",
+    "encode_error",
+    "encode_merge_request",
+    "encode_outcome",
+    "evaluate_request",
+    "permutation_count",
+]
+
+#: The most permutations ``evaluate_request`` walks before it refuses (never a hang).
+DEFAULT_MAX_PERMUTATIONS = 2_000_000
+
+
+class MergeTooLargeError(NumaspecError):
+    """The cross product is larger than the permutation budget.  kubelet would walk it all; the
+    reference refuses rather than hang (raise the budget with ``--max-permutations``)."""
+
+    kind = "merge-too-large"
+
+
+@attrs.frozen
+class MergeRequest:
+    """One merge case, decoded."""
+
+    numa_nodes: tuple[int, ...]
+    policy: str
+    providers: tuple[ProviderHints, ...]
+    version: KubeletVersion = NEWEST
+    numa_distances: Mapping[int, tuple[int, ...]] | None = None
+    policy_options: Mapping[str, str] = attrs.field(factory=dict)
+    feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+
+    def numa_info(self) -> NumaInfo:
+        return NumaInfo(self.numa_nodes, self.numa_distances)
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise InvalidFieldError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidFieldError(f"{name} is not a JSON number")
+
+
+def decode_json_line(line: str | bytes) -> Any:
+    """Parse one line of JSON; anything else raises :class:`MalformedJSONError`."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = f"the line is not UTF-8: {exc.reason} at byte {exc.start}"
+            raise MalformedJSONError(msg) from None
+    if not line.strip():
+        raise MalformedJSONError("the line is empty")
+    try:
+        return json.loads(line, object_pairs_hook=_no_duplicate_keys,
+                          parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSONError(
+            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise MalformedJSONError("JSON nested too deeply") from None
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _expect(value: object, kind: type | tuple[type, ...], what: str, where: str) -> None:
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in (
+        kind if isinstance(kind, tuple) else (kind,)))
+    if not ok:
+        raise InvalidFieldError(f"expected {what}, got {_type_name(value)}", where=where)
+
+
+def _node_list(value: object, where: str) -> tuple[int, ...]:
+    _expect(value, list, "an array of NUMA node ids", where)
+    assert isinstance(value, list)
+    nodes = []
+    for i, node in enumerate(value):
+        NumaMask.of([node], where=f"{where}[{i}]")  # type and range, MASK-1
+        nodes.append(node)
+    return tuple(nodes)
+
+
+def _hint(value: object, where: str) -> TopologyHint:
+    _expect(value, dict, "a hint object", where)
+    assert isinstance(value, dict)
+    unknown = set(value) - {"numa_affinity", "preferred"}
+    if unknown:
+        raise InvalidFieldError(f"unknown field {sorted(unknown)[0]!r}", where=where)
+    for key in ("numa_affinity", "preferred"):
+        if key not in value:
+            raise InvalidFieldError(f"missing field {key!r}", where=where)
+    preferred = value["preferred"]
+    _expect(preferred, bool, "true or false", f"{where}.preferred")
+    affinity = value["numa_affinity"]
+    if affinity is None:
+        return TopologyHint(None, preferred)
+    nodes = _node_list(affinity, f"{where}.numa_affinity")
+    return TopologyHint(NumaMask.of(nodes), preferred)
+
+
+def _provider(value: object, where: str) -> ProviderHints:
+    if value is None:
+        return None
+    _expect(value, dict, "an object of resource name to hints, or null", where)
+    assert isinstance(value, dict)
+    resources: dict[str, tuple[TopologyHint, ...] | None] = {}
+    for name, hints in value.items():
+        here = f"{where}.{name}"
+        if hints is None:
+            resources[name] = None
+            continue
+        _expect(hints, list, "an array of hints, or null", here)
+        resources[name] = tuple(_hint(h, f"{here}[{i}]") for i, h in enumerate(hints))
+    return resources
+
+
+def _string_map(value: object, where: str) -> dict[str, str]:
+    _expect(value, dict, "an object of strings", where)
+    assert isinstance(value, dict)
+    for key, item in value.items():
+        _expect(item, str, "a string (kubelet takes option values as strings)", f"{where}.{key}")
+    return dict(value)
+
+
+def _distances(value: object, where: str) -> dict[int, tuple[int, ...]]:
+    _expect(value, dict, "an object of node id to distance row", where)
+    assert isinstance(value, dict)
+    rows: dict[int, tuple[int, ...]] = {}
+    for key, row in value.items():
+        here = f"{where}.{key}"
+        if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):
+            raise InvalidFieldError("a distance row is keyed by a decimal NUMA node id",
+                                    where=here)
+        node = int(key)
+        NumaMask.of([node], where=here)
+        _expect(row, list, "an array of distances", here)
+        for i, entry in enumerate(row):
+            _expect(entry, int, "a non-negative integer distance", f"{here}[{i}]")
+        rows[node] = tuple(row)
+    return rows
+
+
+_REQUEST_FIELDS = {
+    "kubelet_version", "numa_nodes", "numa_distances", "policy", "policy_options",
+    "feature_gates", "providers",
+}
+
+
+def decode_merge_request(value: object) -> MergeRequest:
+    """A decoded JSON value → :class:`MergeRequest`, or a typed error naming the field."""
+    _expect(value, dict, "a request object", "")
+    assert isinstance(value, dict)
+    unknown = set(value) - _REQUEST_FIELDS
+    if unknown:
+        raise InvalidFieldError(f"unknown field {sorted(unknown)[0]!r}",
+                                where=sorted(unknown)[0])
+    for key in ("numa_nodes", "policy", "providers"):
+        if key not in value:
+            raise InvalidFieldError(f"missing required field {key!r}", where=key)
+    version = NEWEST
+    if value.get("kubelet_version") is not None:
+        version = parse_version(value["kubelet_version"])
+    nodes = _node_list(value["numa_nodes"], "numa_nodes")
+    _expect(value["policy"], str, "a policy name", "policy")
+    providers = value["providers"]
+    _expect(providers, list, "an array of providers", "providers")
+    distances = None
+    if value.get("numa_distances") is not None:
+        distances = _distances(value["numa_distances"], "numa_distances")
+    gates: dict[str, bool] = {}
+    if value.get("feature_gates") is not None:
+        _expect(value["feature_gates"], dict, "an object of gate name to boolean",
+                "feature_gates")
+        for gate, on in value["feature_gates"].items():
+            _expect(on, bool, "true or false", f"feature_gates.{gate}")
+            gates[gate] = on
+    request = MergeRequest(
+        numa_nodes=nodes,
+        policy=value["policy"],
+        providers=tuple(_provider(p, f"providers[{i}]") for i, p in enumerate(providers)),
+        version=version,
+        numa_distances=distances,
+        policy_options=(
+            _string_map(value["policy_options"], "policy_options")
+            if value.get("policy_options") is not None else {}
+        ),
+        feature_gates=gates,
+    )
+    request.numa_info()  # node ids: range and duplicates, distance entries
+    return request
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+def permutation_count(providers: Sequence[ProviderHints]) -> int:
+    """How many permutations the merge walks (an upper bound under single-numa-node)."""
+    total = 1
+    for provider in providers:
+        for hints in (provider or {}).values():
+            total *= max(1, len(hints or ()))
+    return total
+
+
+def evaluate_request(
+    request: MergeRequest, *, max_permutations: int = DEFAULT_MAX_PERMUTATIONS
+) -> MergeOutcome:
+    """Run the reference on one request (start-up checks, then the policy's merge)."""
+    if request.policy != "none":
+        count = permutation_count(request.providers)
+        if count > max_permutations:
+            raise MergeTooLargeError(
+                f"the hints make {count} permutations, more than the budget of "
+                f"{max_permutations}", where="providers")
+    return topology_merge(
+        request.providers,
+        request.numa_nodes,
+        request.policy,
+        version=request.version,
+        policy_options=request.policy_options,
+        numa_distances=request.numa_distances,
+        feature_gates=request.feature_gates,
+    )
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+def _encode_hint(hint: TopologyHint) -> dict[str, Any]:
+    mask = hint.numa_affinity
+    return {"numa_affinity": None if mask is None else list(mask.nodes),
+            "preferred": hint.preferred}
+
+
+def encode_outcome(outcome: MergeOutcome) -> dict[str, Any]:
+    return {"hint": _encode_hint(outcome.hint), "admit": outcome.admit}
+
+
+def encode_error(error: NumaspecError) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": error.kind, "message": error.describe()}
+    if error.where:
+        body["where"] = error.where
+    if error.kubelet_message is not None:
+        body["kubelet_message"] = error.kubelet_message
+    return {"error": body}
+
+
+def encode_merge_request(request: MergeRequest) -> dict[str, Any]:
+    """The inverse of :func:`decode_merge_request` (used to write vectors and drive adapters)."""
+    body: dict[str, Any] = {
+        "kubelet_version": str(request.version),
+        "numa_nodes": list(request.numa_nodes),
+    }
+    if request.numa_distances is not None:
+        body["numa_distances"] = {str(k): list(v) for k, v in request.numa_distances.items()}
+    body["policy"] = request.policy
+    if request.policy_options:
+        body["policy_options"] = dict(request.policy_options)
+    if request.feature_gates:
+        body["feature_gates"] = dict(request.feature_gates)
+    body["providers"] = [
+        None if p is None else {
+            name: None if hints is None else [_encode_hint(h) for h in hints]
+            for name, hints in p.items()
+        }
+        for p in request.providers
+    ]
+    return body
