@@ -51,7 +51,9 @@ class NumaMask:
 
         MASK-1: a node id that is not an integer in 0..63 raises :class:`InvalidNumaIdError`.
 
+        raises: InvalidNumaIdError
         post: __return__.bits >= 0
+        post: all(__return__.is_set(n) for n in nodes)
         """
         word = 0
         for node in nodes:

@@ -61,7 +61,8 @@ def _build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--impl", default="numaspec.conformance.adapter:reference",
                       help="module:object of the implementation (default: the reference)")
     conf.add_argument("--profile", default=None,
-                      help="Hypothesis profile: dev, ci or nightly (default: ci under CI, else dev)")
+                      help="Hypothesis profile: dev, ci or nightly "
+                           "(default: ci under CI, else dev)")
     conf.add_argument("-k", dest="keyword", default=None, help="only properties matching this")
     conf.add_argument("--junitxml", default=None, help="also write a JUnit XML report here")
     return parser

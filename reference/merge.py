@@ -6,7 +6,7 @@ the product of the list lengths; it is the meaning of the spec, not a fast algor
 
 Sources, in ``pkg/kubelet/cm/topologymanager/policy.go``:
 ``mergePermutation`` (both forms), ``mergeFilteredHints`` (up to 1.23),
-``compareHints`` (1.24–1.25) and ``HintMerger`` (1.26+), and ``numa_info.go`` for MERGE-9.
+``compareHints`` (1.24-1.25) and ``HintMerger`` (1.26+), and ``numa_info.go`` for MERGE-9.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from numaspec.numa import NumaInfo, narrowest
 from numaspec.options import PolicyOptions
 from numaspec.versions import KubeletVersion
 
-__all__ = ["best_hint", "merge_permutation", "target_count"]
+__all__ = ["MergeMode", "best_hint", "merge_permutation", "target_count"]
 
 # The (internal) name a merge runs under; only single-numa-node changes how masks compare.
 MergeMode = Literal["best-effort", "restricted", "single-numa-node"]
@@ -36,6 +36,11 @@ def merge_permutation(
     MERGE-2 (up to 1.23): the candidate is preferred iff every hint is preferred.
     MERGE-3 (1.24+): ... and, in addition, every non-``None`` affinity is the same mask
     (compared as full 64-bit words, before the AND).
+
+    post: __return__.numa_affinity is not None
+    post: __return__.numa_affinity.bits & ~default.bits == 0
+    post: all(h.preferred for h in permutation) or not __return__.preferred
+    post: _inside_every(__return__, permutation)
     """
     merged = default
     preferred = True
@@ -60,6 +65,9 @@ def target_count(lists: Sequence[Sequence[TopologyHint]]) -> int:
 
     kubelet names it ``bestNonPreferredAffinityCount``: the fewest NUMA nodes the widest
     resource needs, hence the width a non-preferred placement should aim for.
+
+    post: 0 <= __return__ <= 64
+    post: __return__ == 0 or __return__ in _affinity_counts(lists)
     """
     target = 0
     for hints in lists:
@@ -71,6 +79,19 @@ def target_count(lists: Sequence[Sequence[TopologyHint]]) -> int:
         if narrow is not None:
             target = max(target, narrow.count())
     return target
+
+
+def _inside_every(merged: TopologyHint, permutation: Sequence[TopologyHint]) -> bool:
+    """Contract helper: ``merged`` lies inside every affinity of the permutation (MERGE-1)."""
+    mask = merged.numa_affinity
+    return mask is not None and all(
+        mask & h.numa_affinity == mask for h in permutation if h.numa_affinity is not None)
+
+
+def _affinity_counts(lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
+    """Contract helper: the node counts of every affinity in ``lists``."""
+    return {h.numa_affinity.count() for hints in lists for h in hints
+            if h.numa_affinity is not None}
 
 
 class _Chooser:
@@ -161,13 +182,14 @@ def _best_hint_pre_124(
     best = TopologyHint(default, False)
     for permutation in permutations(lists):
         candidate = merge_permutation(default, permutation, version)
-        assert candidate.numa_affinity is not None and best.numa_affinity is not None
-        if candidate.numa_affinity.is_empty():
+        mask, best_mask = candidate.numa_affinity, best.numa_affinity
+        assert mask is not None and best_mask is not None
+        if mask.is_empty():
             continue
         if candidate.preferred != best.preferred:
             if candidate.preferred:
                 best = candidate
             continue
-        if candidate.numa_affinity.is_narrower_than(best.numa_affinity):
+        if mask.is_narrower_than(best_mask):
             best = candidate
     return best

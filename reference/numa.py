@@ -6,7 +6,7 @@ only the node ids exist.  Spec chapters ``merge.md`` (MERGE-9, MERGE-12) and ``o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -16,6 +16,10 @@ from numaspec.errors import InvalidNumaDistancesError, InvalidNumaIdError, Missi
 __all__ = ["NumaInfo"]
 
 _UINT64_MAX = (1 << 64) - 1
+
+
+def _int_tuple(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
 
 
 def _freeze_distances(
@@ -34,7 +38,7 @@ class NumaInfo:
     node *j*), as kubelet indexes it.
     """
 
-    nodes: tuple[int, ...] = attrs.field(converter=tuple)
+    nodes: tuple[int, ...] = attrs.field(converter=_int_tuple)
     distances: tuple[tuple[int, tuple[int, ...]], ...] | None = attrs.field(
         default=None, converter=_freeze_distances
     )

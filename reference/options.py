@@ -145,7 +145,10 @@ def _check_option(
     gate = _GATE_FOR.get(maturity)
     if gate is not None and not _gate_enabled(gates, version, gate):
         level = "Alpha" if maturity is Maturity.ALPHA else "Beta"
-        msg = f"Topology Manager Policy {level}-level Options not enabled, but option {_go_quote(name)} provided"
+        msg = (f"Topology Manager Policy {level}-level Options not enabled, but option "
+               f"{_go_quote(name)} provided")
+        if version.minor >= 33:  # the message went lower-case in 1.33
+            msg = msg.lower().replace(_go_quote(name).lower(), _go_quote(name))
         return PolicyOptionNotEnabledError(
             f"{msg} (feature gate {gate} is off)", where=where, kubelet_message=msg
         )
@@ -167,22 +170,28 @@ def _check_option(
     return None
 
 
+def _go_map(raw: Mapping[str, str]) -> str:
+    """Go's ``%v`` of a ``map[string]string``: keys sorted, ``map[k:v k:v]``."""
+    return "map[" + " ".join(f"{k}:{raw[k]}" for k in sorted(raw)) + "]"
+
+
 def options_allowed_errors(
     raw: Mapping[str, str], version: KubeletVersion, gates: Mapping[str, bool] | None = None
 ) -> list[NumaspecError]:
-    """OPT-1: whether ``version`` takes policy options at all.  These objections come from
-    kubelet's configuration, before any policy is chosen, so they hold under ``none`` too."""
+    """OPT-1: whether kubelet passes the options on to the Topology Manager at all.
+
+    Before 1.26 the options do not exist: a configuration file carrying them is decoded
+    leniently and the field is dropped, so they are ignored (no error).  From 1.26 a non-empty
+    map with the ``TopologyManagerPolicyOptions`` gate off stops the kubelet before the
+    Topology Manager starts, whatever the policy (``cmd/kubelet/app/server.go``, ``run``).
+    """
     gates = {} if gates is None else gates
-    if not raw:
+    if not raw or not version.has_policy_options:
         return []
-    if not version.has_policy_options:
-        return [PolicyOptionNotEnabledError(
-            f"kubelet {version} has no Topology Manager policy options (they start in 1.26)",
-            where="policy_options",
-        )]
     if not _gate_enabled(gates, version, "TopologyManagerPolicyOptions"):
-        msg = ("invalid configuration: topologyManagerPolicyOptions requires feature gate "
-               "TopologyManagerPolicyOptions")
+        required = '"TopologyManager", ' if version.minor < 28 else ""
+        msg = (f"topology manager policy options {_go_map(raw)} require feature gates "
+               f'{required}"TopologyManagerPolicyOptions" enabled')
         return [PolicyOptionNotEnabledError(msg, where="policy_options", kubelet_message=msg)]
     return []
 
@@ -197,7 +206,7 @@ def policy_option_errors(
     answer; :func:`parse_policy_options` raises the first by name.
     """
     errors = options_allowed_errors(raw, version, gates)
-    if errors or not raw:
+    if errors or not raw or not version.has_policy_options:
         return errors
     for name in sorted(raw):
         error = _check_option(name, raw[name], version, gates or {})
@@ -213,6 +222,8 @@ def parse_policy_options(
     errors = policy_option_errors(raw, version, gates)
     if errors:
         raise errors[0]
+    if not version.has_policy_options:
+        return PolicyOptions()
     prefer = raw.get(PREFER_CLOSEST_NUMA_NODES)
     limit = raw.get(MAX_ALLOWABLE_NUMA_NODES)
     return PolicyOptions(

@@ -14,7 +14,7 @@ import attrs
 
 from numaspec.errors import TooManyNumaNodesError, UnknownPolicyError
 from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
-from numaspec.merge import best_hint
+from numaspec.merge import MergeMode, best_hint
 from numaspec.numa import NumaInfo
 from numaspec.options import PolicyOptions, options_allowed_errors, parse_policy_options
 from numaspec.versions import NEWEST, KubeletVersion
@@ -46,6 +46,27 @@ class MergeOutcome:
     admit: bool
 
 
+def _unknown_policy(policy: str, version: KubeletVersion, *, validated: bool) -> UnknownPolicyError:
+    if validated and version.minor >= 24:
+        listed = " ".join(f'"{p.value}"' for p in Policy)
+        msg = (f"invalid configuration: topologyManagerPolicy (--topology-manager-policy) "
+               f'"{policy}" must be one of: [{listed}]')
+    elif validated:
+        msg = f"invalid configuration: topologyManagerPolicy non-allowable value: {policy}"
+    else:
+        msg = f'unknown policy: "{policy}"'
+    known = ", ".join(p.value for p in Policy)
+    return UnknownPolicyError(f"{msg} (known: {known})", where="policy", kubelet_message=msg)
+
+
+def _check_node_count(numa: NumaInfo, limit: int) -> None:
+    if len(numa.nodes) > limit:
+        msg = f"unsupported on machines with more than {limit} NUMA Nodes"
+        raise TooManyNumaNodesError(
+            f"{msg} (the machine has {len(numa.nodes)})", where="numa_nodes", kubelet_message=msg
+        )
+
+
 def check_startup(
     policy: str,
     numa: NumaInfo,
@@ -53,38 +74,36 @@ def check_startup(
     raw_options: Mapping[str, str] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> tuple[Policy, PolicyOptions]:
-    """POLICY-6: the checks kubelet makes before the Topology Manager runs at all, in its order.
+    """POLICY-6: the checks a kubelet makes before its Topology Manager runs, in its order.
 
-    1. OPT-1: options given to a version without options, or with the option gate off, are an
-       error whatever the policy (kubelet's configuration validation);
-    2. ``none`` stops here: options are not parsed, nothing else is looked at (POLICY-1);
-    3. OPT-1..OPT-4: each option's name, maturity and value;
-    4. OPT-6: with prefer-closest-numa-nodes on, every node needs distances;
-    5. OPT-5: more NUMA nodes (by count) than the limit is an error;
-    6. POLICY-5: an unknown policy name is an error.
+    1. POLICY-5: from 1.20, configuration validation rejects an unknown policy name first;
+    2. OPT-1: from 1.26, options with their gate off stop the kubelet, whatever the policy;
+    3. then ``NewManager``:
+
+       * 1.18-1.25: more than 8 NUMA nodes (unless ``none``), then the policy name;
+         policy options do not exist and are ignored;
+       * 1.26-1.27: options parsed (``none`` too), distances (OPT-6), node count (unless
+         ``none``), policy name;
+       * 1.28+: ``none`` stops here (POLICY-1); options parsed (OPT-1..OPT-4), distances
+         (OPT-6), node count against the limit (OPT-5), policy name.
     """
     raw = raw_options or {}
-    if policy == Policy.NONE.value:
-        allowed = options_allowed_errors(raw, version, feature_gates)
-        if allowed:
-            raise allowed[0]
+    known = policy in {p.value for p in Policy}
+    if not known and version.minor >= 20:
+        raise _unknown_policy(policy, version, validated=True)
+    allowed = options_allowed_errors(raw, version, feature_gates)
+    if allowed:
+        raise allowed[0]
+    if policy == Policy.NONE.value and version.minor >= 28:
         return Policy.NONE, PolicyOptions()
     options = parse_policy_options(raw, version, feature_gates)
     if options.prefer_closest_numa_nodes:
         numa.require_distances()
-    limit = options.max_allowable_numa_nodes
-    if len(numa.nodes) > limit:
-        msg = f"unsupported on machines with more than {limit} NUMA Nodes"
-        raise TooManyNumaNodesError(
-            f"{msg} (the machine has {len(numa.nodes)})", where="numa_nodes", kubelet_message=msg
-        )
-    try:
-        return Policy(policy), options
-    except ValueError:
-        msg = f'unknown policy: "{policy}"'
-        known = ", ".join(p.value for p in Policy)
-        raise UnknownPolicyError(f"{msg} (known: {known})", where="policy",
-                                 kubelet_message=msg) from None
+    if policy != Policy.NONE.value:
+        _check_node_count(numa, options.max_allowable_numa_nodes)
+    if not known:
+        raise _unknown_policy(policy, version, validated=False)
+    return Policy(policy), options
 
 
 def filter_single_numa_hints(
@@ -116,11 +135,12 @@ def merge_for_policy(
         return MergeOutcome(TopologyHint(None, False), True)
     lists = flatten_provider_hints(providers)
     if policy is Policy.SINGLE_NUMA_NODE:
-        hint = best_hint(filter_single_numa_hints(lists), numa, version, policy.value, options)
+        hint = best_hint(filter_single_numa_hints(lists), numa, version, "single-numa-node",
+                         options)
         if hint.numa_affinity == numa.default_affinity():
             hint = TopologyHint(None, hint.preferred)
         return MergeOutcome(hint, hint.preferred)
-    mode = "best-effort" if policy is Policy.BEST_EFFORT else "restricted"
+    mode: MergeMode = "best-effort" if policy is Policy.BEST_EFFORT else "restricted"
     hint = best_hint(lists, numa, version, mode, options)
     # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
     return MergeOutcome(hint, True if policy is Policy.BEST_EFFORT else hint.preferred)

@@ -21,3 +21,9 @@ func silenceKlog() {
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
 }
+
+func init() {
+	if os.Getenv("ORACLE_KLOG") != "" {
+		logger = klog.Background()
+	}
+}

@@ -1,0 +1,94 @@
+module numaspec.invalid/kubelet-oracle/v1_23
+
+go 1.26
+
+require (
+	github.com/google/cadvisor v0.43.1
+	k8s.io/klog/v2 v2.30.0
+	k8s.io/kubernetes v1.23.17
+	numaspec.invalid/kubelet-oracle/common v0.0.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.2.0 // indirect
+	github.com/cyphar/filepath-securejoin v0.2.2 // indirect
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/go-logr/logr v1.2.0 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
+	github.com/golang/protobuf v1.5.2 // indirect
+	github.com/google/go-cmp v0.5.5 // indirect
+	github.com/google/gofuzz v1.1.0 // indirect
+	github.com/google/uuid v1.1.2 // indirect
+	github.com/googleapis/gnostic v0.5.5 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/moby/spdystream v0.2.0 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.2 // indirect
+	github.com/opencontainers/runc v1.0.2 // indirect
+	github.com/opencontainers/selinux v1.8.2 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/spf13/pflag v1.0.5 // indirect
+	golang.org/x/net v0.7.0 // indirect
+	golang.org/x/oauth2 v0.0.0-20211104180415-d3ed0bb246c8 // indirect
+	golang.org/x/sys v0.5.0 // indirect
+	golang.org/x/term v0.5.0 // indirect
+	golang.org/x/text v0.7.0 // indirect
+	golang.org/x/time v0.0.0-20220210224613-90d013bbcef8 // indirect
+	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
+	google.golang.org/appengine v1.6.7 // indirect
+	google.golang.org/genproto v0.0.0-20210831024726-fe130286e0e2 // indirect
+	google.golang.org/grpc v1.40.0 // indirect
+	google.golang.org/protobuf v1.27.1 // indirect
+	gopkg.in/inf.v0 v0.9.1 // indirect
+	gopkg.in/yaml.v2 v2.4.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.23.17 // indirect
+	k8s.io/apimachinery v0.23.17 // indirect
+	k8s.io/apiserver v0.23.17 // indirect
+	k8s.io/client-go v0.23.17 // indirect
+	k8s.io/cloud-provider v0.0.0 // indirect
+	k8s.io/component-base v0.23.17 // indirect
+	k8s.io/component-helpers v0.23.17 // indirect
+	k8s.io/cri-api v0.0.0 // indirect
+	k8s.io/kube-openapi v0.0.0-20211115234752-e816edb12b65 // indirect
+	k8s.io/kube-scheduler v0.0.0 // indirect
+	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/utils v0.0.0-20211116205334-6203023598ed // indirect
+	sigs.k8s.io/json v0.0.0-20211020170558-c049b76a60c6 // indirect
+	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
+	sigs.k8s.io/yaml v1.2.0 // indirect
+)
+
+replace numaspec.invalid/kubelet-oracle/common => ../common
+
+// k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.23.17.
+replace (
+	k8s.io/api => k8s.io/api v0.23.17
+	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.23.17
+	k8s.io/apimachinery => k8s.io/apimachinery v0.23.17
+	k8s.io/apiserver => k8s.io/apiserver v0.23.17
+	k8s.io/cli-runtime => k8s.io/cli-runtime v0.23.17
+	k8s.io/client-go => k8s.io/client-go v0.23.17
+	k8s.io/cloud-provider => k8s.io/cloud-provider v0.23.17
+	k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.23.17
+	k8s.io/code-generator => k8s.io/code-generator v0.23.17
+	k8s.io/component-base => k8s.io/component-base v0.23.17
+	k8s.io/component-helpers => k8s.io/component-helpers v0.23.17
+	k8s.io/controller-manager => k8s.io/controller-manager v0.23.17
+	k8s.io/cri-api => k8s.io/cri-api v0.23.17
+	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.23.17
+	k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.23.17
+	k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.23.17
+	k8s.io/kube-proxy => k8s.io/kube-proxy v0.23.17
+	k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.23.17
+	k8s.io/kubectl => k8s.io/kubectl v0.23.17
+	k8s.io/kubelet => k8s.io/kubelet v0.23.17
+	k8s.io/legacy-cloud-providers => k8s.io/legacy-cloud-providers v0.23.17
+	k8s.io/metrics => k8s.io/metrics v0.23.17
+	k8s.io/mount-utils => k8s.io/mount-utils v0.23.17
+	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.23.17
+	k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.23.17
+	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.23.17
+	k8s.io/sample-controller => k8s.io/sample-controller v0.23.17
+)

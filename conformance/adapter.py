@@ -1,0 +1,113 @@
+"""How an implementation plugs into the conformance suite.
+
+An implementation is any object with a ``name`` and a ``merge(request) -> answer`` method
+(:class:`MergeImplementation`).  ``request`` is a decoded :class:`numaspec.MergeRequest`; the
+answer is a :class:`numaspec.MergeOutcome` or an :class:`ErrorAnswer` naming the error kind
+(``spec/merge-protocol.md`` lists the kinds).  Optional: ``kubelet_versions``, the versions it
+models (default: all that numaspec models); ``subsets(nodes)``, its NUMA subset enumeration.
+
+``--impl module:object`` names an implementation: ``object`` is either such an object or a
+callable taking no arguments that returns one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from numaspec.bitmask import iterate_masks
+from numaspec.errors import AdapterError, NumaspecError
+from numaspec.policy import MergeOutcome
+from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion
+from numaspec.wire import MergeRequest, evaluate_request
+
+__all__ = [
+    "ErrorAnswer",
+    "MergeAnswer",
+    "MergeImplementation",
+    "ReferenceImplementation",
+    "load_implementation",
+    "reference",
+    "supported_versions",
+]
+
+
+@attrs.frozen
+class ErrorAnswer:
+    """An implementation's refusal: the stable error kind, and free text for humans."""
+
+    kind: str
+    message: str = ""
+
+
+MergeAnswer = MergeOutcome | ErrorAnswer
+
+
+@runtime_checkable
+class MergeImplementation(Protocol):
+    """What the suite needs from an implementation of the Topology Manager merge."""
+
+    @property
+    def name(self) -> str:
+        """A short name for reports (a plain attribute is fine too)."""
+        ...
+
+    def merge(self, request: MergeRequest) -> MergeAnswer: ...
+
+
+class ReferenceImplementation:
+    """numaspec's own reference, as an implementation like any other."""
+
+    name = "numaspec-reference"
+    kubelet_versions: tuple[KubeletVersion, ...] = SUPPORTED_VERSIONS
+
+    def merge(self, request: MergeRequest) -> MergeAnswer:
+        try:
+            return evaluate_request(request)
+        except NumaspecError as exc:
+            return ErrorAnswer(exc.kind, exc.describe())
+
+    def subsets(self, nodes: Sequence[int]) -> list[tuple[int, ...]]:
+        return [mask.nodes for mask in iterate_masks(nodes)]
+
+
+#: The default ``--impl``.
+reference = ReferenceImplementation()
+
+
+def supported_versions(impl: object) -> tuple[KubeletVersion, ...]:
+    versions = getattr(impl, "kubelet_versions", None)
+    if versions is None:
+        return SUPPORTED_VERSIONS
+    return tuple(sorted(versions))
+
+
+def load_implementation(spec: str) -> MergeImplementation:
+    """Resolve ``module:object`` (an implementation, or a factory of one)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise AdapterError(f"--impl must be module:object, got {spec!r}", where="--impl")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise AdapterError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}",
+                           where="--impl") from None
+    target: object = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise AdapterError(f"{module_name!r} has no attribute {attr!r}", where="--impl")
+        target = getattr(target, part)
+    if not isinstance(target, MergeImplementation) and callable(target):
+        try:
+            target = target()
+        except Exception as exc:
+            raise AdapterError(f"{spec} failed to construct: {type(exc).__name__}: {exc}",
+                               where="--impl") from None
+    if not isinstance(target, MergeImplementation):
+        raise AdapterError(
+            f"{spec} is not an implementation: it needs a 'name' and a 'merge(request)' method",
+            where="--impl")
+    return target

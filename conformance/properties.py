@@ -1,0 +1,451 @@
+"""The conformance properties, each citing the spec rules it checks.
+
+Two levels (``spec/README.md``):
+
+* **invariant** properties hold for any correct implementation, and are written here
+  *independently* of the reference's own algorithm: brute-force candidate lists, an explicit
+  ranking key instead of kubelet's pairwise fold, a closed-form answer for single-numa-node;
+* **equivalence** properties demand the reference's exact answer for the same version.
+
+A property is a plain function of an implementation; Hypothesis drives it with the active
+settings profile.  ``PROPERTIES`` is the registry the suite, the runner and the spec-coverage
+test read.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import attrs
+from hypothesis import assume, given, note
+from hypothesis import strategies as st
+
+from numaspec.bitmask import NumaMask
+from numaspec.conformance.adapter import (
+    ErrorAnswer,
+    MergeAnswer,
+    MergeImplementation,
+    reference,
+    supported_versions,
+)
+from numaspec.conformance.oracle import (
+    candidates,
+    closest_on,
+    non_preferred_key,
+    single_numa_expected,
+    target_of,
+    tie_key,
+)
+from numaspec.conformance.strategies import (
+    distances_for,
+    machines,
+    merge_requests,
+    provider_like_hints,
+    providers_for,
+)
+from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.options import option_maturity, policy_option_errors
+from numaspec.policy import MergeOutcome
+from numaspec.versions import SUPPORTED_VERSIONS
+from numaspec.wire import MergeRequest, encode_merge_request
+
+__all__ = ["PROPERTIES", "Property", "answers_agree", "fit_to"]
+
+Level = Literal["invariant", "equivalence"]
+
+
+@attrs.frozen
+class Property:
+    id: str
+    rules: tuple[str, ...]
+    level: Level
+    title: str
+    check: Callable[[MergeImplementation], None]
+    #: An optional adapter capability the property needs (it is skipped, visibly, without it).
+    requires: str | None = None
+
+
+PROPERTIES: dict[str, Property] = {}
+
+
+def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None
+              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def register(fn: Callable[..., None]) -> Callable[..., None]:
+        title = (fn.__doc__ or pid).strip().splitlines()[0]
+        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires)
+        return fn
+    return register
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def fit_to(request: MergeRequest, impl: object) -> MergeRequest:
+    """The same case at the nearest kubelet version ``impl`` models."""
+    allowed = supported_versions(impl)
+    if request.version in allowed:
+        return request
+    nearest = min(allowed, key=lambda v: (abs(v.minor - request.version.minor), v.minor))
+    return attrs.evolve(request, version=nearest)
+
+
+def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
+    note(f"request: {encode_merge_request(request)}")
+    answer = impl.merge(request)
+    note(f"answer: {answer}")
+    return answer
+
+
+def _outcome(impl: MergeImplementation, request: MergeRequest) -> MergeOutcome:
+    """The implementation's answer to a request kubelet accepts; an error is a failure."""
+    answer = _ask(impl, request)
+    assert not isinstance(answer, ErrorAnswer), (
+        f"refused a request kubelet {request.version} accepts: {answer}")
+    assert isinstance(answer, MergeOutcome), f"not an answer: {answer!r}"
+    return answer
+
+
+def _valid(request: MergeRequest) -> MergeRequest:
+    """Skip cases the reference itself refuses (the strategies rarely make them)."""
+    assume(not isinstance(reference.merge(request), ErrorAnswer))
+    return request
+
+
+def _mask_of(outcome: MergeOutcome) -> int | None:
+    mask = outcome.hint.numa_affinity
+    return None if mask is None else mask.bits
+
+
+def answers_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAnswer) -> bool:
+    """Equal outcomes, or errors of the same kind.  When several options are bad, kubelet
+    reports whichever its map order meets first (OPT-1), so any of those kinds agrees."""
+    if isinstance(expected, ErrorAnswer) or isinstance(actual, ErrorAnswer):
+        if not (isinstance(expected, ErrorAnswer) and isinstance(actual, ErrorAnswer)):
+            return False
+        kinds = {expected.kind}
+        if expected.kind in ("unknown-policy-option", "policy-option-not-enabled",
+                             "invalid-policy-option-value"):
+            kinds |= {e.kind for e in policy_option_errors(
+                request.policy_options, request.version, request.feature_gates)}
+        return actual.kind in kinds
+    return expected == actual
+
+
+_MERGING = ("best-effort", "restricted")
+#: Releases where prefer-closest-numa-nodes is accepted with default gates.
+_CLOSEST_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 28)
+_NEW_MERGE_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 24)
+
+
+# --- invariants ------------------------------------------------------------------------------
+
+
+@_property("P-PREFERRED-NARROWEST",
+           rules=["MASK-2", "MASK-4", "HINT-4", "MERGE-1", "MERGE-2", "MERGE-3", "MERGE-4",
+                  "MERGE-5", "MERGE-6"], level="invariant")
+@given(case=merge_requests(policies=_MERGING))
+def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
+    """If any merged candidate is preferred, the result is the narrowest preferred one."""
+    request = _valid(fit_to(case, impl))
+    assume(not closest_on(request))
+    preferred = [c for c in candidates(request, flatten_provider_hints(request.providers))
+                 if c.preferred]
+    assume(preferred)
+    outcome = _outcome(impl, request)
+    best = min(preferred, key=lambda c: (c.bits.bit_count(), c.bits))
+    assert outcome.hint == TopologyHint(NumaMask(best.bits), True), (
+        f"expected the narrowest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
+
+
+@_property("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant")
+@given(case=merge_requests(_CLOSEST_VERSIONS, policies=_MERGING), data=st.data())
+def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
+    """With prefer-closest-numa-nodes, equal-width preferred candidates go by mean distance."""
+    distances = case.numa_distances or data.draw(distances_for(case.numa_nodes))
+    # Several preferred masks of one width >= 2: where mean distance decides.
+    wide = data.draw(provider_like_hints(case.numa_nodes, min_k=2))
+    request = fit_to(attrs.evolve(
+        case, numa_distances=distances, providers=({"wide": wide}, *case.providers),
+        policy_options={**case.policy_options, "prefer-closest-numa-nodes": "true"}), impl)
+    assume(request.version.minor >= 28)
+    request = _valid(request)
+    preferred = [c for c in candidates(request, flatten_provider_hints(request.providers))
+                 if c.preferred]
+    assume(preferred)
+    outcome = _outcome(impl, request)
+    best = min(preferred, key=lambda c: (c.bits.bit_count(), *tie_key(request, c.bits)))
+    assert outcome.hint == TopologyHint(NumaMask(best.bits), True), (
+        f"expected the closest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
+
+
+@_property("P-NON-PREFERRED-RANK", rules=["MERGE-7", "MERGE-8", "MERGE-10", "MERGE-4"],
+           level="invariant")
+@given(case=merge_requests(policies=("best-effort",)), data=st.data())
+def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.DataObject
+                       ) -> None:
+    """Without a preferred candidate, the best-ranked non-preferred one wins (or the machine)."""
+    request = case
+    if data.draw(st.booleans()):
+        # A resource that cannot be placed keeps every candidate's mask and the target width
+        # but makes every candidate non-preferred (HINT-3); a wide resource makes T >= 2.
+        wide = data.draw(provider_like_hints(request.numa_nodes, min_k=2))
+        request = attrs.evolve(request, providers=(
+            {"wide": wide, "unplaceable": ()}, *request.providers))
+    request = _valid(fit_to(request, impl))
+    lists = flatten_provider_hints(request.providers)
+    found = candidates(request, lists)
+    assume(not any(c.preferred for c in found))
+    outcome = _outcome(impl, request)
+    if not found:
+        machine = NumaMask.of(request.numa_nodes)
+        assert outcome.hint == TopologyHint(machine, False), (
+            f"no candidate at all: expected the machine mask, not preferred; got {outcome.hint}")
+        return
+    target = target_of(lists)
+    best = min(found, key=lambda c: non_preferred_key(request, target, c.bits))
+    assert outcome.hint == TopologyHint(NumaMask(best.bits), False), (
+        f"target count {target}: expected {NumaMask(best.bits)}, got {outcome.hint}")
+
+
+@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant")
+@given(case=merge_requests(_NEW_MERGE_VERSIONS, policies=_MERGING))
+def equal_masks(impl: MergeImplementation, case: MergeRequest) -> None:
+    """From 1.24, a preferred result comes from hints whose affinities are all one mask."""
+    request = _valid(fit_to(case, impl))
+    assume(request.version.minor >= 24)
+    outcome = _outcome(impl, request)
+    mask = _mask_of(outcome)
+    assume(outcome.hint.preferred and mask is not None)
+    machine = NumaMask.of(request.numa_nodes).bits
+    lists = flatten_provider_hints(request.providers)
+    shared = {h.numa_affinity.bits for hints in lists for h in hints
+              if h.numa_affinity is not None} | {machine}
+    assert any(
+        (x & machine) == mask and all(
+            any(h.preferred and (h.numa_affinity is None or h.numa_affinity.bits == x)
+                for h in hints) for hints in lists)
+        for x in shared
+    ), f"preferred {outcome.hint} but no set of equal preferred affinities yields it"
+
+
+@_property("P-MERGED-INSIDE", rules=["MERGE-1", "MERGE-10"], level="invariant")
+@given(case=merge_requests())
+def merged_inside(impl: MergeImplementation, case: MergeRequest) -> None:
+    """The result lies inside the machine and inside some hint of every resource."""
+    request = _valid(fit_to(case, impl))
+    outcome = _outcome(impl, request)
+    mask = _mask_of(outcome)
+    machine = NumaMask.of(request.numa_nodes).bits
+    if mask is None:
+        return
+    assert mask & ~machine == 0, f"{outcome.hint} names nodes that are not on the machine"
+    if mask == machine and not outcome.hint.preferred:
+        return  # MERGE-10: nothing fit; the machine mask is the fallback
+    for hints in flatten_provider_hints(request.providers):
+        assert any(h.numa_affinity is None or (h.numa_affinity.bits & mask) == mask
+                   for h in hints), f"{outcome.hint} is not inside any hint of {hints}"
+
+
+@_property("P-SINGLE-NUMA-NODE", rules=["POLICY-4", "HINT-2", "HINT-3"], level="invariant")
+@given(case=merge_requests(policies=("single-numa-node",)), data=st.data())
+def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
+    """single-numa-node: one node or none, admitted iff a single-node alignment exists."""
+    request = fit_to(case, impl)
+    if request.version.minor >= 28 and data.draw(st.booleans()):
+        # prefer-closest is accepted but must change nothing, even with uneven self-distances.
+        anywhere = data.draw(provider_like_hints(request.numa_nodes))  # k=1 often: any node
+        request = attrs.evolve(request, policy_options={"prefer-closest-numa-nodes": "true"},
+                               providers=({"anywhere": anywhere}, {"any": None}),
+                               numa_distances=data.draw(distances_for(request.numa_nodes,
+                                                                      odd_self=True)))
+    request = _valid(request)
+    outcome = _outcome(impl, request)
+    expected = single_numa_expected(request)
+    assert outcome.hint == expected, f"expected {expected}, got {outcome.hint}"
+    assert outcome.admit == expected.preferred, f"admit must be {expected.preferred}"
+
+
+@_property("P-ADMISSION", rules=["POLICY-2", "POLICY-3"], level="invariant")
+@given(case=merge_requests(policies=_MERGING))
+def admission(impl: MergeImplementation, case: MergeRequest) -> None:
+    """restricted admits exactly the preferred hints; best-effort admits everything."""
+    request = _valid(fit_to(case, impl))
+    outcome = _outcome(impl, request)
+    expected = outcome.hint.preferred if request.policy == "restricted" else True
+    assert outcome.admit == expected, f"{request.policy} with {outcome.hint}: admit={outcome.admit}"
+
+
+@_property("P-NONE", rules=["POLICY-1", "POLICY-6"], level="invariant")
+@given(case=merge_requests(policies=("none",)), nodes=machines(max_nodes=12),
+       options=st.dictionaries(st.sampled_from(["prefer-closest-numa-nodes",
+                                                "max-allowable-numa-nodes", "no-such-option"]),
+                               st.sampled_from(["true", "maybe", "3", ""]), max_size=2))
+def none_policy(impl: MergeImplementation, case: MergeRequest, nodes: tuple[int, ...],
+                options: dict[str, str]) -> None:
+    """none: no hint, always admitted; node count and option values are never looked at."""
+    request = fit_to(attrs.evolve(case, numa_nodes=nodes, providers=case.providers), impl)
+    if request.version.minor >= 28:  # options exist and their gate is on by default
+        request = attrs.evolve(request, policy_options=options)
+    outcome = _outcome(impl, request)
+    assert outcome == MergeOutcome(TopologyHint(None, False), True), f"got {outcome}"
+
+
+@_property("P-ORDER-INDEPENDENT", rules=["MERGE-11", "HINT-2"], level="invariant")
+@given(case=merge_requests(), seed=st.integers(0, 2**32 - 1))
+def order_independent(impl: MergeImplementation, case: MergeRequest, seed: int) -> None:
+    """Reordering providers, resources or hints never changes the answer."""
+    request = _valid(fit_to(case, impl))
+    shuffle = random.Random(seed).shuffle
+    providers = list(request.providers)
+    shuffle(providers)
+    reordered: list[ProviderHints] = []
+    for p in providers:
+        if p is None:
+            reordered.append(None)
+            continue
+        items = list(p.items())
+        shuffle(items)
+        reordered.append({k: None if v is None else tuple(random.Random(seed + 1).sample(
+            list(v), len(v))) for k, v in items})
+    other = attrs.evolve(request, providers=tuple(reordered))
+    assert _outcome(impl, request) == _outcome(impl, other), "the answer depends on order"
+
+
+@_property("P-NO-PREFERENCE-NEUTRAL", rules=["HINT-2", "HINT-3"], level="invariant")
+@given(case=merge_requests(), where=st.integers(0, 3),
+       extra=st.sampled_from(["null-provider", "empty-provider", "null-resource"]))
+def no_preference_neutral(impl: MergeImplementation, case: MergeRequest, where: int,
+                          extra: str) -> None:
+    """Adding a provider or resource without a preference never changes the answer."""
+    request = _valid(fit_to(case, impl))
+    providers = list(request.providers)
+    added: dict[str, tuple[TopologyHint, ...] | None] | None
+    added = None if extra == "null-provider" else {} if extra == "empty-provider" else {
+        "no-preference": None}
+    providers.insert(min(where, len(providers)), added)
+    other = attrs.evolve(request, providers=tuple(providers))
+    assert _outcome(impl, request) == _outcome(impl, other), f"adding {extra} changed the answer"
+
+
+@_property("P-NO-PLACEMENT", rules=["HINT-1", "HINT-3", "MERGE-4"], level="invariant")
+@given(case=merge_requests(policies=("best-effort", "restricted", "single-numa-node")))
+def no_placement(impl: MergeImplementation, case: MergeRequest) -> None:
+    """A resource mapped to [] makes every placement non-preferred; an empty mask is never
+    chosen."""
+    request = _valid(fit_to(case, impl))
+    other = attrs.evolve(request, providers=(*request.providers, {"unplaceable": ()}))
+    outcome = _outcome(impl, other)
+    assert not outcome.hint.preferred, f"{outcome.hint} preferred despite an unplaceable resource"
+    if request.policy != "best-effort":
+        assert not outcome.admit, "admitted despite an unplaceable resource"
+    mask = outcome.hint.numa_affinity
+    assert mask is None or not mask.is_empty(), "chose an empty mask"
+
+
+@_property("P-TOO-MANY-NUMA-NODES", rules=["OPT-5", "POLICY-6"], level="invariant")
+@given(case=merge_requests(policies=("best-effort", "restricted", "single-numa-node")),
+       count=st.integers(9, 20), raise_limit=st.booleans())
+def too_many_nodes(impl: MergeImplementation, case: MergeRequest, count: int,
+                   raise_limit: bool) -> None:
+    """More NUMA nodes than the limit (8, or max-allowable-numa-nodes) is a start-up error."""
+    request = fit_to(attrs.evolve(case, numa_nodes=tuple(range(count)), providers=(),
+                                  numa_distances=None, policy_options={}), impl)
+    has_option = option_maturity("max-allowable-numa-nodes", request.version) is not None
+    if raise_limit and has_option:
+        request = attrs.evolve(request, policy_options={"max-allowable-numa-nodes": str(count)})
+        _outcome(impl, request)
+        return
+    answer = _ask(impl, request)
+    assert isinstance(answer, ErrorAnswer) and answer.kind == "too-many-numa-nodes", (
+        f"{count} NUMA nodes under kubelet {request.version}: expected too-many-numa-nodes, "
+        f"got {answer}")
+
+
+@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant")
+@given(case=merge_requests(_CLOSEST_VERSIONS,
+                          policies=("best-effort", "restricted", "single-numa-node")),
+       data=st.data())
+def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.DataObject
+                       ) -> None:
+    """prefer-closest-numa-nodes without a node's distances is a start-up error, even under
+    single-numa-node, which never uses them."""
+    rows = dict(data.draw(distances_for(case.numa_nodes)))
+    del rows[data.draw(st.sampled_from(case.numa_nodes))]
+    request = fit_to(attrs.evolve(case, numa_distances=rows, policy_options={
+        "prefer-closest-numa-nodes": "true"}), impl)
+    assume(request.version.minor >= 28)
+    answer = _ask(impl, request)
+    assert isinstance(answer, ErrorAnswer) and answer.kind == "missing-numa-distances", (
+        f"expected missing-numa-distances, got {answer}")
+
+
+# --- equivalence -----------------------------------------------------------------------------
+
+_OPTION_NAMES = st.sampled_from(["prefer-closest-numa-nodes", "max-allowable-numa-nodes",
+                                 "full-pcpus-only", "prefer-closest-numa-node"])
+_OPTION_VALUES = st.sampled_from(["true", "false", "1", "0", "t", "F", "yes", "", " true",
+                                  "8", "16", "7", "-8", "+9", "0x10", "1_0", "9" * 25])
+
+
+@st.composite
+def _any_requests(draw: st.DrawFn) -> MergeRequest:
+    """Valid requests and every kind of start-up error kubelet has."""
+    request = draw(merge_requests())
+    twist = draw(st.sampled_from(["none"] * 4 + ["closest"] * 2 + [
+        "policy", "options", "nodes", "distances", "gates"]))
+    if twist == "closest" and request.policy != "none":
+        single = request.policy == "single-numa-node"
+        wide = draw(provider_like_hints(request.numa_nodes, min_k=1 if single else 2))
+        request = attrs.evolve(
+            request, providers=({"wide": wide},) if single else ({"wide": wide},
+                                                                 *request.providers),
+            policy_options={"prefer-closest-numa-nodes": "true"},
+            numa_distances=draw(distances_for(request.numa_nodes, odd_self=single or None)))
+    if twist == "policy":
+        request = attrs.evolve(request, policy=draw(st.sampled_from(
+            ["", "Restricted", "single-numa", "static", "none "])))
+    elif twist == "options":
+        request = attrs.evolve(request, policy_options=draw(st.dictionaries(
+            _OPTION_NAMES, _OPTION_VALUES, min_size=1, max_size=2)))
+    elif twist == "nodes":
+        nodes = tuple(range(draw(st.integers(8, 12))))
+        request = attrs.evolve(request, numa_nodes=nodes, numa_distances=None,
+                               providers=draw(providers_for(nodes, max_lists=2, max_hints=2)))
+    elif twist == "distances":
+        request = attrs.evolve(request, numa_distances=None, policy_options={
+            "prefer-closest-numa-nodes": "true"})
+    elif twist == "gates":
+        gate = draw(st.sampled_from(["TopologyManagerPolicyOptions",
+                                     "TopologyManagerPolicyAlphaOptions",
+                                     "TopologyManagerPolicyBetaOptions"]))
+        request = attrs.evolve(request, feature_gates={gate: draw(st.booleans())},
+                               policy_options={"prefer-closest-numa-nodes": "true"},
+                               numa_distances=draw(distances_for(request.numa_nodes)))
+    return request
+
+
+@_property("P-EQUIVALENCE",
+           rules=["MERGE-1", "MERGE-2", "MERGE-3", "MERGE-5", "MERGE-6", "MERGE-7", "MERGE-8",
+                  "MERGE-9", "MERGE-10", "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4",
+                  "POLICY-5", "POLICY-6", "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6",
+                  "VER-2"],
+           level="equivalence")
+@given(case=_any_requests())
+def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
+    """The implementation answers every case exactly as the reference does."""
+    request = fit_to(case, impl)
+    expected = reference.merge(request)
+    actual = _ask(impl, request)
+    assert answers_agree(request, expected, actual), f"reference: {expected}; impl: {actual}"
+
+
+@_property("P-SUBSETS", rules=["MASK-3"], level="equivalence", requires="subsets")
+@given(nodes=machines(max_nodes=6))
+def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
+    """NUMA subsets are enumerated by size, then in the order of the given node list."""
+    enumerate_subsets = getattr(impl, "subsets")  # noqa: B009 - an optional capability
+    got = [tuple(sorted(s)) for s in enumerate_subsets(list(nodes))]
+    expected = [tuple(sorted(s)) for s in reference.subsets(list(nodes))]
+    assert got == expected, f"subset order differs for {nodes}: {got} vs {expected}"

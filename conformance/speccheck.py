@@ -1,0 +1,162 @@
+"""Keep the spec and the suite honest with each other.
+
+``python -m numaspec.conformance.speccheck [--spec DIR] [--fix]`` reads every rule of the spec
+chapters and reports:
+
+* a rule without ``Holds in``, ``Upstream`` or ``Checked by``;
+* a rule that nothing checks;
+* a property, vector or test file that cites a rule the spec does not have;
+* a ``Checked by`` line that differs from what actually cites the rule (``--fix`` rewrites it).
+
+Test files count as checks when they name the rule ID in a comment or docstring; they are
+listed only for rules about numaspec's own interfaces (the ``WIRE`` and ``VER`` chapters and
+node-id parsing), where there is no implementation to run properties against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+__all__ = ["Rule", "check", "expected_checks", "parse_rules", "spec_dir"]
+
+_HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
+_META = re.compile(r"^(Holds in|Upstream|Checked by): ?(.*)$")
+_RULE_REF = re.compile(r"\b([A-Z]+-\d+)\b")
+
+
+@attrs.frozen
+class Rule:
+    id: str
+    title: str
+    file: str
+    line: int
+    meta: dict[str, str]
+
+
+def spec_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent / "spec"
+    return here if here.is_dir() else Path.cwd() / "spec"
+
+
+def parse_rules(spec: Path) -> list[Rule]:
+    rules: list[Rule] = []
+    for path in sorted(spec.glob("*.md")):
+        current: Rule | None = None
+        fenced = False
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("```"):
+                fenced = not fenced
+            if fenced:
+                continue
+            heading = _HEADING.match(line)
+            if heading:
+                current = Rule(heading.group(1), heading.group(2), path.name, number, {})
+                rules.append(current)
+                continue
+            meta = _META.match(line)
+            if meta and current is not None:
+                current.meta[meta.group(1)] = meta.group(2).strip()
+    return rules
+
+
+def _test_citations(tests: Path) -> dict[str, set[str]]:
+    cited: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(tests.glob("test_*.py")):
+        for rule in set(_RULE_REF.findall(path.read_text(encoding="utf-8"))):
+            cited[rule].add(f"test tests/{path.name}")
+    return cited
+
+
+_TEST_CHAPTERS = ("WIRE", "VER", "MASK-1")
+
+
+def expected_checks(rules: Iterable[Rule], tests: Path | None) -> dict[str, list[str]]:
+    """For every rule ID cited anywhere: the properties, vectors and tests that cite it."""
+    from numaspec.conformance.properties import PROPERTIES
+    from numaspec.conformance.vectors import load_vectors
+
+    ids = {r.id for r in rules}
+    checks: dict[str, set[str]] = defaultdict(set)
+    for prop in PROPERTIES.values():
+        for rule in prop.rules:
+            checks[rule].add(prop.id)
+    for vector in load_vectors():
+        for rule in vector.rules:
+            checks[rule].add(f"vector {vector.id}")
+    if tests is not None:
+        for rule, files in _test_citations(tests).items():
+            if rule in ids and rule.startswith(_TEST_CHAPTERS):
+                checks[rule] |= files
+
+    def order(item: str) -> tuple[int, str]:
+        return ({"P": 0, "v": 1, "t": 2}.get(item[0], 3), item)
+
+    return {rule: sorted(found, key=order) for rule, found in checks.items()}
+
+
+def check(spec: Path, tests: Path | None, *, fix: bool = False) -> list[str]:
+    """Every problem found, as ``file:line: message``; with ``fix``, rewrite Checked-by lines."""
+    rules = parse_rules(spec)
+    problems: list[str] = []
+    ids = [r.id for r in rules]
+    for rule_id in {i for i in ids if ids.count(i) > 1}:
+        problems.append(f"rule {rule_id} is defined more than once")
+    checks = expected_checks(rules, tests)
+    for rule_id in sorted(set(checks) - set(ids)):
+        problems.append(f"{', '.join(checks[rule_id])} cite {rule_id}, which the spec lacks")
+    rewrites: dict[str, dict[int, str]] = defaultdict(dict)
+    for rule in rules:
+        where = f"{rule.file}:{rule.line}"
+        for key in ("Holds in", "Upstream", "Checked by"):
+            if not rule.meta.get(key):
+                problems.append(f"{where}: {rule.id} has no '{key}:' line")
+        found = checks.get(rule.id, [])
+        if not found:
+            problems.append(f"{where}: nothing checks {rule.id}")
+            continue
+        line = ", ".join(found)
+        if rule.meta.get("Checked by") != line:
+            if fix:
+                rewrites[rule.file][rule.line] = line
+            else:
+                problems.append(f"{where}: {rule.id} Checked by should read: {line}")
+    for name, fixes in rewrites.items():
+        path = spec / name
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out: list[str] = []
+        pending: str | None = None
+        for number, text in enumerate(lines, 1):
+            if number in fixes:
+                pending = fixes[number]
+            if pending is not None and text.startswith("Checked by:"):
+                out.append(f"Checked by: {pending}")
+                pending = None
+            else:
+                out.append(text)
+        path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m numaspec.conformance.speccheck")
+    parser.add_argument("--spec", type=Path, default=None)
+    parser.add_argument("--tests", type=Path, default=None)
+    parser.add_argument("--fix", action="store_true")
+    args = parser.parse_args(argv)
+    spec = args.spec or spec_dir()
+    tests = args.tests or (spec.parent / "tests")
+    problems = check(spec, tests if tests.is_dir() else None, fix=args.fix)
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Hypothesis strategies for merge cases.
+
+Public, so that people fuzzing merge semantics can reuse them.  The cases are kept small
+(the merge walks a cross product), but reach every corner the rules talk about: hints
+without an affinity, empty masks, bits of nodes that are not on the machine, non-contiguous
+and unsorted node ids, every policy, options and distances, and the version boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from numaspec.bitmask import NumaMask, iterate_masks
+from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.options import option_maturity
+from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion
+from numaspec.wire import MergeRequest
+
+__all__ = [
+    "BOUNDARY_MINORS",
+    "POLICIES",
+    "distances_for",
+    "hints_for",
+    "machines",
+    "merge_requests",
+    "provider_like_hints",
+    "providers_for",
+    "versions",
+]
+
+POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
+#: Releases where a rule changes, drawn more often than the rest.
+BOUNDARY_MINORS = (23, 24, 25, 26, 27, 28, 30, 31, 32, 34, 35, 36)
+
+
+def versions(allowed: Sequence[KubeletVersion] = SUPPORTED_VERSIONS) -> st.SearchStrategy[
+        KubeletVersion]:
+    allowed = tuple(allowed)
+    boundary = tuple(v for v in allowed if v.minor in BOUNDARY_MINORS) or allowed
+    return st.one_of(st.sampled_from(boundary), st.sampled_from(allowed))
+
+
+@st.composite
+def machines(draw: st.DrawFn, min_nodes: int = 1, max_nodes: int = 8) -> tuple[int, ...]:
+    """NUMA node ids in topology order: usually 0..n-1, sometimes sparse or unsorted."""
+    small = draw(st.integers(min_nodes, min(max_nodes, 4)))
+    n = small if draw(st.integers(0, 2)) else draw(st.integers(min_nodes, max_nodes))
+    shape = draw(st.sampled_from(["contiguous", "contiguous", "sparse", "shuffled"]))
+    if shape == "contiguous":
+        return tuple(range(n))
+    ids = draw(st.lists(st.integers(0, 15), min_size=n, max_size=n, unique=True))
+    return tuple(ids if shape == "shuffled" else sorted(ids))
+
+
+def _masks(nodes: Sequence[int]) -> st.SearchStrategy[NumaMask]:
+    on_machine = st.lists(st.sampled_from(list(nodes)), min_size=1, max_size=len(nodes),
+                          unique=True).map(NumaMask.of)
+    stray = st.lists(st.integers(0, 63), min_size=0, max_size=3).map(NumaMask.of)
+    return st.one_of(on_machine, on_machine, on_machine, on_machine, stray)
+
+
+def hints_for(nodes: Sequence[int], palette: Sequence[NumaMask] = ()
+              ) -> st.SearchStrategy[TopologyHint]:
+    """A hint: usually a mask from the case's ``palette`` (so that equal, nested and
+    overlapping masks are common, which is where the rules differ), sometimes a fresh mask,
+    no mask at all, an empty mask or one with bits of nodes not on the machine."""
+    fresh = _masks(nodes)
+    mask = st.one_of(st.none(), st.sampled_from(list(palette)), st.sampled_from(list(palette)),
+                     st.sampled_from(list(palette)), fresh) if palette else st.one_of(
+        st.none(), fresh, fresh, fresh)
+    return st.builds(TopologyHint, mask, st.sampled_from([True, True, False]))
+
+
+@st.composite
+def provider_like_hints(draw: st.DrawFn, nodes: Sequence[int], min_k: int = 1
+                        ) -> tuple[TopologyHint, ...]:
+    """Hints shaped as kubelet's providers make them: a resource that needs at least ``k``
+    nodes offers every ``k``-node mask as preferred and some wider masks as not preferred
+    (several preferred masks of one width is where tie-breaks and distances matter)."""
+    usable = sorted(nodes)[:4]
+    k = draw(st.integers(min(min_k, len(usable)), len(usable)))
+    hints = [TopologyHint(mask, mask.count() == k) for mask in iterate_masks(usable)
+             if k <= mask.count() <= k + 1]
+    keep = draw(st.lists(st.sampled_from(range(len(hints))), min_size=1, max_size=6,
+                         unique=True))
+    return tuple(hints[i] for i in sorted(keep))
+
+
+@st.composite
+def providers_for(draw: st.DrawFn, nodes: Sequence[int], max_lists: int = 5,
+                  max_hints: int = 4) -> tuple[ProviderHints, ...]:
+    """Up to 3 providers; each a null map, an empty map, or up to 3 resources mapped to null,
+    to [] or to hints (from a shared palette, or shaped like a provider's); at most
+    ``max_lists`` resource lists in all."""
+    palette = draw(st.lists(_masks(nodes), min_size=1, max_size=4))
+    providers: list[ProviderHints] = []
+    lists = 0
+    for p in range(draw(st.sampled_from([2, 3, 1, 2, 3, 0]))):
+        kind = draw(st.sampled_from(["map"] * 6 + ["null", "empty"]))
+        if kind == "null":
+            providers.append(None)
+            continue
+        if kind == "empty":
+            providers.append({})
+            continue
+        resources: dict[str, tuple[TopologyHint, ...] | None] = {}
+        for r in range(draw(st.sampled_from([1, 2, 1, 3]))):
+            if lists >= max_lists:
+                break
+            lists += 1
+            name = f"r{p}{r}"
+            shape = draw(st.sampled_from(["palette"] * 6 + ["provider"] * 3 + ["null", "empty"]))
+            if shape == "null":
+                resources[name] = None
+            elif shape == "empty":
+                resources[name] = ()
+            elif shape == "provider":
+                resources[name] = draw(provider_like_hints(nodes))
+            else:
+                resources[name] = tuple(draw(st.lists(hints_for(nodes, palette), min_size=1,
+                                                      max_size=max_hints)))
+        providers.append(resources)
+    return tuple(providers)
+
+
+@st.composite
+def distances_for(draw: st.DrawFn, nodes: Sequence[int], odd_self: bool | None = None
+                  ) -> dict[int, tuple[int, ...]]:
+    """A row per node, indexed by node id: usually 10 to itself (as sysfs reports) and 11..40
+    elsewhere, often symmetric; sometimes odd self-distances, which the spec allows and which
+    make single-node masks distinguishable by distance."""
+    width = max(nodes) + 1
+    symmetric = draw(st.booleans())
+    if odd_self is None:
+        odd_self = draw(st.integers(0, 3)) == 0
+    table: dict[int, list[int]] = {n: [draw(st.integers(11, 40)) for _ in range(width)]
+                                   for n in nodes}
+    for n in nodes:
+        table[n][n] = draw(st.integers(1, 40)) if odd_self else 10
+        if symmetric:
+            for m in nodes:
+                if m < n:
+                    table[n][m] = table[m][n]
+    return {n: tuple(row) for n, row in table.items()}
+
+
+@st.composite
+def merge_requests(
+    draw: st.DrawFn,
+    allowed_versions: Sequence[KubeletVersion] = SUPPORTED_VERSIONS,
+    policies: Sequence[str] = POLICIES,
+    max_nodes: int = 8,
+) -> MergeRequest:
+    """A valid merge request: kubelet starts and merges (no start-up error)."""
+    version = draw(versions(allowed_versions))
+    nodes = draw(machines(max_nodes=max_nodes))
+    policy = draw(st.sampled_from(list(policies)))
+    options: dict[str, str] = {}
+    distances = None
+    if policy != "none" and version.minor >= 28 and draw(st.booleans()):
+        # prefer-closest is beta (on by default) from 1.28 and GA from 1.32.
+        options["prefer-closest-numa-nodes"] = draw(
+            st.sampled_from(["true", "true", "false", "1", "T", "False"]))
+    if policy != "none" and option_maturity("max-allowable-numa-nodes", version) is not None \
+            and draw(st.integers(0, 3)) == 0:
+        options["max-allowable-numa-nodes"] = str(draw(st.integers(8, 16)))
+    if "prefer-closest-numa-nodes" in options or draw(st.integers(0, 4)) == 0:
+        distances = draw(distances_for(nodes))
+    return MergeRequest(
+        numa_nodes=nodes,
+        policy=policy,
+        providers=draw(providers_for(nodes)),
+        version=version,
+        numa_distances=distances,
+        policy_options=options,
+    )

@@ -1,0 +1,1 @@
+"""Language-neutral conformance vectors (JSON data; this file only makes them installable)."""

@@ -1,0 +1,66 @@
+"""WIRE-1: ``numaspec merge`` answers every line, in order, flushing each; and the
+``numaspec conformance`` command end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from typing import IO
+
+BIN = [sys.executable, "-m", "numaspec.cli"]
+GOOD = json.dumps({"numa_nodes": [0, 1], "policy": "restricted",
+                   "providers": [{"cpu": [{"numa_affinity": [1], "preferred": True}]}]})
+
+
+def test_every_line_gets_one_answer_in_order() -> None:  # WIRE-1
+    lines = [GOOD.encode(), b"{garbage", b"", b"\xff\xfe", b'{"numa_nodes": [0]', GOOD.encode()]
+    out = subprocess.run([*BIN, "merge"], input=b"\n".join(lines) + b"\n",
+                         capture_output=True, check=True, timeout=120)
+    answers = [json.loads(line) for line in out.stdout.decode().splitlines()]
+    assert len(answers) == len(lines)
+    assert answers[0] == answers[-1] == {"hint": {"numa_affinity": [1], "preferred": True},
+                                         "admit": True}
+    assert [a["error"]["kind"] for a in answers[1:-1]] == ["malformed-json"] * 4
+    assert out.stderr == b""
+
+
+def _watchdog(proc: subprocess.Popen[bytes]) -> threading.Timer:
+    # A safety net so a broken build cannot hang the test run; not a timing assertion.
+    timer = threading.Timer(120, proc.kill)
+    timer.start()
+    return timer
+
+
+def test_answers_are_flushed_line_by_line() -> None:  # WIRE-1
+    proc = subprocess.Popen([*BIN, "merge"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    timer = _watchdog(proc)
+    stdin: IO[bytes] = proc.stdin  # type: ignore[assignment]
+    stdout: IO[bytes] = proc.stdout  # type: ignore[assignment]
+    try:
+        for _ in range(3):  # the next request is only written after the answer was read
+            stdin.write(GOOD.encode() + b"\n")
+            stdin.flush()
+            assert json.loads(stdout.readline())["admit"] is True
+        stdin.close()
+        assert proc.wait() == 0
+    finally:
+        timer.cancel()
+        proc.kill()
+
+
+def test_conformance_command_prints_a_per_rule_summary() -> None:
+    out = subprocess.run([*BIN, "conformance", "-k", "P-NONE or seed001"], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "conformance per rule" in out.stdout
+    assert "POLICY-1" in out.stdout
+
+
+def test_conformance_command_reports_a_bad_impl_clearly() -> None:
+    out = subprocess.run([*BIN, "conformance", "--impl", "no_such_module:x"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 4
+    assert "cannot import 'no_such_module'" in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr

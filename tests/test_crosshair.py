@@ -1,0 +1,41 @@
+"""CrossHair checks the contracts (PEP 316 docstrings) of the mask and merge modules with a
+bounded budget.  A counterexample fails the test; otherwise each condition's verdict is
+reported as CrossHair gives it: "confirmed over all paths" or "not confirmed" (no
+counterexample within the budget, which is *not* a proof)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from conftest import REPO
+
+MODULES = ["numaspec.bitmask", "numaspec.merge"]
+BUDGET = ["--max_uninteresting_iterations=20", "--per_condition_timeout=10"]
+VERDICTS: Counter[str] = Counter()
+
+
+def crosshair(*targets: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "crosshair", "check", "--report_all", *BUDGET,
+                          *targets], capture_output=True, text=True, timeout=900,
+                         cwd=REPO / "tests")
+    return (out.stdout + out.stderr).splitlines()
+
+
+@pytest.mark.crosshair
+def test_contracts_hold_within_budget() -> None:
+    lines = crosshair(*MODULES)
+    errors = [line for line in lines if ": error:" in line]
+    assert errors == [], "\n".join(errors)
+    for line in lines:
+        if ": info: " in line:
+            VERDICTS[line.split(": info: ", 1)[1].strip()] += 1
+    assert sum(VERDICTS.values()) >= 10, lines  # the contracts were actually analysed
+
+
+@pytest.mark.crosshair
+def test_crosshair_finds_a_broken_contract() -> None:
+    lines = crosshair("mutants.crosshair_mutant")
+    assert any(": error:" in line for line in lines), lines

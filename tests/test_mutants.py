@@ -1,0 +1,33 @@
+"""Every property can fail: each is shown failing on a deliberately wrong implementation,
+and every mutant is rejected by the suite.  The unmutated brute-force implementation passes
+everything, so the failures are the mutations' doing."""
+
+from __future__ import annotations
+
+import pytest
+from mutants import KILLED_BY, MUTANTS, MUTATIONS, brute_force
+
+from numaspec.conformance.properties import PROPERTIES
+
+PAIRS = [(m, p) for m in MUTATIONS for p in KILLED_BY[m]]
+
+
+def test_every_property_is_shown_to_fail_on_some_mutant() -> None:
+    assert {p for _, p in PAIRS} == set(PROPERTIES)
+    assert set(KILLED_BY) == set(MUTATIONS)
+
+
+def test_at_least_eight_mutants() -> None:
+    assert len(MUTATIONS) >= 8
+
+
+@pytest.mark.parametrize(("mutation", "prop_id"), PAIRS)
+def test_suite_rejects_mutant(mutation: str, prop_id: str) -> None:
+    prop = PROPERTIES[prop_id]
+    with pytest.raises((AssertionError, ExceptionGroup)):
+        prop.check(getattr(MUTANTS, mutation))
+
+
+@pytest.mark.parametrize("prop_id", sorted(PROPERTIES))
+def test_unmutated_brute_force_passes(prop_id: str) -> None:
+    PROPERTIES[prop_id].check(brute_force)
