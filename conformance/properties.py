@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 import attrs
 from hypothesis import assume, given, note
@@ -42,10 +42,10 @@ from numaspec.conformance.strategies import (
     distances_for,
     machines,
     merge_requests,
+    merge_requests_with_faults,
     provider_like_hints,
-    providers_for,
 )
-from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.hints import TopologyHint, flatten_provider_hints
 from numaspec.options import option_maturity, policy_option_errors
 from numaspec.policy import MergeOutcome
 from numaspec.versions import SUPPORTED_VERSIONS
@@ -54,6 +54,7 @@ from numaspec.wire import MergeRequest, encode_merge_request
 __all__ = ["PROPERTIES", "Property", "answers_agree", "fit_to"]
 
 Level = Literal["invariant", "equivalence"]
+_T = TypeVar("_T")
 
 
 @attrs.frozen
@@ -255,7 +256,7 @@ def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.Dat
     request = fit_to(case, impl)
     if request.version.minor >= 28 and data.draw(st.booleans()):
         # prefer-closest is accepted but must change nothing, even with uneven self-distances.
-        anywhere = data.draw(provider_like_hints(request.numa_nodes))  # k=1 often: any node
+        anywhere = tuple(TopologyHint(NumaMask.of([n]), True) for n in request.numa_nodes)
         request = attrs.evolve(request, policy_options={"prefer-closest-numa-nodes": "true"},
                                providers=({"anywhere": anywhere}, {"any": None}),
                                numa_distances=data.draw(distances_for(request.numa_nodes,
@@ -297,20 +298,25 @@ def none_policy(impl: MergeImplementation, case: MergeRequest, nodes: tuple[int,
 def order_independent(impl: MergeImplementation, case: MergeRequest, seed: int) -> None:
     """Reordering providers, resources or hints never changes the answer."""
     request = _valid(fit_to(case, impl))
-    shuffle = random.Random(seed).shuffle
-    providers = list(request.providers)
-    shuffle(providers)
-    reordered: list[ProviderHints] = []
-    for p in providers:
-        if p is None:
-            reordered.append(None)
-            continue
-        items = list(p.items())
-        shuffle(items)
-        reordered.append({k: None if v is None else tuple(random.Random(seed + 1).sample(
-            list(v), len(v))) for k, v in items})
-    other = attrs.evolve(request, providers=tuple(reordered))
-    assert _outcome(impl, request) == _outcome(impl, other), "the answer depends on order"
+    expected = _outcome(impl, request)
+    for flip in (_reversed, _shuffled(seed)):
+        other = attrs.evolve(request, providers=tuple(
+            None if p is None else {k: None if v is None else tuple(flip(list(v)))
+                                    for k, v in flip(list(p.items()))}
+            for p in flip(list(request.providers))))
+        assert _outcome(impl, other) == expected, "the answer depends on order"
+
+
+def _reversed(items: list[_T]) -> list[_T]:
+    return items[::-1]
+
+
+def _shuffled(seed: int) -> Callable[[list[_T]], list[_T]]:
+    rng = random.Random(seed)
+
+    def shuffle(items: list[_T]) -> list[_T]:
+        return rng.sample(items, len(items))
+    return shuffle
 
 
 @_property("P-NO-PREFERENCE-NEUTRAL", rules=["HINT-2", "HINT-3"], level="invariant")
@@ -383,56 +389,13 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
 
 # --- equivalence -----------------------------------------------------------------------------
 
-_OPTION_NAMES = st.sampled_from(["prefer-closest-numa-nodes", "max-allowable-numa-nodes",
-                                 "full-pcpus-only", "prefer-closest-numa-node"])
-_OPTION_VALUES = st.sampled_from(["true", "false", "1", "0", "t", "F", "yes", "", " true",
-                                  "8", "16", "7", "-8", "+9", "0x10", "1_0", "9" * 25])
-
-
-@st.composite
-def _any_requests(draw: st.DrawFn) -> MergeRequest:
-    """Valid requests and every kind of start-up error kubelet has."""
-    request = draw(merge_requests())
-    twist = draw(st.sampled_from(["none"] * 4 + ["closest"] * 2 + [
-        "policy", "options", "nodes", "distances", "gates"]))
-    if twist == "closest" and request.policy != "none":
-        single = request.policy == "single-numa-node"
-        wide = draw(provider_like_hints(request.numa_nodes, min_k=1 if single else 2))
-        request = attrs.evolve(
-            request, providers=({"wide": wide},) if single else ({"wide": wide},
-                                                                 *request.providers),
-            policy_options={"prefer-closest-numa-nodes": "true"},
-            numa_distances=draw(distances_for(request.numa_nodes, odd_self=single or None)))
-    if twist == "policy":
-        request = attrs.evolve(request, policy=draw(st.sampled_from(
-            ["", "Restricted", "single-numa", "static", "none "])))
-    elif twist == "options":
-        request = attrs.evolve(request, policy_options=draw(st.dictionaries(
-            _OPTION_NAMES, _OPTION_VALUES, min_size=1, max_size=2)))
-    elif twist == "nodes":
-        nodes = tuple(range(draw(st.integers(8, 12))))
-        request = attrs.evolve(request, numa_nodes=nodes, numa_distances=None,
-                               providers=draw(providers_for(nodes, max_lists=2, max_hints=2)))
-    elif twist == "distances":
-        request = attrs.evolve(request, numa_distances=None, policy_options={
-            "prefer-closest-numa-nodes": "true"})
-    elif twist == "gates":
-        gate = draw(st.sampled_from(["TopologyManagerPolicyOptions",
-                                     "TopologyManagerPolicyAlphaOptions",
-                                     "TopologyManagerPolicyBetaOptions"]))
-        request = attrs.evolve(request, feature_gates={gate: draw(st.booleans())},
-                               policy_options={"prefer-closest-numa-nodes": "true"},
-                               numa_distances=draw(distances_for(request.numa_nodes)))
-    return request
-
-
 @_property("P-EQUIVALENCE",
            rules=["MERGE-1", "MERGE-2", "MERGE-3", "MERGE-5", "MERGE-6", "MERGE-7", "MERGE-8",
                   "MERGE-9", "MERGE-10", "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4",
                   "POLICY-5", "POLICY-6", "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6",
                   "VER-2"],
            level="equivalence")
-@given(case=_any_requests())
+@given(case=merge_requests_with_faults())
 def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
     """The implementation answers every case exactly as the reference does."""
     request = fit_to(case, impl)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 from hypothesis import strategies as st
 
 from numaspec.bitmask import NumaMask, iterate_masks
@@ -20,11 +21,13 @@ from numaspec.wire import MergeRequest
 
 __all__ = [
     "BOUNDARY_MINORS",
+    "MAX_PERMUTATIONS",
     "POLICIES",
     "distances_for",
     "hints_for",
     "machines",
     "merge_requests",
+    "merge_requests_with_faults",
     "provider_like_hints",
     "providers_for",
     "versions",
@@ -32,7 +35,7 @@ __all__ = [
 
 POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 #: Releases where a rule changes, drawn more often than the rest.
-BOUNDARY_MINORS = (23, 24, 25, 26, 27, 28, 30, 31, 32, 34, 35, 36)
+BOUNDARY_MINORS = (23, 24, 25, 26, 27, 28, 30, 31, 32, 34, 35, 36, 37)
 
 
 def versions(allowed: Sequence[KubeletVersion] = SUPPORTED_VERSIONS) -> st.SearchStrategy[
@@ -88,15 +91,21 @@ def provider_like_hints(draw: st.DrawFn, nodes: Sequence[int], min_k: int = 1
     return tuple(hints[i] for i in sorted(keep))
 
 
+#: The most permutations a generated case makes: enough for every shape the rules care about,
+#: few enough that each example costs milliseconds.
+MAX_PERMUTATIONS = 256
+
+
 @st.composite
 def providers_for(draw: st.DrawFn, nodes: Sequence[int], max_lists: int = 5,
                   max_hints: int = 4) -> tuple[ProviderHints, ...]:
     """Up to 3 providers; each a null map, an empty map, or up to 3 resources mapped to null,
     to [] or to hints (from a shared palette, or shaped like a provider's); at most
-    ``max_lists`` resource lists in all."""
+    ``max_lists`` resource lists and ``MAX_PERMUTATIONS`` permutations in all."""
     palette = draw(st.lists(_masks(nodes), min_size=1, max_size=4))
     providers: list[ProviderHints] = []
     lists = 0
+    product = 1
     for p in range(draw(st.sampled_from([2, 3, 1, 2, 3, 0]))):
         kind = draw(st.sampled_from(["map"] * 6 + ["null", "empty"]))
         if kind == "null":
@@ -116,11 +125,15 @@ def providers_for(draw: st.DrawFn, nodes: Sequence[int], max_lists: int = 5,
                 resources[name] = None
             elif shape == "empty":
                 resources[name] = ()
-            elif shape == "provider":
-                resources[name] = draw(provider_like_hints(nodes))
             else:
-                resources[name] = tuple(draw(st.lists(hints_for(nodes, palette), min_size=1,
-                                                      max_size=max_hints)))
+                room = max(1, MAX_PERMUTATIONS // product)
+                if shape == "provider":
+                    hints = draw(provider_like_hints(nodes))[:room]
+                else:
+                    hints = tuple(draw(st.lists(hints_for(nodes, palette), min_size=1,
+                                                max_size=min(max_hints, room))))
+                product *= len(hints)
+                resources[name] = hints
         providers.append(resources)
     return tuple(providers)
 
@@ -176,3 +189,47 @@ def merge_requests(
         numa_distances=distances,
         policy_options=options,
     )
+
+
+_OPTION_NAMES = st.sampled_from(["prefer-closest-numa-nodes", "max-allowable-numa-nodes",
+                                 "full-pcpus-only", "prefer-closest-numa-node"])
+_OPTION_VALUES = st.sampled_from(["true", "false", "1", "0", "t", "F", "yes", "", " true",
+                                  "8", "16", "7", "-8", "+9", "0x10", "1_0", "9" * 25])
+
+
+@st.composite
+def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
+    """Valid requests, and requests with every kind of start-up fault kubelet knows: unknown
+    policies, bad options, too many nodes, missing distances, feature gates."""
+    request = draw(merge_requests())
+    twist = draw(st.sampled_from(["none"] * 4 + ["closest"] * 2 + [
+        "policy", "options", "nodes", "distances", "gates"]))
+    if twist == "closest" and request.policy != "none":
+        single = request.policy == "single-numa-node"
+        wide = draw(provider_like_hints(request.numa_nodes, min_k=1 if single else 2))
+        request = attrs.evolve(
+            request, providers=({"wide": wide},) if single else ({"wide": wide},
+                                                                 *request.providers),
+            policy_options={"prefer-closest-numa-nodes": "true"},
+            numa_distances=draw(distances_for(request.numa_nodes, odd_self=single or None)))
+    if twist == "policy":
+        request = attrs.evolve(request, policy=draw(st.sampled_from(
+            ["", "Restricted", "single-numa", "static", "none "])))
+    elif twist == "options":
+        request = attrs.evolve(request, policy_options=draw(st.dictionaries(
+            _OPTION_NAMES, _OPTION_VALUES, min_size=1, max_size=2)))
+    elif twist == "nodes":
+        nodes = tuple(range(draw(st.integers(8, 12))))
+        request = attrs.evolve(request, numa_nodes=nodes, numa_distances=None,
+                               providers=draw(providers_for(nodes, max_lists=2, max_hints=2)))
+    elif twist == "distances":
+        request = attrs.evolve(request, numa_distances=None, policy_options={
+            "prefer-closest-numa-nodes": "true"})
+    elif twist == "gates":
+        gate = draw(st.sampled_from(["TopologyManagerPolicyOptions",
+                                     "TopologyManagerPolicyAlphaOptions",
+                                     "TopologyManagerPolicyBetaOptions"]))
+        request = attrs.evolve(request, feature_gates={gate: draw(st.booleans())},
+                               policy_options={"prefer-closest-numa-nodes": "true"},
+                               numa_distances=draw(distances_for(request.numa_nodes)))
+    return request

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import attrs
 
 from numaspec.errors import (
+    InvalidFieldError,
     InvalidPolicyOptionValueError,
     NumaspecError,
     PolicyOptionNotEnabledError,
@@ -186,6 +187,11 @@ def options_allowed_errors(
     Topology Manager starts, whatever the policy (``cmd/kubelet/app/server.go``, ``run``).
     """
     gates = {} if gates is None else gates
+    if version.minor >= 36 and gates.get("TopologyManagerPolicyOptions") is False:
+        # VER-2: the gate is locked on from 1.36; kubelet refuses to start when told otherwise.
+        return [InvalidFieldError(
+            f"feature gate TopologyManagerPolicyOptions is locked on in kubelet {version}",
+            where="feature_gates.TopologyManagerPolicyOptions")]
     if not raw or not version.has_policy_options:
         return []
     if not _gate_enabled(gates, version, "TopologyManagerPolicyOptions"):

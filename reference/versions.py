@@ -62,7 +62,7 @@ class KubeletVersion:
 #: policy that every later release keeps (1.17's own algorithm is not modelled).
 OLDEST = KubeletVersion(18)
 #: The newest release numaspec has been checked against.
-NEWEST = KubeletVersion(36)
+NEWEST = KubeletVersion(37)
 SUPPORTED_VERSIONS = tuple(KubeletVersion(m) for m in range(OLDEST.minor, NEWEST.minor + 1))
 
 

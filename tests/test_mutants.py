@@ -4,7 +4,10 @@ everything, so the failures are the mutations' doing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from hypothesis import Phase, settings
 from mutants import KILLED_BY, MUTANTS, MUTATIONS, brute_force
 
 from numaspec.conformance.properties import PROPERTIES
@@ -21,6 +24,22 @@ def test_at_least_eight_mutants() -> None:
     assert len(MUTATIONS) >= 8
 
 
+@pytest.fixture
+def no_shrinking() -> Iterator[None]:
+    """A mutant only has to be caught: no shrinking, and at most 100 examples (under pytest
+    Hypothesis keeps generating after the first failure; the targeted strategies make the
+    first failure come early)."""
+    active = settings.default
+    settings.register_profile("numaspec-mutants", settings(
+        active, phases=[Phase.explicit, Phase.reuse, Phase.generate], report_multiple_bugs=False,
+        max_examples=min(active.max_examples, 100)))
+    settings.load_profile("numaspec-mutants")
+    yield
+    settings.register_profile("numaspec-restore", active)
+    settings.load_profile("numaspec-restore")
+
+
+@pytest.mark.usefixtures("no_shrinking")
 @pytest.mark.parametrize(("mutation", "prop_id"), PAIRS)
 def test_suite_rejects_mutant(mutation: str, prop_id: str) -> None:
     prop = PROPERTIES[prop_id]

@@ -13,7 +13,7 @@ def test_patch_levels_and_prefixes_mean_the_minor(text: str) -> None:  # VER-1
     assert parse_version(text) == KubeletVersion(30)
 
 
-@pytest.mark.parametrize("text", ["1.17", "1.37", "2.0", "1.x", "", "1.030", "130", "v"])
+@pytest.mark.parametrize("text", ["1.17", "1.38", "2.0", "1.x", "", "1.030", "130", "v"])
 def test_unsupported_or_malformed_versions_are_refused(text: str) -> None:  # VER-3
     with pytest.raises(UnsupportedVersionError) as info:
         parse_version(text)
@@ -26,7 +26,7 @@ def test_non_strings_are_refused() -> None:  # VER-3
 
 
 def test_newest_is_the_default() -> None:  # VER-1
-    assert str(NEWEST) == "1.36"
+    assert str(NEWEST) == "1.37"
 
 
 def test_gate_defaults() -> None:  # VER-2
