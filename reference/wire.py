@@ -16,6 +16,7 @@ import attrs
 from numaspec.bitmask import NumaMask
 from numaspec.errors import (
     InvalidFieldError,
+    InvalidNumaDistancesError,
     MalformedJSONError,
     NumaspecError,
 )
@@ -187,7 +188,9 @@ def _distances(value: object, where: str) -> dict[int, tuple[int, ...]]:
         NumaMask.of([node], where=here)
         _expect(row, list, "an array of distances", here)
         for i, entry in enumerate(row):
-            _expect(entry, int, "a non-negative integer distance", f"{here}[{i}]")
+            if isinstance(entry, bool) or not isinstance(entry, int) or entry < 0:
+                raise InvalidNumaDistancesError(
+                    f"a distance is a non-negative integer, got {entry!r}", where=f"{here}[{i}]")
         rows[node] = tuple(row)
     return rows
 

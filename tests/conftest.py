@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from numaspec.conformance.profiles import load_profile
 
 load_profile()
@@ -12,11 +14,18 @@ load_profile()
 REPO = Path(__file__).resolve().parent.parent
 
 
-def pytest_terminal_summary(terminalreporter: object) -> None:
-    from test_crosshair import VERDICTS
+_CROSSHAIR: dict[str, int] = {}
 
-    if VERDICTS:
-        write = terminalreporter.write_line  # type: ignore[attr-defined]
-        write("CrossHair verdicts (numaspec.bitmask, numaspec.merge): " + ", ".join(
-            f"{count} {verdict.rstrip('.').lower()}" for verdict, count in sorted(
-                VERDICTS.items())))
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    verdicts = dict(report.user_properties).get("crosshair_verdicts")
+    if isinstance(verdicts, dict):
+        _CROSSHAIR.update(verdicts)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _CROSSHAIR:
+        terminalreporter.write_line(
+            "CrossHair verdicts (numaspec.bitmask, numaspec.merge): " + ", ".join(
+                f"{count} {verdict.rstrip('.').lower()}"
+                for verdict, count in sorted(_CROSSHAIR.items())))

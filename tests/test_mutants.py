@@ -30,6 +30,7 @@ def no_shrinking() -> Iterator[None]:
     Hypothesis keeps generating after the first failure; the targeted strategies make the
     first failure come early)."""
     active = settings.default
+    assert active is not None
     settings.register_profile("numaspec-mutants", settings(
         active, phases=[Phase.explicit, Phase.reuse, Phase.generate], report_multiple_bugs=False,
         max_examples=min(active.max_examples, 100)))

@@ -26,7 +26,7 @@ from numaspec.conformance.oracle import (
     tie_key,
 )
 from numaspec.errors import NumaspecError
-from numaspec.hints import NO_POSSIBLE_PLACEMENT, NO_PREFERENCE, permutations
+from numaspec.hints import flatten_provider_hints, permutations
 from numaspec.policy import MergeOutcome, check_startup, filter_single_numa_hints
 from numaspec.versions import SUPPORTED_VERSIONS
 from numaspec.wire import MergeRequest
@@ -89,19 +89,11 @@ class BruteForce:
         check_startup(request.policy, numa, request.version, options, request.feature_gates)
 
     def _lists(self, request: MergeRequest) -> list[tuple[TopologyHint, ...]]:
-        lists: list[tuple[TopologyHint, ...]] = []
-        for provider in request.providers:
-            if not provider:
-                lists.append((NO_PREFERENCE,))
-                continue
-            for hints in provider.values():
-                if hints is None:
-                    lists.append((NO_PREFERENCE,))
-                elif not hints:
-                    lists.append((NO_PREFERENCE,) if self._m("empty_as_no_preference")
-                                 else (NO_POSSIBLE_PLACEMENT,))
-                else:
-                    lists.append(tuple(hints))
+        providers = request.providers
+        if self._m("empty_as_no_preference"):
+            providers = tuple(p if not p else {k: v or None for k, v in p.items()}
+                              for p in providers)
+        lists = flatten_provider_hints(providers)
         if self._m("null_as_empty"):
             lists = [tuple(TopologyHint(NumaMask(0), h.preferred) if h.numa_affinity is None
                            else h for h in hints) for hints in lists]
