@@ -19,6 +19,7 @@ __all__ = [
     "InvalidNumaDistancesError",
     "InvalidNumaIdError",
     "InvalidPolicyOptionValueError",
+    "InvalidQuantityError",
     "MalformedJSONError",
     "MissingNumaDistancesError",
     "NumaspecError",
@@ -73,6 +74,12 @@ class InvalidNumaDistancesError(NumaspecError):
     """A distance table that is not usable: a negative entry, a row too short for a node id."""
 
     kind = "invalid-numa-distances"
+
+
+class InvalidQuantityError(NumaspecError):
+    """A resource quantity that Kubernetes cannot parse (``"1.5.5"``, ``"10Xi"``, ``""``)."""
+
+    kind = "invalid-quantity"
 
 
 class UnsupportedVersionError(NumaspecError):
