@@ -1,0 +1,106 @@
+"""Pods and containers as kubelet sees them, and their QoS class (spec chapter ``pods.md``).
+
+Issue 3 groundwork: the containers' requests and limits and the pod's QoS class, which decide
+which containers the CPU and Memory Managers handle.  Sources: ``pkg/apis/core/v1/defaults.go``
+(requests default to limits) and ``pkg/apis/core/v1/helper/qos/qos.go`` (``ComputePodQOS``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from fractions import Fraction
+
+import attrs
+
+from numaspec.errors import InvalidFieldError, InvalidQuantityError
+from numaspec.quantity import parse_quantity
+
+__all__ = ["Container", "Pod", "QOSClass", "parse_resources", "qos_class"]
+
+#: QOS-1: the only resources the QoS class looks at.
+QOS_RESOURCES = ("cpu", "memory")
+
+
+class QOSClass(enum.Enum):
+    GUARANTEED = "Guaranteed"
+    BURSTABLE = "Burstable"
+    BEST_EFFORT = "BestEffort"
+
+
+def parse_resources(raw: object, *, where: str) -> dict[str, Fraction]:
+    """A ``{"cpu": "2", "memory": "1Gi"}`` map → exact quantities; negatives are refused
+    (API validation refuses them, QTY-2)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InvalidFieldError("expected an object of resource name to quantity", where=where)
+    parsed: dict[str, Fraction] = {}
+    for name, text in raw.items():
+        quantity = parse_quantity(text, where=f"{where}.{name}")
+        if quantity < 0:
+            raise InvalidQuantityError(f"{text!r}: a request or limit must not be negative",
+                                       where=f"{where}.{name}")
+        parsed[str(name)] = quantity
+    return parsed
+
+
+def _defaulted(requests: Mapping[str, Fraction], limits: Mapping[str, Fraction]
+               ) -> dict[str, Fraction]:
+    """QOS-2: API defaulting: a resource with a limit and no request requests its limit."""
+    return {**limits, **requests}
+
+
+@attrs.frozen
+class Container:
+    """A container's name, its requests (after defaulting, QOS-2) and limits."""
+
+    name: str
+    requests: Mapping[str, Fraction] = attrs.field(factory=dict)
+    limits: Mapping[str, Fraction] = attrs.field(factory=dict)
+    #: ``"Always"`` on an init container makes it a restartable (sidecar) container.
+    restart_policy: str | None = None
+
+    @classmethod
+    def of(cls, name: str, *, requests: Mapping[str, str] | None = None,
+           limits: Mapping[str, str] | None = None, restart_policy: str | None = None,
+           where: str = "") -> Container:
+        """Build from quantity strings, applying API defaulting (QOS-2)."""
+        req = parse_resources(requests, where=f"{where}.requests" if where else "requests")
+        lim = parse_resources(limits, where=f"{where}.limits" if where else "limits")
+        return cls(name, _defaulted(req, lim), lim, restart_policy)
+
+
+@attrs.frozen
+class Pod:
+    name: str
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...] = ()
+
+
+def qos_class(pod: Pod) -> QOSClass:
+    """QOS-1: the pod's QoS class, as kubelet computes it.
+
+    Over all containers, init containers included, only cpu and memory count, and only
+    quantities above zero.  No such request or limit at all: BestEffort.  Guaranteed needs
+    every container to have both a cpu and a memory limit, and the pod-wide *sums* of requests
+    and of limits to be equal per resource.  Anything else: Burstable.
+    """
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
+    every_container_limited = True
+    for container in (*pod.containers, *pod.init_containers):
+        for name, quantity in container.requests.items():
+            if name in QOS_RESOURCES and quantity > 0:
+                requests[name] = requests.get(name, Fraction(0)) + quantity
+        limited = {name for name, quantity in container.limits.items()
+                   if name in QOS_RESOURCES and quantity > 0}
+        for name in limited:
+            limits[name] = limits.get(name, Fraction(0)) + container.limits[name]
+        if not set(QOS_RESOURCES) <= limited:
+            every_container_limited = False
+    if not requests and not limits:
+        return QOSClass.BEST_EFFORT
+    if every_container_limited and requests == limits:
+        return QOSClass.GUARANTEED
+    return QOSClass.BURSTABLE
