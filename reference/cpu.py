@@ -1,0 +1,137 @@
+"""CPU topology and the CPU Manager's static-policy hints (spec chapter ``cpu.md``).
+
+Issue 3 groundwork: the machine's CPUs with their NUMA node, socket and core, and
+``generateCPUTopologyHints`` of ``pkg/kubelet/cm/cpumanager/policy_static.go``.  Allocation,
+reuse bookkeeping and the policy options other than align-by-socket come with the node model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from numaspec.bitmask import iterate_masks
+from numaspec.errors import InvalidFieldError
+from numaspec.hints import TopologyHint
+from numaspec.versions import NEWEST, KubeletVersion
+
+__all__ = ["CPUInfo", "CPUTopology", "generate_cpu_topology_hints"]
+
+
+@attrs.frozen
+class CPUInfo:
+    """One logical CPU (hardware thread) and where it sits."""
+
+    cpu: int
+    numa: int
+    socket: int
+    core: int
+
+
+def _cpu_tuple(value: Iterable[CPUInfo]) -> tuple[CPUInfo, ...]:
+    return tuple(sorted(value, key=lambda c: c.cpu))
+
+
+@attrs.frozen
+class CPUTopology:
+    """The machine's logical CPUs (kubelet's ``CPUDetails``), ordered by CPU id."""
+
+    cpus: tuple[CPUInfo, ...] = attrs.field(converter=_cpu_tuple)
+
+    @cpus.validator
+    def _check(self, _attribute: object, value: tuple[CPUInfo, ...]) -> None:
+        ids = [c.cpu for c in value]
+        if len(set(ids)) != len(ids):
+            raise InvalidFieldError("a CPU id is listed twice", where="cpus")
+
+    @classmethod
+    def symmetric(cls, *, sockets: int, numa_per_socket: int, cores_per_numa: int,
+                  threads_per_core: int = 2) -> CPUTopology:
+        """A symmetric machine numbered as Linux usually numbers one: the first thread of
+        every core first (cores in NUMA order), then the second threads, and so on."""
+        cores = sockets * numa_per_socket * cores_per_numa
+        return cls(CPUInfo(cpu=thread * cores + core, numa=core // cores_per_numa,
+                           socket=core // (cores_per_numa * numa_per_socket), core=core)
+                   for thread in range(threads_per_core) for core in range(cores))
+
+    def numa_nodes(self) -> tuple[int, ...]:
+        """CPU-1: the NUMA nodes that own at least one CPU, ascending."""
+        return tuple(sorted({c.numa for c in self.cpus}))
+
+    def sockets(self) -> frozenset[int]:
+        return frozenset(c.socket for c in self.cpus)
+
+    def numa_of(self, cpu: int) -> int:
+        for info in self.cpus:
+            if info.cpu == cpu:
+                return info.numa
+        raise InvalidFieldError(f"CPU {cpu} is not on this machine", where="cpus")
+
+    def cpus_in(self, numa_nodes: Iterable[int]) -> frozenset[int]:
+        wanted = set(numa_nodes)
+        return frozenset(c.cpu for c in self.cpus if c.numa in wanted)
+
+    def sockets_in(self, numa_nodes: Iterable[int]) -> frozenset[int]:
+        wanted = set(numa_nodes)
+        return frozenset(c.socket for c in self.cpus if c.numa in wanted)
+
+
+def _socket_aligned(topology: CPUTopology, nodes: tuple[int, ...], min_affinity: int) -> bool:
+    """CPU-5: the hint spans exactly as many sockets as the narrowest fit needs."""
+    per_socket = len(topology.numa_nodes()) // len(topology.sockets())
+    if per_socket == 0:
+        return False
+    min_sockets = -(-min_affinity // per_socket)
+    return len(topology.sockets_in(nodes)) == min_sockets
+
+
+def generate_cpu_topology_hints(
+    topology: CPUTopology,
+    available: Iterable[int],
+    reusable: Iterable[int],
+    request: int,
+    *,
+    version: KubeletVersion = NEWEST,
+    align_by_socket: bool = False,
+) -> list[TopologyHint]:
+    """CPU-1..CPU-5: the CPU hints for ``request`` exclusive CPUs.
+
+    Every subset of the NUMA nodes that own CPUs, in MASK-3's order, is a candidate:
+
+    * CPU-2: the narrowest width whose *total* CPUs (free or not) could hold the request is
+      the width a preferred hint must have;
+    * CPU-3: a candidate is dropped if a reusable CPU lies outside it, or if its reusable
+      plus available CPUs are fewer than the request;
+    * CPU-4: a hint is preferred iff it has that narrowest width (1.18 also wanted the fewest
+      sockets among the masks that narrowed the width);
+    * CPU-5: with align-by-socket (1.25+), socket-aligned hints are preferred as well.
+    """
+    free = sorted(set(available))
+    reuse = sorted(set(reusable))
+    nodes = topology.numa_nodes()
+    min_affinity = len(nodes)
+    min_sockets = len(topology.sockets())
+    found = []
+    for mask in iterate_masks(nodes):
+        members = mask.nodes
+        if len(topology.cpus_in(members)) >= request and mask.count() < min_affinity:
+            min_affinity = mask.count()
+            min_sockets = min(min_sockets, len(topology.sockets_in(members)))
+        if any(not mask.is_set(topology.numa_of(c)) for c in reuse):
+            continue
+        matching = len(reuse) + sum(1 for c in free if mask.is_set(topology.numa_of(c)))
+        if matching >= request:
+            found.append(mask)
+    hints = []
+    for mask in found:
+        members = mask.nodes
+        if align_by_socket and version.minor >= 25 and _socket_aligned(
+                topology, members, min_affinity):
+            preferred = True
+        else:
+            preferred = mask.count() == min_affinity
+            if version.minor <= 18 and preferred:
+                preferred = len(topology.sockets_in(members)) == min_sockets
+        hints.append(TopologyHint(mask, preferred))
+    return hints
