@@ -84,6 +84,20 @@ func Fail(kind, stage, msg string) Response {
 	return Response{Error: &Error{Kind: kind, Stage: stage, Message: msg}}
 }
 
+// Mask is what every kubelet release's bitmask.BitMask offers that the output needs.
+type Mask interface{ GetBits() []int }
+
+// OutHint turns a kubelet hint (its mask, nil for no affinity, and its preferred flag) into
+// the output form, node ids ascending.
+func OutHint(mask Mask, preferred bool) Hint {
+	if mask == nil {
+		return Hint{Preferred: preferred}
+	}
+	bits := mask.GetBits()
+	sort.Ints(bits)
+	return Hint{Affinity: AffinityBits(false, bits), Preferred: preferred}
+}
+
 // AffinityBits converts a kubelet bitmask (via isNil + GetBits) into the
 // output form: nil mask -> null, non-nil mask -> (possibly empty) list.
 func AffinityBits(isNil bool, bits []int) []int {

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"sort"
-
 	"github.com/go-logr/logr"
 
 	cadvisorapi "github.com/google/cadvisor/lib/model"
@@ -41,7 +39,7 @@ func (evaluator) Evaluate(req *common.Request) common.Response {
 		return common.Fail("kubelet-error", "bitmask", err.Error())
 	}
 	hint, admit := mgr.GetPolicy().Merge(logger, providers)
-	return common.OK(outHint(hint), admit)
+	return common.OK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
 }
 
 func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint, error) {
@@ -54,15 +52,6 @@ func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint
 		h.NUMANodeAffinity = m
 	}
 	return h, nil
-}
-
-func outHint(h topologymanager.TopologyHint) common.Hint {
-	if h.NUMANodeAffinity == nil {
-		return common.Hint{Preferred: h.Preferred}
-	}
-	bits := h.NUMANodeAffinity.GetBits()
-	sort.Ints(bits)
-	return common.Hint{Affinity: common.AffinityBits(false, bits), Preferred: h.Preferred}
 }
 
 func main() {
