@@ -20,7 +20,9 @@ __all__ = [
     "Candidate",
     "candidates",
     "closest_on",
+    "mean_distance",
     "non_preferred_key",
+    "prefer_closest_set",
     "single_numa_expected",
     "target_of",
     "tie_key",
@@ -53,7 +55,8 @@ def candidates(request: MergeRequest, lists: Sequence[Sequence[TopologyHint]]
     return out
 
 
-def _avg(request: MergeRequest, bits: int) -> float:
+def mean_distance(request: MergeRequest, bits: int) -> float:
+    """MERGE-12: the mean distance over all ordered pairs of the mask's nodes, self included."""
     nodes = NumaMask(bits).nodes
     rows = request.numa_distances or {}
     total = 0.0
@@ -63,15 +66,19 @@ def _avg(request: MergeRequest, bits: int) -> float:
     return total / float(len(nodes) ** 2)
 
 
-def closest_on(request: MergeRequest) -> bool:
-    """MERGE-9: prefer-closest is on (from 1.26) and the policy is not single-numa-node."""
+def prefer_closest_set(request: MergeRequest) -> bool:
+    """The request turns prefer-closest-numa-nodes on (it exists from 1.26)."""
     value = request.policy_options.get("prefer-closest-numa-nodes", "false")
-    return (request.version.minor >= 26 and request.policy != "single-numa-node"
-            and value in _GO_TRUE)
+    return request.version.minor >= 26 and value in _GO_TRUE
+
+
+def closest_on(request: MergeRequest) -> bool:
+    """MERGE-9: prefer-closest is set and the policy is not single-numa-node."""
+    return prefer_closest_set(request) and request.policy != "single-numa-node"
 
 
 def tie_key(request: MergeRequest, bits: int) -> tuple[float, int]:
-    return (_avg(request, bits), bits) if closest_on(request) else (0.0, bits)
+    return (mean_distance(request, bits), bits) if closest_on(request) else (0.0, bits)
 
 
 def target_of(lists: Sequence[Sequence[TopologyHint]]) -> int:

@@ -21,9 +21,10 @@ from numaspec import NumaMask, TopologyHint
 from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
 from numaspec.conformance.oracle import (
     Candidate,
+    mean_distance,
     non_preferred_key,
+    prefer_closest_set,
     target_of,
-    tie_key,
 )
 from numaspec.errors import NumaspecError
 from numaspec.hints import flatten_provider_hints, permutations
@@ -117,14 +118,9 @@ class BruteForce:
         return out
 
     def _tie(self, request: MergeRequest, bits: int, order: int) -> tuple[float, int]:
-        closest = request.policy_options.get("prefer-closest-numa-nodes") in (
-            "1", "t", "T", "TRUE", "true", "True") and request.version.minor >= 26
-        if self._m("closest_ignored"):
-            closest = False
-        if request.policy == "single-numa-node" and not self._m("closest_under_sn"):
-            closest = False
-        probe = attrs.evolve(request, policy="best-effort" if closest else "single-numa-node")
-        avg, raw = tie_key(probe, bits)
+        closest = (prefer_closest_set(request) and not self._m("closest_ignored")
+                   and (request.policy != "single-numa-node" or self._m("closest_under_sn")))
+        avg, raw = (mean_distance(request, bits) if closest else 0.0), bits
         if self._m("reversed_tiebreak"):
             raw = -raw
         if self._m("first_seen_tiebreak"):
