@@ -107,8 +107,8 @@ def generate_cpu_topology_hints(
       sockets among the masks that narrowed the width);
     * CPU-5: with align-by-socket (1.25+), socket-aligned hints are preferred as well.
     """
-    free = sorted(set(available))
-    reuse = sorted(set(reusable))
+    free_numa = [topology.numa_of(c) for c in set(available)]
+    reuse_numa = [topology.numa_of(c) for c in set(reusable)]
     nodes = topology.numa_nodes()
     min_affinity = len(nodes)
     min_sockets = len(topology.sockets())
@@ -118,9 +118,9 @@ def generate_cpu_topology_hints(
         if len(topology.cpus_in(members)) >= request and mask.count() < min_affinity:
             min_affinity = mask.count()
             min_sockets = min(min_sockets, len(topology.sockets_in(members)))
-        if any(not mask.is_set(topology.numa_of(c)) for c in reuse):
+        if any(not mask.is_set(numa) for numa in reuse_numa):
             continue
-        matching = len(reuse) + sum(1 for c in free if mask.is_set(topology.numa_of(c)))
+        matching = len(reuse_numa) + sum(1 for numa in free_numa if mask.is_set(numa))
         if matching >= request:
             found.append(mask)
     hints = []
