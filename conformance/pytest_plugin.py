@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["pytest_addoption", "numaspec_impl"]
+__all__ = ["numaspec_impl", "pytest_addoption", "pytest_configure"]
 
 _RESULTS: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -26,13 +26,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Hypothesis profile: dev, ci or nightly")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Load ``--numaspec-profile`` before collection: a @given test keeps the Hypothesis
+    settings in force when its module is imported, so a profile loaded later (in a fixture)
+    would never reach the properties.  Without the option the session's own profile stays."""
+    profile = config.getoption("--numaspec-profile")
+    if profile is not None:
+        from numaspec.conformance.profiles import load_profile
+
+        load_profile(profile)
+
+
 @pytest.fixture(scope="session")
 def numaspec_impl(request: pytest.FixtureRequest) -> Any:
     from numaspec.conformance.adapter import load_implementation
-    from numaspec.conformance.profiles import load_profile
     from numaspec.errors import AdapterError
 
-    load_profile(request.config.getoption("--numaspec-profile"))
     try:
         return load_implementation(request.config.getoption("--numaspec-impl"))
     except AdapterError as exc:
