@@ -2,6 +2,8 @@
 
 * ``numaspec merge``: one JSON merge request per line on stdin, one JSON response per line on
   stdout, in order, flushed per line; a bad line gets an error line and the stream goes on.
+* ``numaspec node``: the node line protocol (create a node, admit, remove, state), one JSON
+  request per line, one answer per line.
 * ``numaspec conformance``: run the conformance suite against an implementation.
 """
 
@@ -23,7 +25,7 @@ from numaspec.wire import (
     evaluate_request,
 )
 
-__all__ = ["answer_merge_line", "main", "serve_merge"]
+__all__ = ["answer_merge_line", "main", "serve_merge", "serve_node"]
 
 
 def answer_merge_line(line: bytes | str, *, max_permutations: int = DEFAULT_MAX_PERMUTATIONS
@@ -49,6 +51,17 @@ def serve_merge(stdin: BinaryIO, stdout: TextIO, *,
     return 0
 
 
+def serve_node(stdin: BinaryIO, stdout: TextIO) -> int:
+    from numaspec.node_wire import NodeSession
+
+    session = NodeSession()
+    for raw in stdin:
+        response = session.answer(raw.rstrip(b"\r\n"))
+        stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
+        stdout.flush()
+    return 0
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="numaspec", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -56,6 +69,8 @@ def _build_parser() -> argparse.ArgumentParser:
     merge = sub.add_parser("merge", help="answer JSON merge requests, one per line")
     merge.add_argument("--max-permutations", type=int, default=DEFAULT_MAX_PERMUTATIONS,
                        help="refuse (error kind merge-too-large) above this many permutations")
+
+    sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
 
     conf = sub.add_parser("conformance", help="run the conformance suite against an impl")
     conf.add_argument("--impl", default="numaspec.conformance.adapter:reference",
@@ -74,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return serve_merge(sys.stdin.buffer, sys.stdout,
                                max_permutations=args.max_permutations)
+        except (BrokenPipeError, KeyboardInterrupt):
+            return 0
+    if args.command == "node":
+        try:
+            return serve_node(sys.stdin.buffer, sys.stdout)
         except (BrokenPipeError, KeyboardInterrupt):
             return 0
     from numaspec.conformance.runner import run_conformance

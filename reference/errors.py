@@ -22,11 +22,16 @@ __all__ = [
     "InvalidQuantityError",
     "MalformedJSONError",
     "MissingNumaDistancesError",
+    "NodeStartupError",
+    "NotModelledError",
     "NumaspecError",
+    "PodAlreadyAdmittedError",
     "PolicyOptionNotEnabledError",
     "TooManyNumaNodesError",
     "UnknownPolicyError",
+    "UnknownPodError",
     "UnknownPolicyOptionError",
+    "UnknownResourceError",
     "UnsupportedVersionError",
 ]
 
@@ -126,6 +131,43 @@ class MissingNumaDistancesError(NumaspecError):
     """prefer-closest-numa-nodes is on but a machine node has no distance row."""
 
     kind = "missing-numa-distances"
+
+
+# --- the node model (spec chapters admission.md, cpu.md, devices.md, memory.md) --------------
+
+
+class NodeStartupError(NumaspecError):
+    """A node configuration kubelet would refuse to start with: a CPU or Memory Manager
+    constructor error, a reservation that does not add up.  ``kubelet_message`` carries
+    kubelet's own text where numaspec knows it."""
+
+    kind = "node-startup"
+
+
+class UnknownResourceError(NumaspecError):
+    """A pod asks for a resource the node does not have at all (an extended resource no
+    device plugin serves, a hugepage size the machine lacks)."""
+
+    kind = "unknown-resource"
+
+
+class PodAlreadyAdmittedError(NumaspecError):
+    """``admit`` of a pod UID that is already live on the node."""
+
+    kind = "pod-already-admitted"
+
+
+class UnknownPodError(NumaspecError):
+    """``remove`` of a pod UID the node does not hold."""
+
+    kind = "unknown-pod"
+
+
+class NotModelledError(NumaspecError):
+    """Valid input whose kubelet behaviour numaspec does not model (yet), or where kubelet
+    itself would not answer (it would loop forever).  Never a silent approximation."""
+
+    kind = "not-modelled"
 
 
 # --- running other implementations ------------------------------------------------------------

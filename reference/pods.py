@@ -61,6 +61,11 @@ class Container:
     #: ``"Always"`` on an init container makes it a restartable (sidecar) container.
     restart_policy: str | None = None
 
+    @property
+    def restartable(self) -> bool:
+        """A restartable init container (a sidecar) runs beside the app containers."""
+        return self.restart_policy == "Always"
+
     @classmethod
     def of(cls, name: str, *, requests: Mapping[str, str] | None = None,
            limits: Mapping[str, str] | None = None, restart_policy: str | None = None,
@@ -76,6 +81,15 @@ class Pod:
     name: str
     containers: tuple[Container, ...]
     init_containers: tuple[Container, ...] = ()
+    #: The pod's UID; the node model keys its state by it.  Defaults to the name.
+    uid: str = attrs.field(default=attrs.Factory(lambda self: self.name, takes_self=True))
+
+    def all_containers(self) -> tuple[Container, ...]:
+        """Init containers, then app containers: the order kubelet admits them in."""
+        return (*self.init_containers, *self.containers)
+
+    def is_init(self, name: str) -> bool:
+        return any(c.name == name for c in self.init_containers)
 
 
 def qos_class(pod: Pod) -> QOSClass:

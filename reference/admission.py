@@ -1,0 +1,353 @@
+"""A whole node: the Topology Manager's admission with its hint providers (spec chapter
+``admission.md``, NODE-*, ADMIT-*).
+
+Upstream: ``pkg/kubelet/cm/topologymanager/scope_container.go``, ``scope_pod.go``,
+``scope_none.go`` and ``scope.go`` (``Admit``, ``allocateAlignedResources``),
+``topology_manager.go`` (``TopologyAffinityError``), ``pkg/kubelet/cm/container_manager_linux.go``
+(the managers are created, and registered as hint providers, in the order Device, CPU, Memory)
+and ``pkg/kubelet/cm/admission/errors.go`` (how a provider error becomes the pod's result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from numaspec.bitmask import NumaMask
+from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
+from numaspec.cpu_manager import (
+    CPUManagerOptions,
+    StaticCPUManager,
+    check_static_policy,
+    parse_cpu_manager_options,
+)
+from numaspec.devices import DeviceManager
+from numaspec.errors import (
+    InvalidFieldError,
+    NodeStartupError,
+    NotModelledError,
+    NumaspecError,
+    PodAlreadyAdmittedError,
+    UnknownPodError,
+    UnknownResourceError,
+)
+from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.cpu import CPUTopology
+from numaspec.machine import HUGEPAGE_SIZES, Machine
+from numaspec.memory import Block, MemoryManager
+from numaspec.nodeconfig import NodeConfig
+from numaspec.numa import NumaInfo
+from numaspec.pods import Container, Pod
+from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy
+from numaspec.quantity import parse_quantity
+from numaspec.rejection import Rejection
+
+__all__ = ["ContainerAssignment", "Decision", "Node", "TOPOLOGY_AFFINITY_ERROR"]
+
+#: ADMIT-3: the reason and message of a Topology Manager policy rejection.
+TOPOLOGY_AFFINITY_ERROR = ("TopologyAffinityError",
+                           "Resources cannot be allocated with Topology locality")
+#: NODE-4: resource names a pod may ask for besides device-plugin resources.
+_NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", *HUGEPAGE_SIZES})
+
+
+class _Provider(Protocol):
+    name: str
+
+    def container_hints(self, pod: Pod, container: Container) -> ProviderHints: ...
+    def pod_hints(self, pod: Pod) -> ProviderHints: ...
+    def remove_pod(self, pod_uid: str) -> None: ...
+
+
+@attrs.frozen
+class ContainerAssignment:
+    """ADMIT-5: what one container of an admitted pod got."""
+
+    name: str
+    hint: TopologyHint
+    cpus: frozenset[int] = frozenset()
+    memory: tuple[Block, ...] = ()
+    devices: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Decision:
+    """ADMIT-5: the admission result.  A rejected pod has no containers (ADMIT-6)."""
+
+    admitted: bool
+    reason: str = ""
+    message: str = ""
+    containers: tuple[ContainerAssignment, ...] = ()
+
+
+class Node:
+    """NODE-*, ADMIT-*: a node that admits and removes pods as kubelet does.
+
+    Creating a node runs kubelet's start-up checks (NODE-5) and raises
+    :class:`~numaspec.errors.NodeStartupError` where kubelet would not start.  Every method
+    either succeeds or raises a :class:`~numaspec.errors.NumaspecError` and leaves the node as
+    it was (NODE-6).
+    """
+
+    def __init__(self, machine: Machine, config: NodeConfig) -> None:
+        self.machine = machine
+        self.config = config
+        self.version = config.kubelet_version
+        gates = config.gates()
+        numa = NumaInfo(machine.numa_ids, machine.distances())
+        # NODE-5 (1): the Topology Manager is created first.
+        self.tm_policy, self.tm_options = check_startup(
+            config.topology_manager_policy, numa, self.version,
+            config.topology_manager_policy_options, gates)
+        self.numa = numa
+        if config.topology_manager_scope not in ("container", "pod"):
+            raise NodeStartupError(
+                f"topologyManagerScope {config.topology_manager_scope!r} must be one of "
+                "\"container\" or \"pod\"", where="config.topologyManagerScope")
+        # NODE-5 (2): the Device Manager, then (3) the CPU Manager, then (4) the Memory Manager.
+        self.devices = DeviceManager(machine, self.version)
+        self.cpu = self._cpu_manager(gates)
+        self.memory = self._memory_manager()
+        self.pods: dict[str, Pod] = {}
+        self.hints: dict[str, dict[str, TopologyHint]] = {}
+
+    # -- start-up ------------------------------------------------------------------------------
+
+    def _cpu_manager(self, gates: Mapping[str, bool]) -> StaticCPUManager | None:
+        config = self.config
+        if config.cpu_manager_policy == "none":
+            return None
+        if config.cpu_manager_policy != "static":
+            msg = f'unknown policy: "{config.cpu_manager_policy}"'
+            raise NodeStartupError(msg + " (known: none, static)",
+                                   where="config.cpuManagerPolicy", kubelet_message=msg)
+        topology = self.machine.cpu_topology()
+        count = config.reserved_cpu_count()
+        options = parse_cpu_manager_options(config.cpu_manager_policy_options, self.version,
+                                            gates)
+        check_static_policy(topology, options, self.tm_policy.value)
+        all_cpus = frozenset(c.cpu for c in topology.cpus)
+        if config.reserved_system_cpus:
+            unknown = config.reserved_system_cpus - all_cpus
+            if unknown:
+                raise NodeStartupError(
+                    f"reservedSystemCPUs names CPUs the machine does not have: "
+                    f"{sorted(unknown)}", where="config.reservedSystemCPUs")
+            reserved = config.reserved_system_cpus
+        else:
+            try:
+                reserved = _reserve(topology, all_cpus, count, options)
+            except CPUAllocationError:
+                reserved = frozenset()
+        if len(reserved) != count:
+            raise NodeStartupError(
+                f"cannot reserve {count} CPUs on a machine with {len(all_cpus)}",
+                where="config", kubelet_message="[cpumanager] unable to reserve the required "
+                f"amount of CPUs (size of {_cpuset(reserved)} did not equal {count})")
+        return StaticCPUManager(topology, self.version, options, reserved)
+
+    def _memory_manager(self) -> MemoryManager | None:
+        config = self.config
+        if config.memory_manager_policy == "None":
+            return None
+        if config.memory_manager_policy != "Static":
+            msg = f'unknown policy: "{config.memory_manager_policy}"'
+            raise NodeStartupError(msg + " (known: None, Static)",
+                                   where="config.memoryManagerPolicy", kubelet_message=msg)
+        ids = set(self.machine.numa_ids)
+        per_node: dict[int, dict[str, int]] = {n: {} for n in ids}
+        totals: dict[str, object] = {}
+        for index, (numa, limits) in enumerate(config.reserved_memory):
+            where = f"config.reservedMemory[{index}]"
+            if numa not in ids:
+                msg = (f"the reserved memory configuration references a NUMA node {numa} that "
+                       "does not exist on this machine")
+                raise NodeStartupError(msg, where=f"{where}.numaNode", kubelet_message=msg)
+            for name, text in limits.items():
+                quantity = parse_quantity(text, where=f"{where}.limits.{name}")
+                if quantity < 0 or quantity.denominator != 1:
+                    raise InvalidFieldError("a reservation is a whole, non-negative number of "
+                                            "bytes", where=f"{where}.limits.{name}")
+                per_node[numa][name] = int(quantity)
+                totals[name] = totals.get(name, 0) + quantity  # type: ignore[operator]
+        reservation = config.allocatable_reservation()
+        kinds = set(totals) | {k for k in reservation
+                               if k == "memory" or k.startswith("hugepages-")}
+        for kind in sorted(kinds):
+            wanted = reservation.get(kind, 0)
+            given = totals.get(kind, 0)
+            if wanted != given:
+                raise NodeStartupError(
+                    f"reservedMemory of type {kind!r} adds up to {given} bytes, but node "
+                    f"allocatable reserves {wanted} (kubeReserved + systemReserved + "
+                    "evictionHard)", where="config.reservedMemory")
+        if sum(per_node[n].get("memory", 0) for n in ids) <= 0:
+            msg = "[memorymanager] you should specify the system reserved memory"
+            raise NodeStartupError(msg, where="config.reservedMemory", kubelet_message=msg)
+        for node in self.machine.numa_nodes:
+            hugepages = sum(node.hugepage_bytes(h) for h in HUGEPAGE_SIZES)
+            if per_node[node.id].get("memory", 0) + hugepages > node.memory or any(
+                    per_node[node.id].get(h, 0) > node.hugepage_bytes(h) for h in HUGEPAGE_SIZES):
+                raise NotModelledError(
+                    f"NUMA node {node.id} reserves more memory than it has; kubelet's unsigned "
+                    "bookkeeping would wrap around", where="config.reservedMemory")
+        return MemoryManager(self.machine, self.version, per_node)
+
+    # -- admission -----------------------------------------------------------------------------
+
+    def _providers(self) -> list[_Provider]:
+        """NODE-5: registration order, which is the order of hints and of allocation."""
+        found: list[_Provider] = [self.devices]
+        if self.cpu is not None:
+            found.append(self.cpu)
+        if self.memory is not None:
+            found.append(self.memory)
+        return found
+
+    def _check_pod(self, pod: Pod) -> None:
+        if pod.uid in self.pods:
+            raise PodAlreadyAdmittedError(f"pod {pod.uid!r} is already on the node",
+                                          where="pod.uid")
+        seen: set[str] = set()
+        for index, container in enumerate(pod.all_containers()):
+            where = (f"pod.initContainers[{index}]" if index < len(pod.init_containers)
+                     else f"pod.containers[{index - len(pod.init_containers)}]")
+            if container.name in seen:
+                raise InvalidFieldError(f"container name {container.name!r} is used twice",
+                                        where=f"{where}.name")
+            seen.add(container.name)
+            for name in {*container.requests, *container.limits}:
+                if name in _NATIVE_RESOURCES:
+                    continue
+                if name.startswith("hugepages-"):
+                    raise UnknownResourceError(
+                        f"hugepage size {name!r} is not one the machine has (known: "
+                        f"{', '.join(HUGEPAGE_SIZES)})", where=f"{where}.resources")
+                if name not in self.devices.devices:
+                    raise UnknownResourceError(
+                        f"no device plugin on this node serves {name!r}",
+                        where=f"{where}.resources")
+                if name not in container.limits or \
+                        container.requests.get(name) != container.limits[name]:
+                    raise InvalidFieldError(
+                        f"an extended resource needs a limit, and a request equal to it "
+                        f"({name})", where=f"{where}.resources")
+                if container.limits[name].denominator != 1:
+                    raise InvalidFieldError(f"{name} must be a whole number",
+                                            where=f"{where}.resources.limits")
+
+    def admit(self, pod: Pod) -> Decision:
+        """ADMIT-1..ADMIT-6: admit ``pod`` or say why not."""
+        self._check_pod(pod)
+        saved = (self.devices.snapshot(), self.cpu and self.cpu.snapshot(),
+                 self.memory and self.memory.snapshot())
+        try:
+            decision = self._admit(pod)
+        except NumaspecError:
+            self.devices, self.cpu, self.memory = saved
+            self.hints.pop(pod.uid, None)
+            raise
+        if not decision.admitted:
+            # ADMIT-6: kubelet frees a rejected pod's partial allocations by stale-state
+            # cleanup before it computes the next hints; numaspec frees them at once.
+            self._release(pod.uid)
+            return decision
+        self.pods[pod.uid] = pod
+        if self.memory is not None:
+            self.memory.start_pod(pod)
+        return decision
+
+    def _merge(self, hints: Sequence[ProviderHints]) -> MergeOutcome:
+        return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options, self.version)
+
+    def _admit(self, pod: Pod) -> Decision:
+        stored = self.hints.setdefault(pod.uid, {})
+        containers = pod.all_containers()
+        try:
+            if self.tm_policy is Policy.NONE:
+                # ADMIT-1: no hints at all; every container allocates without an affinity.
+                for container in containers:
+                    self._allocate(pod, container, TopologyHint(None, False))
+            elif self.config.topology_manager_scope == "pod":
+                # ADMIT-2: one merge for the whole pod, stored for every container.
+                outcome = self._merge([p.pod_hints(pod) for p in self._providers()])
+                if not outcome.admit:
+                    return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
+                for container in containers:
+                    stored[container.name] = outcome.hint
+                    self._allocate(pod, container, outcome.hint)
+            else:
+                # ADMIT-1: container by container: hints, merge, store, allocate.
+                for container in containers:
+                    outcome = self._merge([p.container_hints(pod, container)
+                                           for p in self._providers()])
+                    if not outcome.admit:
+                        return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
+                    stored[container.name] = outcome.hint
+                    self._allocate(pod, container, outcome.hint)
+        except Rejection as rejection:
+            return Decision(False, rejection.reason, rejection.message)
+        return Decision(True, containers=tuple(
+            ContainerAssignment(
+                name=c.name,
+                hint=stored.get(c.name, TopologyHint(None, False)),
+                cpus=self.cpu.cpus_of(pod.uid, c.name) if self.cpu else frozenset(),
+                memory=tuple(self.memory.blocks_of(pod.uid, c.name)) if self.memory else (),
+                devices={r: tuple(ids) for r, ids in
+                         self.devices.devices_of(pod.uid, c.name).items()})
+            for c in containers))
+
+    def _allocate(self, pod: Pod, container: Container, hint: TopologyHint) -> None:
+        """ADMIT-4: providers allocate in registration order; the first failure rejects."""
+        affinity: NumaMask | None = hint.numa_affinity
+        self.devices.allocate(pod, container, affinity)
+        if self.cpu is not None:
+            self.cpu.allocate(pod, container, affinity)
+        if self.memory is not None:
+            self.memory.allocate(pod, container, affinity, hint.preferred)
+
+    def _release(self, pod_uid: str) -> None:
+        for provider in self._providers():
+            provider.remove_pod(pod_uid)
+        self.hints.pop(pod_uid, None)
+
+    def remove(self, pod_uid: str) -> None:
+        """NODE-7: the pod is gone; everything it held is free again."""
+        if pod_uid not in self.pods:
+            raise UnknownPodError(f"no pod {pod_uid!r} on the node", where="uid")
+        del self.pods[pod_uid]
+        self._release(pod_uid)
+
+    def state(self) -> dict[str, object]:
+        """NODE-8: a JSON-ready snapshot of every manager's state."""
+        return {
+            "pods": sorted(self.pods),
+            "cpu": self.cpu.state() if self.cpu else None,
+            "memory": self.memory.state() if self.memory else None,
+            "devices": self.devices.state(),
+        }
+
+
+def _reserve(topology: CPUTopology, all_cpus: frozenset[int], count: int,
+             options: CPUManagerOptions) -> frozenset[int]:
+    """NODE-5: without ``reservedSystemCPUs`` kubelet reserves CPUs the way it allocates."""
+    return take_by_topology(topology, all_cpus, count,
+                            distribute_across_numa=options.distribute_across_numa,
+                            full_pcpus_only=options.full_pcpus_only,
+                            spread=options.distribute_across_cores)
+
+
+def _cpuset(cpus: frozenset[int]) -> str:
+    """A cpuset in kubelet's list syntax (``0-3,8``)."""
+    parts: list[str] = []
+    ordered = sorted(cpus)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)

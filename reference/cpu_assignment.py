@@ -1,0 +1,297 @@
+"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10..CPU-13).
+
+``pkg/kubelet/cm/cpumanager/cpu_assignment.go``: ``takeByTopologyNUMAPacked`` and
+``takeByTopologyNUMADistributed``.  Everything here is a pure function of the machine's CPU
+topology, the CPUs still free and the number wanted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+from numaspec.cpu import CPUTopology
+from numaspec.errors import NotModelledError
+
+__all__ = ["CPUAllocationError", "take_by_topology"]
+
+
+class CPUAllocationError(Exception):
+    """The allocator cannot find the CPUs; ``str()`` is kubelet's message.  Internal: the CPU
+    Manager turns it into an admission failure, never an exception of the public API."""
+
+
+class _Accumulator:
+    """CPU-10: the CPUs still free (``details``), those taken so far and how many are still
+    needed.  Units (NUMA nodes, sockets, cores) are sorted by how few free CPUs they have,
+    then by id: the fullest unit is used first, which packs pods together."""
+
+    def __init__(self, topo: CPUTopology, available: Iterable[int], needed: int,
+                 spread: bool) -> None:
+        self.topo = topo
+        self.free = frozenset(available)
+        self.needed = needed
+        self.result: set[int] = set()
+        self.spread = spread
+        self._by_cpu = {c.cpu: c for c in topo.cpus}
+        n_sockets = len(topo.sockets())
+        n_cores = len({c.core for c in topo.cpus})
+        self.cpus_per_socket = len(topo.cpus) // n_sockets if n_sockets else 0
+        self.cpus_per_core = len(topo.cpus) // n_cores if n_cores else 0
+        # CPU-10: NUMA nodes are the larger unit unless a socket holds several of them.
+        self.numa_first = n_sockets >= len(topo.numa_nodes())
+
+    # -- views of the free CPUs ---------------------------------------------------------------
+
+    def _free_where(self, pred: Callable[[int], bool]) -> list[int]:
+        return sorted(c for c in self.free if pred(c))
+
+    def free_in_numa(self, numa: int) -> list[int]:
+        return self._free_where(lambda c: self._by_cpu[c].numa == numa)
+
+    def _count(self, attr: str, unit: int) -> int:
+        return sum(1 for c in self.free if getattr(self._by_cpu[c], attr) == unit)
+
+    def _all_in(self, attr: str, unit: int) -> set[int]:
+        return {c.cpu for c in self.topo.cpus if getattr(c, attr) == unit}
+
+    def _sorted(self, attr: str, units: Iterable[int]) -> list[int]:
+        return sorted(set(units), key=lambda u: (self._count(attr, u), u))
+
+    def _units(self, attr: str, within: str | None = None, outer: int | None = None
+               ) -> set[int]:
+        return {getattr(self._by_cpu[c], attr) for c in self.free
+                if within is None or getattr(self._by_cpu[c], within) == outer}
+
+    def sorted_numa(self) -> list[int]:
+        if self.numa_first:
+            return self._sorted("numa", self._units("numa"))
+        return [n for s in self.sorted_sockets() for n in self._sorted(
+            "numa", self._units("numa", "socket", s))]
+
+    def sorted_sockets(self) -> list[int]:
+        if self.numa_first:
+            return [s for n in self.sorted_numa() for s in self._sorted(
+                "socket", self._units("socket", "numa", n))]
+        return self._sorted("socket", self._units("socket"))
+
+    def sorted_cores(self) -> list[int]:
+        if self.numa_first:
+            return [k for s in self.sorted_sockets() for k in self._sorted(
+                "core", self._units("core", "socket", s))]
+        return [k for n in self.sorted_numa() for k in self._sorted(
+            "core", self._units("core", "numa", n))]
+
+    def sorted_cpus(self) -> list[int]:
+        """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
+        sockets and takes each socket's free CPUs by id."""
+        if self.spread:
+            return [c for s in self.sorted_sockets()
+                    for c in self._free_where(lambda c, s=s: self._by_cpu[c].socket == s)]
+        return [c for k in self.sorted_cores()
+                for c in self._free_where(lambda c, k=k: self._by_cpu[c].core == k)]
+
+    # -- taking -------------------------------------------------------------------------------
+
+    def take(self, cpus: Iterable[int]) -> None:
+        taken = set(cpus)
+        self.result |= taken
+        self.free = self.free - taken
+        self.needed -= len(taken)
+
+    def _take_whole(self, attr: str, order: list[int], is_free: Callable[[int], bool]) -> None:
+        for unit in [u for u in order if is_free(u)]:
+            cpus = self._all_in(attr, unit)
+            if self.needed >= len(cpus):
+                self.take(cpus)
+
+    def take_full_numa(self) -> None:
+        self._take_whole("numa", self.sorted_numa(),
+                         lambda n: self._count("numa", n) == len(self._all_in("numa", n)))
+
+    def take_full_sockets(self) -> None:
+        self._take_whole("socket", self.sorted_sockets(),
+                         lambda s: self._count("socket", s) == self.cpus_per_socket)
+
+    def take_full_cores(self) -> None:
+        self._take_whole("core", self.sorted_cores(),
+                         lambda k: self._count("core", k) == self.cpus_per_core)
+
+    def take_remaining(self) -> None:
+        for cpu in self.sorted_cpus():
+            self.take([cpu])
+            if self.needed < 1:
+                return
+
+
+def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool) -> set[int]:
+    """CPU-10/CPU-11: whole free NUMA nodes and sockets (larger unit first), then whole free
+    cores (not with the spread order, CPU-13), then single CPUs."""
+    available = frozenset(available)
+    acc = _Accumulator(topo, available, n, spread)
+    if acc.needed < 1:
+        return set()
+    if acc.needed > len(available):
+        raise CPUAllocationError("not enough cpus available to satisfy request: "
+                                 f"requested={n}, available={len(available)}")
+    steps = ([acc.take_full_numa, acc.take_full_sockets] if acc.numa_first
+             else [acc.take_full_sockets, acc.take_full_numa])
+    if not spread:
+        steps.append(acc.take_full_cores)
+    steps.append(acc.take_remaining)
+    for step in steps:
+        step()
+        if acc.needed < 1:
+            return acc.result
+    raise CPUAllocationError("failed to allocate cpus")
+
+
+def _round3(value: float) -> float:
+    return math.floor(value * 1000 + 0.5) / 1000 if value >= 0 else -_round3(-value)
+
+
+def _stddev(values: Sequence[int]) -> float:
+    """Go's ``standardDeviation`` in cpu_assignment.go: mean and result rounded to 3 places."""
+    mean = _round3(sum(float(v) for v in values) / len(values))
+    return _round3(math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+def _hand_out(after: dict[int, int], subset: Sequence[int], remainder: int, group: int) -> None:
+    """Round-robin ``group`` CPUs at a time over ``subset``.  Kubelet loops until the
+    remainder is gone; if every member has fallen below one group first, it loops forever."""
+    while remainder > 0:
+        progressed = False
+        for numa in subset:
+            if remainder == 0:
+                break
+            if after[numa] < group:
+                continue
+            after[numa] -= group
+            remainder -= group
+            progressed = True
+        if not progressed:
+            raise NotModelledError(
+                "kubelet's distribute-cpus-across-numa remainder loop never ends here "
+                f"(remainder {remainder}, NUMA nodes {list(subset)}, group size {group}); "
+                "see spec/findings.md", where="cpuManagerPolicyOptions")
+
+
+def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int,
+                 spread: bool, align_by_socket: bool) -> set[int]:
+    """CPU-12: distribute-cpus-across-numa: the fewest NUMA nodes that can share the request
+    evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed."""
+    available = frozenset(available)
+    if n % group != 0:
+        return _packed(topo, available, n, spread)
+    acc = _Accumulator(topo, available, n, spread)
+    if acc.needed < 1:
+        return set()
+    if acc.needed > len(available):
+        raise CPUAllocationError("not enough cpus available to satisfy request: "
+                                 f"requested={n}, available={len(available)}")
+    numas = acc.sorted_numa()
+    total_numa = len(topo.numa_nodes())
+    groups = (len(topo.cpus) - 1) // group + 1
+    per_numa = (groups - 1) // total_numa + 1
+    needed_groups = (n - 1) // group + 1
+    min_k = (needed_groups - 1) // per_numa + 1
+    max_k = min(needed_groups, len(numas))
+    free = {numa: len(acc.free_in_numa(numa)) for numa in numas}
+    for k in range(min_k, max_k + 1):
+        best_balance = math.inf
+        best_remainder: tuple[int, ...] = ()
+        best_combo: tuple[int, ...] | None = None
+        best_in_one_socket = False
+        for combo in itertools.combinations(numas, k):
+            if best_balance == 0 and (not align_by_socket or best_in_one_socket):
+                break
+            if sum(free[x] for x in combo) < n:
+                continue
+            if sum(free[x] // group for x in combo) * group < n:
+                continue
+            share = (n // k // group) * group
+            if align_by_socket:
+                share = min([share, *((free[x] // group) * group for x in combo)])
+            if any(free[x] < share for x in combo):
+                continue
+            after = dict(free)
+            for x in combo:
+                after[x] -= share
+            remainder = n - share * k
+            candidates = [x for x in combo if after[x] >= group]
+            local_best = math.inf
+            local_remainder: tuple[int, ...] = ()
+            if remainder == 0:
+                local_best = _stddev(list(after.values()))
+            size = len(candidates)
+            while remainder > 0 and size >= 1:
+                for subset in itertools.combinations(candidates, size):
+                    trial = dict(after)
+                    if sum(trial[x] for x in subset) < remainder:
+                        continue
+                    _hand_out(trial, subset, remainder, group)
+                    balance = _stddev(list(trial.values()))
+                    if balance < local_best:
+                        local_best, local_remainder = balance, subset
+                size -= 1
+            better = local_best < best_balance
+            in_one_socket = False
+            if align_by_socket:
+                in_one_socket = len({c.socket for c in topo.cpus if c.numa in combo}) == 1
+                if in_one_socket != best_in_one_socket:
+                    better = in_one_socket
+            if better:
+                best_balance, best_remainder, best_combo = local_best, local_remainder, combo
+                best_in_one_socket = in_one_socket
+        if best_combo is None:
+            continue
+        share = (n // len(best_combo) // group) * group
+        if align_by_socket:
+            share = min([share, *((len(acc.free_in_numa(x)) // group) * group
+                                  for x in best_combo)])
+        for numa in best_combo:
+            acc.take(_packed(topo, acc.free_in_numa(numa), share, spread))
+        remainder = n - share * len(best_combo)
+        while remainder > 0:
+            progressed = False
+            for numa in best_remainder:
+                if remainder == 0:
+                    break
+                if len(acc.free_in_numa(numa)) < group:
+                    continue
+                acc.take(_packed(topo, acc.free_in_numa(numa), group, spread))
+                remainder -= group
+                progressed = True
+            if not progressed:
+                raise NotModelledError(
+                    "kubelet's distribute-cpus-across-numa allocation loop never ends here; "
+                    "see spec/findings.md", where="cpuManagerPolicyOptions")
+        if acc.needed > 0:
+            raise CPUAllocationError("accounting error, not enough CPUs allocated, "
+                                     f"remaining: {acc.needed}")
+        if acc.needed < 0:
+            raise CPUAllocationError("accounting error, too many CPUs allocated, "
+                                     f"remaining: {acc.needed}")
+        return acc.result
+    return _packed(topo, available, n, spread)
+
+
+def take_by_topology(
+    topo: CPUTopology,
+    available: Iterable[int],
+    n: int,
+    *,
+    distribute_across_numa: bool = False,
+    full_pcpus_only: bool = False,
+    spread: bool = False,
+    align_by_socket_in_distribution: bool = False,
+) -> frozenset[int]:
+    """CPU-10..CPU-13: ``n`` CPUs out of ``available``, chosen as the static policy's
+    ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with kubelet's text."""
+    if distribute_across_numa:
+        n_cores = len({c.core for c in topo.cpus})
+        group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
+        return frozenset(_distributed(topo, available, n, group, spread,
+                                      align_by_socket_in_distribution))
+    return frozenset(_packed(topo, available, n, spread))

@@ -1,0 +1,249 @@
+"""The Device Manager as a stateful hint provider (spec chapter ``devices.md``, DEV-1..DEV-7).
+
+Upstream: ``pkg/kubelet/cm/devicemanager/topology_hints.go`` (``GetTopologyHints``,
+``GetPodTopologyHints``, ``generateDeviceTopologyHints``, ``getPodDeviceRequest``) and
+``manager.go`` (``Allocate``, ``devicesToAllocate``, ``filterByAffinity``).  Plugins are assumed
+to answer ``Allocate`` successfully and not to offer ``GetPreferredAllocation``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from numaspec.bitmask import NumaMask, iterate_masks
+from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.machine import Device, Machine
+from numaspec.pods import Container, Pod
+from numaspec.quantity import value
+from numaspec.rejection import unexpected
+from numaspec.versions import KubeletVersion
+
+__all__ = ["DeviceManager", "pod_device_limits"]
+
+
+def pod_device_limits(pod: Pod, resources: Mapping[str, object]) -> dict[str, int]:
+    """DEV-2: the pod's device request per resource (``resource.PodLimits``): the larger of
+    the app containers plus sidecars, and each regular init container plus the sidecars
+    started before it."""
+    totals: dict[str, int] = {}
+    for container in pod.containers:
+        for name, quantity in container.limits.items():
+            if name in resources:
+                totals[name] = totals.get(name, 0) + value(quantity)
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in pod.init_containers:
+        own = {n: value(q) for n, q in container.limits.items() if n in resources}
+        if container.restartable:
+            for name, amount in own.items():
+                totals[name] = totals.get(name, 0) + amount
+                sidecars[name] = sidecars.get(name, 0) + amount
+            current = dict(sidecars)
+        else:
+            current = {n: own.get(n, 0) + sidecars.get(n, 0) for n in {*own, *sidecars}}
+        for name, amount in current.items():
+            init_peak[name] = max(init_peak.get(name, 0), amount)
+    for name, amount in init_peak.items():
+        totals[name] = max(totals.get(name, 0), amount)
+    return totals
+
+
+class DeviceManager:
+    """DEV-1..DEV-7: devices per resource, which are allocated to whom, and the devices a
+    pod's finished init containers leave for its later containers."""
+
+    name = "devices"
+
+    def __init__(self, machine: Machine, version: KubeletVersion) -> None:
+        self.version = version
+        self.numa_nodes = machine.numa_ids
+        self.devices: dict[str, dict[str, Device]] = {
+            r: {d.id: d for d in ds} for r, ds in machine.devices.items()}
+        self.healthy = {r: {d.id for d in ds if d.healthy} for r, ds in machine.devices.items()}
+        # pod uid -> container -> resource -> device ids
+        self.pod_devices: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
+        self.to_reuse: dict[str, dict[str, frozenset[str]]] = {}
+
+    def snapshot(self) -> DeviceManager:
+        return copy.deepcopy(self)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def allocated(self, resource: str) -> frozenset[str]:
+        return frozenset(d for ctrs in self.pod_devices.values() for res in ctrs.values()
+                         for d in res.get(resource, ()))
+
+    def available(self, resource: str) -> frozenset[str]:
+        return frozenset(self.healthy[resource]) - self.allocated(resource)
+
+    def _has_topology(self, resource: str) -> bool:
+        return any(d.numa for d in self.devices[resource].values())
+
+    def _container_request(self, container: Container) -> dict[str, int]:
+        return {n: value(q) for n, q in container.limits.items() if n in self.devices}
+
+    # -- hints ----------------------------------------------------------------------------------
+
+    def _generate(self, resource: str, available: frozenset[str], reusable: frozenset[str],
+                  request: int) -> list[TopologyHint]:
+        """DEV-3: every mask of the machine's NUMA nodes (CPU-less ones too); preferred iff as
+        narrow as the narrowest mask whose devices (all of them) could hold the request."""
+        devices = self.devices[resource]
+        min_affinity = len(self.numa_nodes)
+        found: list[NumaMask] = []
+        for mask in iterate_masks(self.numa_nodes):
+            def touches(device: Device, mask: NumaMask = mask) -> bool:
+                return any(mask.is_set(n) for n in device.numa)
+            if sum(1 for d in devices.values() if touches(d)) >= request \
+                    and mask.count() < min_affinity:
+                min_affinity = mask.count()
+            matching = 0
+            disqualified = False
+            for device_id in sorted(reusable):
+                device = devices[device_id]
+                if not device.numa:
+                    continue  # DEV-3: a reusable device without topology is not counted
+                if not touches(device):
+                    disqualified = True
+                    break
+                matching += 1
+            if disqualified:
+                continue
+            matching += sum(1 for d in available if touches(devices[d]))
+            if matching >= request:
+                found.append(mask)
+        return [TopologyHint(m, m.count() == min_affinity) for m in found]
+
+    def _hints_for(self, requests: Mapping[str, int], held: Mapping[str, frozenset[str]],
+                   reusable: Mapping[str, frozenset[str]]) -> ProviderHints:
+        hints: dict[str, list[TopologyHint] | None] = {}
+        for resource, request in sorted(requests.items()):
+            if not self._has_topology(resource):
+                hints[resource] = None
+                continue
+            allocated = held.get(resource, frozenset())
+            if allocated:
+                hints[resource] = [] if len(allocated) != request else self._generate(
+                    resource, allocated, frozenset(), request)
+                continue
+            available = self.available(resource)
+            reuse = reusable.get(resource, frozenset())
+            if len(available | reuse) < request:
+                hints[resource] = []
+                continue
+            hints[resource] = self._generate(resource, available, reuse, request)
+        return hints
+
+    def container_hints(self, pod: Pod, container: Container) -> ProviderHints:
+        """DEV-1: container-scope hints, from the container's limits."""
+        held = self.pod_devices.get(pod.uid, {}).get(container.name, {})
+        return self._hints_for(self._container_request(container), held,
+                               self.to_reuse.get(pod.uid, {}))
+
+    def pod_hints(self, pod: Pod) -> ProviderHints:
+        """DEV-2: pod-scope hints: the pod's limits, the devices any of its containers hold,
+        and no reuse."""
+        held: dict[str, frozenset[str]] = {}
+        for ctrs in self.pod_devices.get(pod.uid, {}).values():
+            for resource, ids in ctrs.items():
+                held[resource] = held.get(resource, frozenset()) | ids
+        return self._hints_for(pod_device_limits(pod, self.devices), held, {})
+
+    # -- allocation -----------------------------------------------------------------------------
+
+    def allocate(self, pod: Pod, container: Container, affinity: NumaMask | None) -> None:
+        """DEV-4, DEV-5: devices for each resource in the container's limits, reusable ones
+        first; then a regular init container's devices become reusable and an app container's
+        (or a sidecar's) stop being so."""
+        self.to_reuse = {pod.uid: self.to_reuse.get(pod.uid, {})}
+        reuse = self.to_reuse[pod.uid]
+        for resource, required in sorted(self._container_request(container).items()):
+            chosen = self._devices_to_allocate(pod.uid, container.name, resource, required,
+                                               reuse.get(resource, frozenset()), affinity)
+            if chosen:
+                self.pod_devices.setdefault(pod.uid, {}).setdefault(
+                    container.name, {})[resource] = chosen
+        mine = self.pod_devices.get(pod.uid, {}).get(container.name, {})
+        regular_init = pod.is_init(container.name) and not container.restartable
+        for resource, ids in mine.items():
+            if regular_init:
+                reuse[resource] = reuse.get(resource, frozenset()) | ids
+            elif resource in reuse:
+                reuse[resource] = reuse[resource] - ids
+
+    def _devices_to_allocate(self, pod_uid: str, name: str, resource: str, required: int,
+                             reusable: frozenset[str], affinity: NumaMask | None
+                             ) -> frozenset[str]:
+        """DEV-4: kubelet's ``devicesToAllocate``; within a group numaspec takes the lowest
+        device ids first (DEV-6: kubelet's choice there is Go map order)."""
+        held = self.pod_devices.get(pod_uid, {}).get(name, {}).get(resource)
+        needed = required
+        if held is not None:
+            needed -= len(held)
+            if needed != 0:
+                raise unexpected(f'pod "{pod_uid}" container "{name}" changed request for '
+                                 f'resource "{resource}" from {len(held)} to {required}')
+        healthy = self.healthy[resource]
+        if not healthy:
+            raise unexpected("no healthy devices present; cannot allocate unhealthy devices "
+                             f"{resource}")
+        if held is not None and not held <= healthy:
+            raise unexpected("previously allocated devices are no longer healthy; cannot "
+                             f"allocate unhealthy devices {resource}")
+        if needed == 0:
+            return frozenset()
+        chosen: list[str] = []
+
+        def take_from(group: frozenset[str]) -> bool:
+            nonlocal needed
+            for device in sorted(group - set(chosen)):
+                chosen.append(device)
+                needed -= 1
+                if needed == 0:
+                    return True
+            return False
+
+        if take_from(reusable):
+            return frozenset(chosen)
+        available = frozenset(healthy) - self.allocated(resource) - set(chosen)
+        if len(available) < needed:
+            raise unexpected(f"requested number of devices unavailable for {resource}. "
+                             f"Requested: {needed}, Available: {len(available)}")
+        aligned, unaligned, no_affinity = self._by_affinity(resource, available, affinity)
+        for group in (aligned, unaligned, no_affinity):
+            if take_from(group):
+                return frozenset(chosen)
+        raise unexpected("unexpectedly allocated less resources than required. "
+                         f"Requested: {required}, Got: {required - needed}")
+
+    def _by_affinity(self, resource: str, available: frozenset[str],
+                     affinity: NumaMask | None
+                     ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """DEV-4: aligned (a NUMA node in the affinity), unaligned (topology elsewhere) and
+        no affinity (no topology); everything is "no affinity" without a hint."""
+        if affinity is None or not self._has_topology(resource):
+            return frozenset(), frozenset(), available
+        devices = self.devices[resource]
+        aligned = frozenset(d for d in available
+                            if any(affinity.is_set(n) for n in devices[d].numa))
+        none = frozenset(d for d in available if not devices[d].numa)
+        return aligned, available - aligned - none, none
+
+    def remove_pod(self, pod_uid: str) -> None:
+        """DEV-7: devices are freed when the pod goes away, never per container."""
+        self.pod_devices.pop(pod_uid, None)
+        self.to_reuse.pop(pod_uid, None)
+
+    def devices_of(self, pod_uid: str, name: str) -> dict[str, list[str]]:
+        return {r: sorted(ids) for r, ids in
+                sorted(self.pod_devices.get(pod_uid, {}).get(name, {}).items())}
+
+    def state(self) -> dict[str, object]:
+        return {
+            "allocated": {r: sorted(self.allocated(r)) for r in sorted(self.devices)},
+            "healthy": {r: sorted(self.healthy[r]) for r in sorted(self.devices)},
+            "assignments": {uid: {name: {r: sorted(ids) for r, ids in sorted(res.items())}
+                                  for name, res in sorted(ctrs.items())}
+                            for uid, ctrs in sorted(self.pod_devices.items())},
+        }

@@ -1,0 +1,253 @@
+"""The node line protocol (spec chapter ``node-protocol.md``, WIRE-N*): JSON requests that
+create a node, admit and remove pods and read the state, and their JSON answers.
+
+Decoding is strict: unknown fields, wrong types and bad values are typed errors naming the
+field path.  The same format drives the Go node probe over real kubelet code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numaspec.admission import Decision, Node
+from numaspec.errors import InvalidFieldError, NumaspecError
+from numaspec.machine import Core, Device, Machine, NumaNode
+from numaspec.nodeconfig import NodeConfig, parse_cpuset
+from numaspec.pods import Container, Pod
+from numaspec.quantity import parse_quantity
+from numaspec.versions import parse_version
+from numaspec.wire import _expect, decode_json_line, encode_error
+
+__all__ = ["NodeSession", "decode_machine", "decode_node", "decode_pod", "encode_decision"]
+
+
+def _object(value: object, where: str, required: set[str], optional: set[str]
+            ) -> dict[str, Any]:
+    _expect(value, dict, "an object", where)
+    assert isinstance(value, dict)
+    unknown = set(value) - required - optional
+    if unknown:
+        raise InvalidFieldError(f"unknown field {sorted(unknown)[0]!r} (known: "
+                                f"{', '.join(sorted(required | optional))})", where=where)
+    missing = required - set(value)
+    if missing:
+        raise InvalidFieldError(f"missing field {sorted(missing)[0]!r}", where=where)
+    return value
+
+
+def _int(value: object, where: str, *, minimum: int = 0) -> int:
+    _expect(value, int, "an integer", where)
+    assert isinstance(value, int)
+    if value < minimum:
+        raise InvalidFieldError(f"must be at least {minimum}", where=where)
+    return value
+
+
+def _str(value: object, where: str) -> str:
+    _expect(value, str, "a string", where)
+    assert isinstance(value, str)
+    return value
+
+
+def _list(value: object, where: str) -> list[Any]:
+    _expect(value, list, "an array", where)
+    assert isinstance(value, list)
+    return value
+
+
+def _str_map(value: object, where: str) -> dict[str, str]:
+    _expect(value, dict, "an object of strings", where)
+    assert isinstance(value, dict)
+    return {k: _str(v, f"{where}.{k}") for k, v in value.items()}
+
+
+def _bool_map(value: object, where: str) -> dict[str, bool]:
+    _expect(value, dict, "an object of booleans", where)
+    assert isinstance(value, dict)
+    for k, v in value.items():
+        _expect(v, bool, "a boolean", f"{where}.{k}")
+    return dict(value)
+
+
+def _bytes(value: object, where: str) -> int:
+    quantity = parse_quantity(value, where=where)
+    if quantity < 0 or quantity.denominator != 1:
+        raise InvalidFieldError("memory is a whole, non-negative number of bytes", where=where)
+    return int(quantity)
+
+
+def decode_machine(value: object, where: str = "node.machine") -> Machine:
+    body = _object(value, where, {"numaNodes"}, {"devices"})
+    nodes = []
+    for i, raw in enumerate(_list(body["numaNodes"], f"{where}.numaNodes")):
+        w = f"{where}.numaNodes[{i}]"
+        item = _object(raw, w, {"id", "memory"}, {"hugepages", "distances", "cores"})
+        hugepages = {}
+        if "hugepages" in item:
+            _expect(item["hugepages"], dict, "an object of page counts", f"{w}.hugepages")
+            hugepages = {k: _int(v, f"{w}.hugepages.{k}")
+                         for k, v in item["hugepages"].items()}
+        distances = None
+        if item.get("distances") is not None:
+            distances = tuple(_int(d, f"{w}.distances[{j}]")
+                              for j, d in enumerate(_list(item["distances"], f"{w}.distances")))
+        cores = []
+        for j, raw_core in enumerate(_list(item.get("cores", []), f"{w}.cores")):
+            cw = f"{w}.cores[{j}]"
+            core = _object(raw_core, cw, {"socket", "threads"}, {"id"})
+            threads = tuple(_int(t, f"{cw}.threads[{k}]")
+                            for k, t in enumerate(_list(core["threads"], f"{cw}.threads")))
+            cores.append(Core(_int(core["socket"], f"{cw}.socket"), threads))
+        nodes.append(NumaNode(_int(item["id"], f"{w}.id"), _bytes(item["memory"], f"{w}.memory"),
+                              hugepages, distances, tuple(cores)))
+    devices: dict[str, tuple[Device, ...]] = {}
+    _expect(body.get("devices", {}), dict, "an object of resource to devices", f"{where}.devices")
+    for resource, raw_list in body.get("devices", {}).items():
+        rw = f"{where}.devices.{resource}"
+        found = []
+        for i, raw in enumerate(_list(raw_list, rw)):
+            item = _object(raw, f"{rw}[{i}]", {"id"}, {"numa", "healthy"})
+            numa = tuple(_int(n, f"{rw}[{i}].numa[{k}]")
+                         for k, n in enumerate(_list(item.get("numa", []), f"{rw}[{i}].numa")))
+            healthy = item.get("healthy", True)
+            _expect(healthy, bool, "a boolean", f"{rw}[{i}].healthy")
+            found.append(Device(_str(item["id"], f"{rw}[{i}].id"), numa, healthy))
+        devices[resource] = tuple(found)
+    return Machine(tuple(nodes), devices)
+
+
+_CONFIG_FIELDS = {
+    "cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs", "kubeReserved",
+    "systemReserved", "evictionHard", "memoryManagerPolicy", "reservedMemory",
+    "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions",
+    "featureGates",
+}
+
+
+def decode_node(value: object) -> Node:
+    """WIRE-N1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`."""
+    body = _object(value, "node", {"kubeletVersion", "machine"}, {"config"})
+    version = parse_version(body["kubeletVersion"], where="node.kubeletVersion")
+    machine = decode_machine(body["machine"])
+    raw = _object(body.get("config", {}), "node.config", set(), _CONFIG_FIELDS)
+    w = "node.config"
+    reserved_memory = []
+    for i, item in enumerate(_list(raw.get("reservedMemory", []), f"{w}.reservedMemory")):
+        entry = _object(item, f"{w}.reservedMemory[{i}]", {"numaNode", "limits"}, set())
+        reserved_memory.append((_int(entry["numaNode"], f"{w}.reservedMemory[{i}].numaNode"),
+                                _str_map(entry["limits"], f"{w}.reservedMemory[{i}].limits")))
+    eviction = raw.get("evictionHard")
+    config = NodeConfig(
+        kubelet_version=version,
+        cpu_manager_policy=_str(raw.get("cpuManagerPolicy", "none"), f"{w}.cpuManagerPolicy"),
+        cpu_manager_policy_options=_str_map(raw.get("cpuManagerPolicyOptions", {}),
+                                            f"{w}.cpuManagerPolicyOptions"),
+        reserved_system_cpus=parse_cpuset(_str(raw.get("reservedSystemCPUs", ""),
+                                               f"{w}.reservedSystemCPUs"),
+                                          where=f"{w}.reservedSystemCPUs"),
+        kube_reserved=_str_map(raw.get("kubeReserved", {}), f"{w}.kubeReserved"),
+        system_reserved=_str_map(raw.get("systemReserved", {}), f"{w}.systemReserved"),
+        eviction_hard=None if eviction is None else _str_map(eviction, f"{w}.evictionHard"),
+        memory_manager_policy=_str(raw.get("memoryManagerPolicy", "None"),
+                                   f"{w}.memoryManagerPolicy"),
+        reserved_memory=tuple(reserved_memory),
+        topology_manager_policy=_str(raw.get("topologyManagerPolicy", "none"),
+                                     f"{w}.topologyManagerPolicy"),
+        topology_manager_scope=_str(raw.get("topologyManagerScope", "container"),
+                                    f"{w}.topologyManagerScope"),
+        topology_manager_policy_options=_str_map(raw.get("topologyManagerPolicyOptions", {}),
+                                                 f"{w}.topologyManagerPolicyOptions"),
+        feature_gates=_bool_map(raw.get("featureGates", {}), f"{w}.featureGates"),
+    )
+    return Node(machine, config)
+
+
+def _container(value: object, where: str, *, init: bool) -> Container:
+    body = _object(value, where, {"name"}, {"resources", "restartPolicy"})
+    resources = _object(body.get("resources", {}), f"{where}.resources", set(),
+                        {"requests", "limits"})
+    restart = None
+    if "restartPolicy" in body:
+        restart = _str(body["restartPolicy"], f"{where}.restartPolicy")
+        if not init or restart != "Always":
+            raise InvalidFieldError("only an init container may have a restartPolicy, and only "
+                                    "\"Always\"", where=f"{where}.restartPolicy")
+    return Container.of(
+        _str(body["name"], f"{where}.name"),
+        requests=_str_map(resources.get("requests", {}), f"{where}.resources.requests"),
+        limits=_str_map(resources.get("limits", {}), f"{where}.resources.limits"),
+        restart_policy=restart, where=f"{where}.resources")
+
+
+def decode_pod(value: object) -> Pod:
+    """WIRE-N2: a pod with its init and app containers."""
+    body = _object(value, "pod", {"uid", "containers"},
+                   {"name", "namespace", "initContainers"})
+    uid = _str(body["uid"], "pod.uid")
+    containers = tuple(_container(c, f"pod.containers[{i}]", init=False)
+                       for i, c in enumerate(_list(body["containers"], "pod.containers")))
+    if not containers:
+        raise InvalidFieldError("a pod needs at least one container", where="pod.containers")
+    inits = tuple(_container(c, f"pod.initContainers[{i}]", init=True)
+                  for i, c in enumerate(_list(body.get("initContainers", []),
+                                              "pod.initContainers")))
+    name = _str(body.get("name", uid), "pod.name")
+    return Pod(name, containers, inits, uid)
+
+
+def encode_decision(decision: Decision) -> dict[str, Any]:
+    return {"decision": {
+        "admitted": decision.admitted,
+        "reason": decision.reason,
+        "message": decision.message,
+        "containers": [{
+            "name": c.name,
+            "hint": {"numa": None if c.hint.numa_affinity is None
+                     else list(c.hint.numa_affinity.nodes), "preferred": c.hint.preferred},
+            "cpus": sorted(c.cpus),
+            "memory": [b.as_json() for b in c.memory],
+            "devices": {r: list(ids) for r, ids in c.devices.items()},
+        } for c in decision.containers],
+    }}
+
+
+class NodeSession:
+    """WIRE-N3: one line-protocol conversation: at most one node at a time."""
+
+    def __init__(self) -> None:
+        self.node: Node | None = None
+
+    def handle(self, request: object) -> dict[str, Any]:
+        body = _object(request, "", {"op"}, {"node", "pod", "uid"})
+        op = body["op"]
+        if op == "create":
+            _object(body, "", {"op", "node"}, set())
+            self.node = decode_node(body["node"])
+            return {"ok": True}
+        if self.node is None:
+            raise InvalidFieldError(f"{op!r} before a node was created (send "
+                                    "{\"op\": \"create\", ...} first)", where="op")
+        if op == "admit":
+            _object(body, "", {"op", "pod"}, set())
+            return encode_decision(self.node.admit(decode_pod(body["pod"])))
+        if op == "remove":
+            _object(body, "", {"op", "uid"}, set())
+            self.node.remove(_str(body["uid"], "uid"))
+            return {"ok": True}
+        if op == "state":
+            _object(body, "", {"op"}, set())
+            return {"state": self.node.state()}
+        raise InvalidFieldError(f"unknown op {op!r} (known: create, admit, remove, state)",
+                                where="op")
+
+    def answer(self, line: bytes | str) -> dict[str, Any]:
+        """One request line → one answer; never raises for bad input."""
+        try:
+            return self.handle(decode_json_line(line))
+        except NumaspecError as exc:
+            return encode_error(exc)
+        except Exception as exc:  # a bug in the reference must not end the stream
+            return {"error": {"kind": "internal-error",
+                              "message": f"numaspec failed on this line: "
+                                         f"{type(exc).__name__}: {exc}"}}
+

@@ -1,0 +1,129 @@
+"""A node's kubelet configuration, with kubelet's field names (spec chapter ``admission.md``,
+NODE-2, NODE-3).
+
+Only the fields that decide NUMA alignment: the CPU, Memory and Topology Manager settings, the
+reservations they depend on, and the feature gates.  How kubelet derives what it hands the
+managers is in ``cmd/kubelet/app/server.go`` (``reservedSystemCPUs`` overrides the cpu
+reservations) and ``pkg/kubelet/cm/node_container_manager_linux.go``
+(``GetNodeAllocatableReservation``: kube + system reserved + the hard eviction threshold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+import attrs
+
+from numaspec.errors import InvalidFieldError, NodeStartupError, NotModelledError
+from numaspec.quantity import milli_value, parse_quantity
+from numaspec.versions import KubeletVersion, default_feature_gates
+
+__all__ = ["NODE_VERSIONS", "NodeConfig", "parse_cpuset"]
+
+#: NODE-0: the kubelet releases whose node admission numaspec models.
+NODE_VERSIONS = range(29, 38)
+#: kubelet's default ``evictionHard`` memory threshold.
+DEFAULT_EVICTION_MEMORY = "100Mi"
+
+
+def parse_cpuset(text: str, *, where: str) -> frozenset[int]:
+    """A Linux cpuset list (``"0-3,8,10-11"``), as ``cpuset.Parse`` reads it."""
+    cpus: set[int] = set()
+    if text.strip() == "":
+        return frozenset()
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        try:
+            if len(bounds) == 1:
+                cpus.add(int(bounds[0]))
+            elif len(bounds) == 2:
+                low, high = int(bounds[0]), int(bounds[1])
+                if low > high or low < 0:
+                    raise ValueError
+                cpus.update(range(low, high + 1))
+            else:
+                raise ValueError
+        except ValueError:
+            raise InvalidFieldError(f"{text!r} is not a cpuset list such as \"0-3,8\"",
+                                    where=where) from None
+    return frozenset(cpus)
+
+
+def _quantities(raw: Mapping[str, str], where: str) -> dict[str, Fraction]:
+    out = {}
+    for name, text in raw.items():
+        quantity = parse_quantity(text, where=f"{where}.{name}")
+        if quantity < 0:
+            raise InvalidFieldError("a reservation must not be negative", where=f"{where}.{name}")
+        out[name] = quantity
+    return out
+
+
+@attrs.frozen
+class NodeConfig:
+    """NODE-2: the configuration fields, defaulted as kubelet defaults them."""
+
+    kubelet_version: KubeletVersion
+    cpu_manager_policy: str = "none"
+    cpu_manager_policy_options: Mapping[str, str] = attrs.field(factory=dict)
+    reserved_system_cpus: frozenset[int] = frozenset()
+    kube_reserved: Mapping[str, str] = attrs.field(factory=dict)
+    system_reserved: Mapping[str, str] = attrs.field(factory=dict)
+    eviction_hard: Mapping[str, str] | None = None
+    memory_manager_policy: str = "None"
+    reserved_memory: tuple[tuple[int, Mapping[str, str]], ...] = ()
+    topology_manager_policy: str = "none"
+    topology_manager_scope: str = "container"
+    topology_manager_policy_options: Mapping[str, str] = attrs.field(factory=dict)
+    feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.kubelet_version.minor not in NODE_VERSIONS:
+            raise NotModelledError(
+                f"numaspec models node admission for kubelet 1.{NODE_VERSIONS.start}.."
+                f"1.{NODE_VERSIONS.stop - 1}, not {self.kubelet_version}",
+                where="kubeletVersion")
+
+    def gates(self) -> dict[str, bool]:
+        gates = default_feature_gates(self.kubelet_version)
+        gates.setdefault("CPUManagerPolicyAlphaOptions", False)
+        gates.setdefault("CPUManagerPolicyBetaOptions", True)
+        gates.update(self.feature_gates)
+        return gates
+
+    def allocatable_reservation(self) -> dict[str, Fraction]:
+        """NODE-3: what kubelet reserves from node allocatable per resource: kube + system
+        reserved, plus the hard eviction threshold for memory.  With ``reservedSystemCPUs`` the
+        cpu reservation is the number of those CPUs."""
+        kube = _quantities(self.kube_reserved, "config.kubeReserved")
+        system = _quantities(self.system_reserved, "config.systemReserved")
+        if self.reserved_system_cpus:
+            kube.pop("cpu", None)
+            system["cpu"] = Fraction(len(self.reserved_system_cpus))
+        total: dict[str, Fraction] = {}
+        for part in (kube, system):
+            for name, quantity in part.items():
+                total[name] = total.get(name, Fraction(0)) + quantity
+        eviction = self.eviction_hard if self.eviction_hard is not None else {
+            "memory.available": DEFAULT_EVICTION_MEMORY}
+        threshold = eviction.get("memory.available")
+        if threshold is not None:
+            if threshold.endswith("%"):
+                raise NotModelledError("a percentage eviction threshold is not modelled; give "
+                                       "a quantity", where="config.evictionHard.memory.available")
+            total["memory"] = total.get("memory", Fraction(0)) + parse_quantity(
+                threshold, where="config.evictionHard.memory.available")
+        return {k: v for k, v in total.items() if v != 0}
+
+    def reserved_cpu_count(self) -> int:
+        """NODE-3: the static policy's reserved CPU count: the cpu reservation rounded up."""
+        reservation = self.allocatable_reservation()
+        if "cpu" not in reservation:
+            # Kubelet leaves zero reservations out of the map, so "zero" reads as "missing".
+            raise NodeStartupError(
+                "the static CPU policy needs a cpu reservation (kubeReserved, systemReserved or "
+                "reservedSystemCPUs) above zero", where="config",
+                kubelet_message="[cpumanager] unable to determine reserved CPU resources for "
+                "static policy")
+        return -(-milli_value(reservation["cpu"]) // 1000)
