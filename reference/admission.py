@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 from numaspec.bitmask import NumaMask
+from numaspec.cpu import CPUTopology
 from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
 from numaspec.cpu_manager import (
     CPUManagerOptions,
@@ -34,7 +35,6 @@ from numaspec.errors import (
     UnknownResourceError,
 )
 from numaspec.hints import ProviderHints, TopologyHint
-from numaspec.cpu import CPUTopology
 from numaspec.machine import HUGEPAGE_SIZES, Machine
 from numaspec.memory import Block, MemoryManager
 from numaspec.nodeconfig import NodeConfig

@@ -87,10 +87,11 @@ class _Accumulator:
         """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
         sockets and takes each socket's free CPUs by id."""
         if self.spread:
-            return [c for s in self.sorted_sockets()
-                    for c in self._free_where(lambda c, s=s: self._by_cpu[c].socket == s)]
-        return [c for k in self.sorted_cores()
-                for c in self._free_where(lambda c, k=k: self._by_cpu[c].core == k)]
+            return [c for s in self.sorted_sockets() for c in self._free_in("socket", s)]
+        return [c for k in self.sorted_cores() for c in self._free_in("core", k)]
+
+    def _free_in(self, attr: str, unit: int) -> list[int]:
+        return sorted(c for c in self.free if getattr(self._by_cpu[c], attr) == unit)
 
     # -- taking -------------------------------------------------------------------------------
 
@@ -177,7 +178,7 @@ def _hand_out(after: dict[int, int], subset: Sequence[int], remainder: int, grou
                 "see spec/findings.md", where="cpuManagerPolicyOptions")
 
 
-def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int,
+def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int, *,
                  spread: bool, align_by_socket: bool) -> set[int]:
     """CPU-12: distribute-cpus-across-numa: the fewest NUMA nodes that can share the request
     evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed."""
@@ -292,6 +293,6 @@ def take_by_topology(
     if distribute_across_numa:
         n_cores = len({c.core for c in topo.cpus})
         group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
-        return frozenset(_distributed(topo, available, n, group, spread,
-                                      align_by_socket_in_distribution))
+        return frozenset(_distributed(topo, available, n, group, spread=spread,
+                                      align_by_socket=align_by_socket_in_distribution))
     return frozenset(_packed(topo, available, n, spread))

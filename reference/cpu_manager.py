@@ -184,7 +184,7 @@ class StaticCPUManager:
             full_pcpus_only=self.options.full_pcpus_only,
             spread=self.options.distribute_across_cores,
             align_by_socket_in_distribution=self.options.align_by_socket
-            and self.version.minor >= 33)
+            and self.version.minor >= 37)
 
     def _hints(self, available: frozenset[int], reusable: frozenset[int], n: int) -> ProviderHints:
         return {"cpu": generate_cpu_topology_hints(
@@ -279,8 +279,8 @@ class StaticCPUManager:
 
     def _enforce_smt(self, n: int) -> None:
         """CPU-9: full-pcpus-only: whole cores only, and (from 1.28) no more than the free
-        CPUs outside the reserved CPUs' cores.  Kubelet words the second failure as the first
-        when no such CPU is left at all."""
+        CPUs outside the reserved CPUs' cores.  Up to 1.31 kubelet words the second failure as
+        the first when no such CPU is left at all."""
         per_core = self.cpus_per_core
         odd = Rejection("SMTAlignmentError", f"SMT Alignment Error: requested {n} cpus not "
                         f"multiple cpus per core = {per_core}")
@@ -288,7 +288,7 @@ class StaticCPUManager:
             raise odd
         physical = len(self.default - self.reserved_physical)
         if n > physical:
-            if physical == 0:
+            if physical == 0 and self.version.minor <= 31:
                 raise odd
             raise Rejection("SMTAlignmentError",
                             "SMT Alignment Error: not enough free physical CPUs: available "

@@ -87,12 +87,18 @@ class DeviceManager:
 
     def _generate(self, resource: str, available: frozenset[str], reusable: frozenset[str],
                   request: int) -> list[TopologyHint]:
-        """DEV-3: every mask of the machine's NUMA nodes (CPU-less ones too); preferred iff as
-        narrow as the narrowest mask whose devices (all of them) could hold the request."""
+        """DEV-3: every mask of the machine's NUMA nodes (CPU-less ones too; from 1.36 only
+        those hosting a device of the resource); preferred iff as narrow as the narrowest mask
+        whose devices (all of them) could hold the request."""
         devices = self.devices[resource]
-        min_affinity = len(self.numa_nodes)
+        universe = self.numa_nodes
+        if self.version.minor >= 36:
+            # DEV-3 (1.36+): only the NUMA nodes that host a device of this resource.
+            hosting = sorted({n for d in devices.values() for n in d.numa})
+            universe = tuple(hosting) or universe
+        min_affinity = len(universe)
         found: list[NumaMask] = []
-        for mask in iterate_masks(self.numa_nodes):
+        for mask in iterate_masks(universe):
             def touches(device: Device, mask: NumaMask = mask) -> bool:
                 return any(mask.is_set(n) for n in device.numa)
             if sum(1 for d in devices.values() if touches(d)) >= request \
@@ -160,7 +166,8 @@ class DeviceManager:
         reuse = self.to_reuse[pod.uid]
         for resource, required in sorted(self._container_request(container).items()):
             chosen = self._devices_to_allocate(pod.uid, container.name, resource, required,
-                                               reuse.get(resource, frozenset()), affinity)
+                                               reusable=reuse.get(resource, frozenset()),
+                                               affinity=affinity)
             if chosen:
                 self.pod_devices.setdefault(pod.uid, {}).setdefault(
                     container.name, {})[resource] = chosen
@@ -172,7 +179,7 @@ class DeviceManager:
             elif resource in reuse:
                 reuse[resource] = reuse[resource] - ids
 
-    def _devices_to_allocate(self, pod_uid: str, name: str, resource: str, required: int,
+    def _devices_to_allocate(self, pod_uid: str, name: str, resource: str, required: int, *,
                              reusable: frozenset[str], affinity: NumaMask | None
                              ) -> frozenset[str]:
         """DEV-4: kubelet's ``devicesToAllocate``; within a group numaspec takes the lowest

@@ -31,6 +31,14 @@ HUGEPAGE_SIZES: Mapping[str, int] = {"hugepages-2Mi": 2 << 20, "hugepages-1Gi": 
 MEMORY_TYPES = ("memory", *HUGEPAGE_SIZES)
 
 
+def _int_tuple(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
+
+
+def _sorted_nodes(nodes: Iterable[NumaNode]) -> tuple[NumaNode, ...]:
+    return tuple(sorted(nodes, key=lambda n: n.id))
+
+
 @attrs.frozen
 class Core:
     """A physical core: its socket and its hardware threads (logical CPU ids).
@@ -40,7 +48,7 @@ class Core:
     """
 
     socket: int
-    threads: tuple[int, ...] = attrs.field(converter=tuple)
+    threads: tuple[int, ...] = attrs.field(converter=_int_tuple)
 
 
 @attrs.frozen
@@ -104,8 +112,7 @@ def _check_ids(numa_nodes: Iterable[NumaNode]) -> None:
 class Machine:
     """NODE-1: the machine.  NUMA nodes are kept in ascending id order."""
 
-    numa_nodes: tuple[NumaNode, ...] = attrs.field(
-        converter=lambda nodes: tuple(sorted(nodes, key=lambda n: n.id)))
+    numa_nodes: tuple[NumaNode, ...] = attrs.field(converter=_sorted_nodes)
     devices: Mapping[str, tuple[Device, ...]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -176,7 +183,7 @@ class Machine:
                     cores.setdefault(info.core, []).append(info)
             nodes.append(NumaNode(
                 id=numa, memory=memory, hugepages=dict(hugepages or {}),
-                distances=tuple(10 if other == numa else 20 for other in range(count)),
+                distances=tuple([10 if other == numa else 20 for other in range(count)]),
                 cores=tuple(Core(socket=infos[0].socket, threads=tuple(i.cpu for i in infos))
                             for _, infos in sorted(cores.items()))))
         return cls(tuple(nodes), dict(devices or {}))

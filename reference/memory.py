@@ -202,10 +202,8 @@ class MemoryManager:
         best = hints[0]
         for hint in hints[1:]:
             assert hint.numa_affinity is not None and best.numa_affinity is not None
-            if hint.preferred and not best.preferred:
-                best = hint
-            elif hint.preferred == best.preferred and \
-                    hint.numa_affinity.is_narrower_than(best.numa_affinity):
+            if (hint.preferred and not best.preferred) or (hint.preferred == best.preferred and \
+                    hint.numa_affinity.is_narrower_than(best.numa_affinity)):
                 best = hint
         return best
 

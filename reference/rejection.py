@@ -15,7 +15,7 @@ __all__ = ["UNEXPECTED", "Rejection", "unexpected"]
 UNEXPECTED = "UnexpectedAdmissionError"
 
 
-class Rejection(Exception):  # noqa: N818 - a decision, not an error
+class Rejection(Exception):
     """A provider (or the Topology Manager) refuses the pod with ``reason`` and ``message``."""
 
     def __init__(self, reason: str, message: str) -> None:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the kubelet merge oracles: one binary per pinned kubelet release,
-# bin/kubelet-merge-<k8s.io/kubernetes version>. Modules come from the Go
-# module proxy (go.mod/go.sum are committed; nothing else is fetched).
+# bin/kubelet-merge-<k8s.io/kubernetes version>, and, for each release dir
+# that has a node/ subdir, the node probe bin/kubelet-node-<version>.
+# Modules come from the Go module proxy (go.mod/go.sum are committed;
+# nothing else is fetched).
 # Usage: ./build.sh [v1_23 v1_30 v1_37 ...]   (default: every v1_* dir)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -19,4 +21,9 @@ for d in "${dirs[@]}"; do
   start=$(date +%s)
   (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-merge-$ver" .)
   echo "   built bin/kubelet-merge-$ver in $(( $(date +%s) - start ))s" >&2
+  if [ -d "$d/node" ]; then
+    start=$(date +%s)
+    (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-node-$ver" ./node)
+    echo "   built bin/kubelet-node-$ver in $(( $(date +%s) - start ))s" >&2
+  fi
 done

@@ -1,0 +1,509 @@
+package common
+
+// The version-independent half of the kubelet "node probe" (../v1_*/node):
+// the JSON line protocol, strict request decoding, the machine description
+// turned into cadvisor-shaped plain data, output types and panic recovery.
+// Nothing here depends on Kubernetes types; each release's node/main.go
+// converts to kubelet types and drives the real kubelet managers.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ---- requests ----
+
+// NodeRequest is one input line of the node probe.
+type NodeRequest struct {
+	Op   string          `json:"op"`
+	Node json.RawMessage `json:"node,omitempty"`
+	Pod  json.RawMessage `json:"pod,omitempty"`
+	UID  *string         `json:"uid,omitempty"`
+}
+
+// NodeSpec is the "node" object of a create request.
+type NodeSpec struct {
+	KubeletVersion string      `json:"kubeletVersion"`
+	Machine        MachineSpec `json:"machine"`
+	Config         ConfigSpec  `json:"config"`
+}
+
+// MachineSpec describes the hardware as cadvisor would see it.
+type MachineSpec struct {
+	NUMANodes []NUMANodeSpec             `json:"numaNodes"`
+	Devices   map[string]json.RawMessage `json:"devices"`
+}
+
+// NUMANodeSpec is one NUMA node. Memory is the node's total memory (MemTotal
+// of the node, hugepages included) as a Kubernetes quantity; Hugepages maps
+// "hugepages-<size>" to a page count.
+type NUMANodeSpec struct {
+	ID        *int              `json:"id"`
+	Memory    string            `json:"memory"`
+	Hugepages map[string]uint64 `json:"hugepages"`
+	Distances []uint64          `json:"distances"`
+	Cores     []CoreSpec        `json:"cores"`
+}
+
+// CoreSpec is one physical core; Threads are the logical CPU ids.
+type CoreSpec struct {
+	ID      int   `json:"id"`
+	Socket  int   `json:"socket"`
+	Threads []int `json:"threads"`
+}
+
+// ConfigSpec is the subset of KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
+// the probe accepts. Field names are the kubelet config file's. A field that is
+// absent (or null) is left out of the configuration handed to kubelet's
+// config decoder, so kubelet's own defaulting applies.
+type ConfigSpec struct {
+	CPUManagerPolicy             *string               `json:"cpuManagerPolicy,omitempty"`
+	CPUManagerPolicyOptions      map[string]string     `json:"cpuManagerPolicyOptions,omitempty"`
+	ReservedSystemCPUs           *string               `json:"reservedSystemCPUs,omitempty"`
+	KubeReserved                 map[string]string     `json:"kubeReserved,omitempty"`
+	SystemReserved               map[string]string     `json:"systemReserved,omitempty"`
+	EvictionHard                 map[string]string     `json:"evictionHard,omitempty"`
+	MemoryManagerPolicy          *string               `json:"memoryManagerPolicy,omitempty"`
+	ReservedMemory               []MemoryReservationIn `json:"reservedMemory,omitempty"`
+	TopologyManagerPolicy        *string               `json:"topologyManagerPolicy,omitempty"`
+	TopologyManagerScope         *string               `json:"topologyManagerScope,omitempty"`
+	TopologyManagerPolicyOptions map[string]string     `json:"topologyManagerPolicyOptions,omitempty"`
+	FeatureGates                 map[string]bool       `json:"featureGates,omitempty"`
+}
+
+// MemoryReservationIn is one reservedMemory entry.
+type MemoryReservationIn struct {
+	NumaNode int32             `json:"numaNode"`
+	Limits   map[string]string `json:"limits"`
+}
+
+// KubeletConfigJSON renders the config as a kubelet config file
+// (apiVersion kubelet.config.k8s.io/v1beta1, kind KubeletConfiguration).
+// Absent fields are omitted; an explicitly empty map is kept (kubelet tells
+// an empty evictionHard apart from an absent one).
+func (c ConfigSpec) KubeletConfigJSON() ([]byte, error) {
+	doc := map[string]interface{}{
+		"apiVersion": "kubelet.config.k8s.io/v1beta1",
+		"kind":       "KubeletConfiguration",
+	}
+	put := func(k string, present bool, v interface{}) {
+		if present {
+			doc[k] = v
+		}
+	}
+	put("cpuManagerPolicy", c.CPUManagerPolicy != nil, c.CPUManagerPolicy)
+	put("cpuManagerPolicyOptions", c.CPUManagerPolicyOptions != nil, c.CPUManagerPolicyOptions)
+	put("reservedSystemCPUs", c.ReservedSystemCPUs != nil, c.ReservedSystemCPUs)
+	put("kubeReserved", c.KubeReserved != nil, c.KubeReserved)
+	put("systemReserved", c.SystemReserved != nil, c.SystemReserved)
+	put("evictionHard", c.EvictionHard != nil, c.EvictionHard)
+	put("memoryManagerPolicy", c.MemoryManagerPolicy != nil, c.MemoryManagerPolicy)
+	put("reservedMemory", c.ReservedMemory != nil, c.ReservedMemory)
+	put("topologyManagerPolicy", c.TopologyManagerPolicy != nil, c.TopologyManagerPolicy)
+	put("topologyManagerScope", c.TopologyManagerScope != nil, c.TopologyManagerScope)
+	put("topologyManagerPolicyOptions", c.TopologyManagerPolicyOptions != nil, c.TopologyManagerPolicyOptions)
+	put("featureGates", c.FeatureGates != nil, c.FeatureGates)
+	return json.Marshal(doc)
+}
+
+// PodSpec is the "pod" object of an admit request.
+type PodSpec struct {
+	UID            string          `json:"uid"`
+	Name           string          `json:"name"`
+	Namespace      string          `json:"namespace"`
+	InitContainers []ContainerSpec `json:"initContainers"`
+	Containers     []ContainerSpec `json:"containers"`
+}
+
+// ContainerSpec is one container of a PodSpec.
+type ContainerSpec struct {
+	Name          string        `json:"name"`
+	RestartPolicy *string       `json:"restartPolicy,omitempty"`
+	Resources     ResourcesSpec `json:"resources"`
+}
+
+// ResourcesSpec holds quantity strings by resource name.
+type ResourcesSpec struct {
+	Requests map[string]string `json:"requests,omitempty"`
+	Limits   map[string]string `json:"limits,omitempty"`
+}
+
+// DecodeStrict decodes one JSON value, refusing unknown fields and trailing data.
+func DecodeStrict(data []byte, v interface{}) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after JSON value")
+	}
+	return nil
+}
+
+var minorRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?$`)
+
+// CheckKubeletVersion returns nil when want ("1.30", "v1.30.14", ...) has the
+// same major.minor as the build's version (e.g. "v1.30.14").
+func CheckKubeletVersion(want, build string) *NodeError {
+	if want == "" {
+		return Errf("invalid", "create", "node.kubeletVersion is required (this probe serves kubelet %s)", build)
+	}
+	w := minorRE.FindStringSubmatch(strings.TrimSpace(want))
+	b := minorRE.FindStringSubmatch(build)
+	if w == nil {
+		return Errf("invalid", "create", "node.kubeletVersion %q is not a version like \"1.30\"", want)
+	}
+	if b == nil || w[1] != b[1] || w[2] != b[2] {
+		return Errf("unsupported", "create", "this probe runs kubelet %s; node.kubeletVersion %q is another minor release", build, want)
+	}
+	return nil
+}
+
+// ---- machine ----
+
+// HugePages is cadvisor's HugePagesInfo: PageSize in KiB.
+type HugePages struct {
+	PageSize uint64
+	NumPages uint64
+}
+
+// MachineCore mirrors cadvisor's Core (the fields kubelet reads).
+type MachineCore struct {
+	ID       int
+	Threads  []int
+	SocketID int
+}
+
+// MachineNode mirrors cadvisor's Node.
+type MachineNode struct {
+	ID        int
+	Memory    uint64
+	HugePages []HugePages
+	Cores     []MachineCore
+	Distances []uint64
+}
+
+// Machine mirrors the cadvisor MachineInfo fields kubelet's managers read.
+type Machine struct {
+	NumCores         int
+	NumPhysicalCores int
+	NumSockets       int
+	MemoryCapacity   uint64
+	HugePages        []HugePages
+	Topology         []MachineNode
+}
+
+// BuildMachine turns the request's machine into cadvisor-shaped data.
+// memBytes parses a memory quantity; pageKiB turns "hugepages-2Mi" into a
+// page size in KiB. NUMA nodes and cores keep the request's order.
+// NumCores counts distinct logical CPUs, NumSockets distinct socket ids,
+// NumPhysicalCores cores; MemoryCapacity and the machine-wide hugepages are
+// the sums over the nodes (what /proc/meminfo and /sys/kernel/mm/hugepages
+// report on a real machine).
+func BuildMachine(m MachineSpec, memBytes func(string) (uint64, error), pageKiB func(string) (uint64, error)) (*Machine, *NodeError) {
+	if len(m.Devices) > 0 {
+		names := make([]string, 0, len(m.Devices))
+		for k := range m.Devices {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return nil, Errf("unsupported", "create", "machine.devices %v: the node probe does not drive kubelet's device manager", names)
+	}
+	if len(m.NUMANodes) == 0 {
+		return nil, Errf("invalid", "create", "machine.numaNodes is empty")
+	}
+	out := &Machine{}
+	seenNode := map[int]bool{}
+	cpus := map[int]bool{}
+	sockets := map[int]bool{}
+	totalHP := map[uint64]uint64{}
+	for i, n := range m.NUMANodes {
+		if n.ID == nil {
+			return nil, Errf("invalid", "create", "machine.numaNodes[%d].id is missing", i)
+		}
+		if *n.ID < 0 || seenNode[*n.ID] {
+			return nil, Errf("invalid", "create", "machine.numaNodes[%d].id %d is negative or repeated", i, *n.ID)
+		}
+		seenNode[*n.ID] = true
+		mem, err := memBytes(n.Memory)
+		if err != nil {
+			return nil, Errf("invalid", "create", "machine.numaNodes[%d].memory %q: %v", i, n.Memory, err)
+		}
+		node := MachineNode{ID: *n.ID, Memory: mem, Distances: n.Distances}
+		// cadvisor lists /sys/devices/system/node/node<N>/hugepages/hugepages-<kib>kB
+		// in directory (name) order.
+		type hp struct{ kib, count uint64 }
+		byDir := map[string]hp{}
+		dirs := make([]string, 0, len(n.Hugepages))
+		for name, count := range n.Hugepages {
+			kib, err := pageKiB(name)
+			if err != nil {
+				return nil, Errf("invalid", "create", "machine.numaNodes[%d].hugepages %q: %v", i, name, err)
+			}
+			dir := fmt.Sprintf("hugepages-%dkB", kib)
+			if _, dup := byDir[dir]; dup {
+				return nil, Errf("invalid", "create", "machine.numaNodes[%d].hugepages: page size %d KiB given twice", i, kib)
+			}
+			byDir[dir] = hp{kib, count}
+			dirs = append(dirs, dir)
+		}
+		sort.Strings(dirs)
+		for _, d := range dirs {
+			h := byDir[d]
+			node.HugePages = append(node.HugePages, HugePages{PageSize: h.kib, NumPages: h.count})
+			totalHP[h.kib] += h.count
+		}
+		for _, c := range n.Cores {
+			node.Cores = append(node.Cores, MachineCore{ID: c.ID, Threads: append([]int(nil), c.Threads...), SocketID: c.Socket})
+			sockets[c.Socket] = true
+			for _, t := range c.Threads {
+				cpus[t] = true
+			}
+			out.NumPhysicalCores++
+		}
+		out.MemoryCapacity += mem
+		out.Topology = append(out.Topology, node)
+	}
+	out.NumCores = len(cpus)
+	out.NumSockets = len(sockets)
+	dirs := make([]string, 0, len(totalHP))
+	byDir := map[string]uint64{}
+	for kib := range totalHP {
+		d := fmt.Sprintf("hugepages-%dkB", kib)
+		dirs = append(dirs, d)
+		byDir[d] = kib
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		out.HugePages = append(out.HugePages, HugePages{PageSize: byDir[d], NumPages: totalHP[byDir[d]]})
+	}
+	return out, nil
+}
+
+// ---- answers ----
+
+// NodeError is the error object of an answer.
+type NodeError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	// Stage names the step that failed (informational), e.g.
+	// "cpumanager.NewManager", "validate-config", "decode".
+	Stage string `json:"stage,omitempty"`
+}
+
+// Errf builds a NodeError.
+func Errf(kind, stage, format string, args ...interface{}) *NodeError {
+	return &NodeError{Kind: kind, Stage: stage, Message: fmt.Sprintf(format, args...)}
+}
+
+// NodeHint is a topology hint; NUMA nil means no affinity (null).
+type NodeHint struct {
+	NUMA      []int `json:"numa"`
+	Preferred bool  `json:"preferred"`
+}
+
+// MemBlock is one memory manager block.
+type MemBlock struct {
+	Type string `json:"type"`
+	Size uint64 `json:"size"`
+	NUMA []int  `json:"numa"`
+}
+
+// SortBlocks sorts blocks by type (stable) and each block's NUMA ids.
+func SortBlocks(bs []MemBlock) []MemBlock {
+	if bs == nil {
+		bs = []MemBlock{}
+	}
+	for i := range bs {
+		if bs[i].NUMA == nil {
+			bs[i].NUMA = []int{}
+		}
+		sort.Ints(bs[i].NUMA)
+	}
+	sort.SliceStable(bs, func(i, j int) bool { return bs[i].Type < bs[j].Type })
+	return bs
+}
+
+// ContainerResult is one container of an admission decision.
+type ContainerResult struct {
+	Name    string                 `json:"name"`
+	Hint    NodeHint               `json:"hint"`
+	CPUs    []int                  `json:"cpus"`
+	Memory  []MemBlock             `json:"memory"`
+	Devices map[string]interface{} `json:"devices"`
+}
+
+// Decision is the answer to an admit request.
+type Decision struct {
+	Admitted   bool              `json:"admitted"`
+	Reason     string            `json:"reason"`
+	Message    string            `json:"message"`
+	Containers []ContainerResult `json:"containers"`
+}
+
+// MemTable is one memory manager MemoryTable.
+type MemTable struct {
+	Total          uint64 `json:"total"`
+	SystemReserved uint64 `json:"systemReserved"`
+	Allocatable    uint64 `json:"allocatable"`
+	Reserved       uint64 `json:"reserved"`
+	Free           uint64 `json:"free"`
+}
+
+// NUMAState is one memory manager NUMANodeState.
+type NUMAState struct {
+	NumberOfAssignments int                 `json:"numberOfAssignments"`
+	Cells               []int               `json:"cells"`
+	MemoryMap           map[string]MemTable `json:"memoryMap"`
+}
+
+// CPUState is the CPU manager state.
+type CPUState struct {
+	DefaultCPUSet []int                       `json:"defaultCpuSet"`
+	Assignments   map[string]map[string][]int `json:"assignments"`
+}
+
+// MemState is the memory manager state.
+type MemState struct {
+	MachineState map[string]NUMAState             `json:"machineState"`
+	Assignments  map[string]map[string][]MemBlock `json:"assignments"`
+}
+
+// NodeState is the answer to a state request.
+type NodeState struct {
+	CPU    CPUState `json:"cpu"`
+	Memory MemState `json:"memory"`
+}
+
+// NodeResponse is one output line.
+type NodeResponse struct {
+	OK       *bool      `json:"ok,omitempty"`
+	Decision *Decision  `json:"decision,omitempty"`
+	State    *NodeState `json:"state,omitempty"`
+	Error    *NodeError `json:"error,omitempty"`
+}
+
+// OKResponse is {"ok":true}.
+func OKResponse() NodeResponse { t := true; return NodeResponse{OK: &t} }
+
+// ErrResponse wraps a NodeError.
+func ErrResponse(e *NodeError) NodeResponse { return NodeResponse{Error: e} }
+
+// SortedInts returns a sorted copy, never nil.
+func SortedInts(xs []int) []int {
+	out := append([]int{}, xs...)
+	sort.Ints(out)
+	return out
+}
+
+// Itoa is strconv.Itoa (for map keys).
+func Itoa(i int) string { return strconv.Itoa(i) }
+
+// ---- serving ----
+
+// NodeProbe is one release's implementation.
+type NodeProbe interface {
+	Version() string
+	Create(spec *NodeSpec) NodeResponse
+	Admit(pod *PodSpec) NodeResponse
+	Remove(uid string) NodeResponse
+	State() NodeResponse
+	// Recover is called after a request panicked, to drop any half-done
+	// request state (e.g. the pod being admitted).
+	Recover()
+}
+
+func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			if os.Getenv("ORACLE_PANIC_STACK") != "" {
+				msg += "\n" + string(debug.Stack())
+			}
+			resp = ErrResponse(&NodeError{Kind: "panic", Stage: "evaluate", Message: msg})
+			func() {
+				defer func() { _ = recover() }()
+				p.Recover()
+			}()
+		}
+	}()
+	var req NodeRequest
+	if err := DecodeStrict(line, &req); err != nil {
+		return ErrResponse(Errf("invalid", "decode", "%v", err))
+	}
+	switch req.Op {
+	case "create":
+		if len(req.Node) == 0 || string(bytes.TrimSpace(req.Node)) == "null" {
+			return ErrResponse(Errf("invalid", "decode", "create needs a \"node\" object"))
+		}
+		var spec NodeSpec
+		if err := DecodeStrict(req.Node, &spec); err != nil {
+			return ErrResponse(Errf("invalid", "decode", "node: %v", err))
+		}
+		return p.Create(&spec)
+	case "admit":
+		if len(req.Pod) == 0 || string(bytes.TrimSpace(req.Pod)) == "null" {
+			return ErrResponse(Errf("invalid", "decode", "admit needs a \"pod\" object"))
+		}
+		var pod PodSpec
+		if err := DecodeStrict(req.Pod, &pod); err != nil {
+			return ErrResponse(Errf("invalid", "decode", "pod: %v", err))
+		}
+		return p.Admit(&pod)
+	case "remove":
+		if req.UID == nil {
+			return ErrResponse(Errf("invalid", "decode", "remove needs a \"uid\""))
+		}
+		return p.Remove(*req.UID)
+	case "state":
+		return p.State()
+	default:
+		return ErrResponse(Errf("invalid", "decode", "unknown op %q (want create, admit, remove or state)", req.Op))
+	}
+}
+
+// NodeMain runs the node probe line protocol on stdin/stdout: one answer line
+// per non-blank request line, flushed after each. It never exits on a bad line.
+func NodeMain(p NodeProbe) {
+	version := flag.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
+	flag.Parse()
+	if *version {
+		fmt.Println(p.Version())
+		return
+	}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			resp := handleNode(p, line)
+			if e := enc.Encode(resp); e != nil {
+				fmt.Fprintln(os.Stderr, "encode:", e)
+				os.Exit(2)
+			}
+			if e := out.Flush(); e != nil {
+				os.Exit(2)
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "read:", err)
+			os.Exit(2)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+"""The stateful node conformance test (spec chapter ``admission.md``, rules NODE-* and
+ADMIT-*, invariants INV-1..INV-9).
+
+A Hypothesis ``RuleBasedStateMachine`` creates a random node, then admits and removes random
+pods, driving the implementation under test and the reference side by side through the node
+protocol (JSON requests in, JSON answers out).  After every step it checks the invariants on
+the implementation's own state and compares its answers with the reference's.  A failure
+prints the session so far as JSON lines: pipe them into ``numaspec node`` (or the
+implementation) to replay it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from hypothesis import assume
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from numaspec.conformance.node_strategies import node_requests, pods
+from numaspec.node_wire import NodeSession
+
+__all__ = ["NodeImplementation", "ReferenceNode", "make_node_machine"]
+
+
+class NodeImplementation(Protocol):
+    """An implementation of the node protocol: one JSON request in, one JSON answer out."""
+
+    name: str
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class ReferenceNode:
+    """The reference behind the node protocol, in-process."""
+
+    name = "numaspec-reference"
+
+    def __init__(self) -> None:
+        self.session = NodeSession()
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.session.answer(json.dumps(request))
+
+
+def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
+    return {t: n["id"] for n in node["machine"]["numaNodes"] for c in n["cores"]
+            for t in c["threads"]}
+
+
+class _Checks:
+    """INV-1..INV-9 on one state answer (JSON), for the node that was created."""
+
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.node = node
+        self.numa_of_cpu = _cpu_numa(node)
+        self.devices = {r: {d["id"]: d for d in ds}
+                        for r, ds in node["machine"].get("devices", {}).items()}
+
+    def memory(self, state: dict[str, Any], fail: Callable[[str], None]) -> None:
+        memory = state.get("memory")
+        if not memory:
+            return
+        hugepage_bytes = {"hugepages-2Mi": 2 << 20, "hugepages-1Gi": 1 << 30}
+        groups: list[frozenset[int]] = []
+        for numa, entry in memory["machineState"].items():
+            pages = next(n for n in self.node["machine"]["numaNodes"]
+                         if str(n["id"]) == numa).get("hugepages", {})
+            hugepages = sum(pages.get(k, 0) * v for k, v in hugepage_bytes.items())
+            for kind, table in entry["memoryMap"].items():
+                if table["free"] + table["reserved"] != table["allocatable"]:
+                    fail(f"INV-1: NUMA {numa} {kind}: free {table['free']} + reserved "
+                         f"{table['reserved']} != allocatable {table['allocatable']}")
+                expected = table["total"] - table["systemReserved"]
+                if kind == "memory":
+                    expected -= hugepages  # INV-2: regular memory also excludes hugepages
+                if table["allocatable"] != expected:
+                    fail(f"INV-2: NUMA {numa} {kind}: allocatable {table['allocatable']} != "
+                         f"{expected}")
+                if table["free"] < 0 or table["reserved"] < 0:
+                    fail(f"INV-1: NUMA {numa} {kind}: negative free or reserved")
+            cells = frozenset(entry["cells"])
+            if int(numa) not in cells:
+                fail(f"INV-3: NUMA {numa} is not in its own group {sorted(cells)}")
+            if entry["numberOfAssignments"] > 0:
+                groups.append(cells)
+        for a in groups:
+            for b in groups:
+                if a != b and a & b:
+                    fail(f"INV-3: NUMA groups {sorted(a)} and {sorted(b)} overlap")
+
+    def cpus(self, state: dict[str, Any], live: dict[str, dict[str, Any]],
+             fail: Callable[[str], None]) -> None:
+        cpu = state.get("cpu")
+        if not cpu:
+            return
+        reserved = set(cpu.get("reservedCpuSet", []))
+        holders: dict[int, tuple[str, str]] = {}
+        for uid, containers in cpu["assignments"].items():
+            pod = live.get(uid)
+            if pod is None:
+                fail(f"INV-4: pod {uid} holds CPUs but is not on the node")
+                continue
+            sidecars = {c["name"] for c in pod.get("initContainers", [])
+                        if c.get("restartPolicy") == "Always"}
+            long_running = {c["name"] for c in pod["containers"]} | sidecars
+            for name, cpus in containers.items():
+                if set(cpus) & reserved:
+                    fail(f"INV-5: {uid}/{name} holds reserved CPUs {sorted(set(cpus) & reserved)}")
+                if set(cpus) & set(cpu["defaultCpuSet"]):
+                    fail(f"INV-4: {uid}/{name} CPUs are also in the shared pool")
+                for c in cpus:
+                    other = holders.get(c)
+                    if other and (other[0] != uid or (
+                            name in long_running and other[1] in long_running)):
+                        fail(f"INV-4: CPU {c} is held by {other[0]}/{other[1]} and {uid}/{name}")
+                    if name in long_running or other is None:
+                        holders[c] = (uid, name)
+
+    def devices_held(self, state: dict[str, Any], live: dict[str, dict[str, Any]],
+                     fail: Callable[[str], None]) -> None:
+        holders: dict[tuple[str, str], tuple[str, str]] = {}
+        for uid, containers in state["devices"]["assignments"].items():
+            pod = live.get(uid)
+            if pod is None:
+                fail(f"INV-4: pod {uid} holds devices but is not on the node")
+                continue
+            sidecars = {c["name"] for c in pod.get("initContainers", [])
+                        if c.get("restartPolicy") == "Always"}
+            long_running = {c["name"] for c in pod["containers"]} | sidecars
+            for name, resources in containers.items():
+                for resource, ids in resources.items():
+                    for device in ids:
+                        key = (resource, device)
+                        other = holders.get(key)
+                        if other and (other[0] != uid or (
+                                name in long_running and other[1] in long_running)):
+                            fail(f"INV-4: {resource} {device} is held by {other[0]}/{other[1]} "
+                                 f"and {uid}/{name}")
+                        if name in long_running or other is None:
+                            holders[key] = (uid, name)
+
+    def decision(self, pod: dict[str, Any], decision: dict[str, Any], policy: str,
+                 fail: Callable[[str], None]) -> None:
+        """INV-6..INV-8 on one admitted pod's decision."""
+        specs = {c["name"]: c for c in (*pod.get("initContainers", []), *pod["containers"])}
+        for result in decision["containers"]:
+            spec = specs[result["name"]]["resources"]
+            limits = {**spec.get("limits", {}), **spec.get("requests", {})}
+            cpu_limit = limits.get("cpu", "0")
+            if len(result["cpus"]) > (int(cpu_limit) if cpu_limit.isdigit() else 0):
+                fail(f"INV-6: {result['name']} got {len(result['cpus'])} CPUs for cpu "
+                     f"{cpu_limit}")
+            for resource, ids in result["devices"].items():
+                if len(ids) > int(spec.get("limits", {}).get(resource, "0")):
+                    fail(f"INV-6: {result['name']} got {len(ids)} {resource} devices")
+            if policy in ("restricted", "single-numa-node") and not result["hint"]["preferred"]:
+                fail(f"INV-7: {policy} admitted {result['name']} with a non-preferred hint")
+            if policy == "single-numa-node":
+                # INV-8: one NUMA node holds every exclusive CPU and memory block and is among
+                # the nodes of every device with topology.
+                candidates = set(self.numa_of_cpu.values()) | {
+                    n["id"] for n in self.node["machine"]["numaNodes"]}
+                for c in result["cpus"]:
+                    candidates &= {self.numa_of_cpu[c]}
+                for block in result["memory"]:
+                    candidates &= set(block["numa"]) if len(block["numa"]) == 1 else set()
+                for resource, ids in result["devices"].items():
+                    for device in ids:
+                        if self.devices[resource][device]["numa"]:
+                            candidates &= set(self.devices[resource][device]["numa"])
+                if not candidates:
+                    fail(f"INV-8: single-numa-node admitted {result['name']} with resources "
+                         "on no common NUMA node")
+
+
+def make_node_machine(factory: Callable[[], NodeImplementation],
+                      versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
+                      compare: bool = True) -> type[RuleBasedStateMachine]:
+    """A state machine class that tests the implementation ``factory`` builds."""
+
+    class NodeMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.impl = factory()
+            self.reference = ReferenceNode()
+            self.transcript: list[str] = []
+            self.live: dict[str, dict[str, Any]] = {}
+            self.counter = 0
+            self.node: dict[str, Any] | None = None
+            self.initial: dict[str, Any] | None = None
+            self.checks: _Checks | None = None
+
+        def _fail(self, message: str) -> None:
+            program = "\n".join(self.transcript)
+            raise AssertionError(
+                f"{message}\n--- implementation {self.impl.name!r}; replay with:\n"
+                f"numaspec node <<'EOF'\n{program}\nEOF")
+
+        def _send(self, request: dict[str, Any]) -> dict[str, Any]:
+            self.transcript.append(json.dumps(request, separators=(",", ":")))
+            answer = self.impl.handle(request)
+            if compare:
+                expected = self.reference.handle(request)
+                if answer != expected:
+                    self._fail("ADMIT: the answer differs from the reference\n"
+                               f"  implementation: {json.dumps(answer, sort_keys=True)}\n"
+                               f"  reference:      {json.dumps(expected, sort_keys=True)}")
+            return answer
+
+        @initialize(request=node_requests(versions))
+        def create(self, request: dict[str, Any]) -> None:
+            answer = self._send(request)
+            # The strategies make nodes kubelet starts; one the reference refuses anyway
+            # (a case numaspec does not model) is not a test case.
+            assume("ok" in answer)
+            self.node = request["node"]
+            self.checks = _Checks(request["node"])
+            self.initial = self._send({"op": "state"})
+
+        @precondition(lambda self: self.node is not None)
+        @rule(data=st.data())
+        def admit(self, data: st.DataObject) -> None:
+            assert self.node is not None and self.checks is not None
+            self.counter += 1
+            devices = sorted(self.node["machine"].get("devices", {}))
+            pod = data.draw(pods(f"pod{self.counter}", devices), label="pod")
+            answer = self._send({"op": "admit", "pod": pod})
+            decision = answer.get("decision")
+            if decision is None:
+                self._fail(f"admit answered {answer}, not a decision")
+            assert decision is not None
+            if decision["admitted"]:
+                self.live[pod["uid"]] = pod
+                policy = self.node.get("config", {}).get("topologyManagerPolicy", "none")
+                self.checks.decision(pod, decision, policy, self._fail)
+            elif decision["containers"]:
+                self._fail("ADMIT-6: a rejected pod lists containers")
+
+        @precondition(lambda self: bool(self.live))
+        @rule(data=st.data())
+        def remove(self, data: st.DataObject) -> None:
+            uid = data.draw(st.sampled_from(sorted(self.live)), label="uid")
+            answer = self._send({"op": "remove", "uid": uid})
+            if answer != {"ok": True}:
+                self._fail(f"remove of a live pod answered {answer}")
+            del self.live[uid]
+
+        @precondition(lambda self: bool(self.live))
+        @rule()
+        def remove_all(self) -> None:
+            """INV-9: removing every pod restores the initial state."""
+            for uid in sorted(self.live):
+                self._send({"op": "remove", "uid": uid})
+            self.live.clear()
+            if self._send({"op": "state"}) != self.initial:
+                self._fail("INV-9: the state after removing every pod is not the initial one")
+
+        @invariant()
+        def state_is_consistent(self) -> None:
+            if self.node is None or self.checks is None:
+                return
+            state = self._send({"op": "state"}).get("state")
+            if state is None:
+                self._fail("state answered without a state")
+            assert state is not None
+            if sorted(state["pods"]) != sorted(self.live):
+                self._fail(f"the node holds pods {state['pods']}, expected {sorted(self.live)}")
+            self.checks.memory(state, self._fail)
+            self.checks.cpus(state, self.live, self._fail)
+            self.checks.devices_held(state, self.live, self._fail)
+
+    NodeMachine.__name__ = "NodeMachine"
+    return NodeMachine

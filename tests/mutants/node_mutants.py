@@ -1,0 +1,121 @@
+"""Deliberately wrong node implementations.  Each breaks one rule; the node state machine
+must reject every one of them (tests/test_node_machine.py).  They patch a reference node right
+after it is created, so each differs from the reference in exactly one place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from numaspec.admission import Node
+from numaspec.bitmask import NumaMask, iterate_masks
+from numaspec.cpu_manager import StaticCPUManager
+from numaspec.hints import TopologyHint
+from numaspec.memory import MemoryManager
+from numaspec.node_wire import NodeSession
+from numaspec.pods import Container, Pod
+
+
+def _init_reuse_ignored(node: Node) -> None:
+    """CPU-15/DEV-5/MEM-8 broken: finished init containers leave nothing for reuse."""
+    if node.cpu is not None:
+        node.cpu._update_reuse = lambda *args: None  # type: ignore[method-assign]
+    if node.memory is not None:
+        node.memory._update_reusable = lambda *args: None  # type: ignore[method-assign]
+
+
+def _group_rule_ignored(node: Node) -> None:
+    """MEM-4 broken: hints ignore the NUMA groups."""
+    memory = node.memory
+    if memory is None:
+        return
+
+    def calculate(pod: Pod, request: dict[str, int]) -> dict[str, list[TopologyHint]]:
+        ids = sorted(memory.nodes)
+        min_affinity = len(ids)
+        found: list[NumaMask] = []
+        for mask in iterate_masks(ids):
+            nodes = mask.nodes
+            if any(sum(memory.nodes[n].tables[t].allocatable for n in nodes) < size
+                   for t, size in request.items()):
+                continue
+            min_affinity = min(min_affinity, mask.count())
+            if any(sum(memory.nodes[n].tables[t].free for n in nodes) < size
+                   for t, size in request.items()):
+                continue
+            found.append(mask)
+        return {t: [TopologyHint(m, m.count() == min_affinity) for m in found]
+                for t in sorted(request) if found}
+
+    memory._calculate = calculate  # type: ignore[assignment,method-assign]
+
+
+def _reserved_cpus_handed_out(node: Node) -> None:
+    """CPU-8/CPU-9 broken: the reserved CPUs count as available."""
+    cpu = node.cpu
+    if cpu is not None:
+        cpu.available = lambda: cpu.default  # type: ignore[method-assign]
+
+
+def _free_not_decremented(node: Node) -> None:
+    """MEM-7 broken: reserving memory does not take it out of Free."""
+    memory = node.memory
+    if memory is None:
+        return
+
+    def reserve(nodes: tuple[int, ...], memory_type: str, size: int) -> None:
+        for n in nodes:
+            state = memory.nodes[n]
+            state.assignments += 1
+            state.cells = nodes
+            table = state.tables[memory_type]
+            taken = min(size, table.free)
+            table.reserved += taken
+            size -= taken
+
+    memory._reserve = reserve  # type: ignore[method-assign]
+
+
+def _sidecar_cpus_reused(node: Node) -> None:
+    """CPU-15 broken: a sidecar's CPUs are offered to the app containers like a finished init
+    container's, although the sidecar keeps running."""
+    cpu = node.cpu
+    if cpu is None:
+        return
+
+    def update(pod: Pod, container: Container, cpus: frozenset[int]) -> None:
+        cpu.to_reuse = {pod.uid: cpu.to_reuse.get(pod.uid, frozenset())}
+        if pod.is_init(container.name):
+            cpu.to_reuse[pod.uid] |= cpus
+        else:
+            cpu.to_reuse[pod.uid] -= cpus
+
+    cpu._update_reuse = update  # type: ignore[method-assign]
+
+
+NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
+    "init_reuse_ignored": _init_reuse_ignored,
+    "group_rule_ignored": _group_rule_ignored,
+    "reserved_cpus_handed_out": _reserved_cpus_handed_out,
+    "free_not_decremented": _free_not_decremented,
+    "sidecar_cpus_reused": _sidecar_cpus_reused,
+}
+
+
+class MutantNode:
+    """The reference node protocol with one mutation applied to every node it creates."""
+
+    def __init__(self, mutation: str) -> None:
+        self.name = f"mutant:{mutation}"
+        self.mutate = NODE_MUTATIONS[mutation]
+        self.session = NodeSession()
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        answer = self.session.answer(json.dumps(request))
+        if request.get("op") == "create" and self.session.node is not None:
+            self.mutate(self.session.node)
+        return answer
+
+
+__all__ = ["NODE_MUTATIONS", "MutantNode", "MemoryManager", "StaticCPUManager"]
