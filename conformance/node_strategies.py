@@ -19,7 +19,7 @@ GIBI = 1 << 30
 
 
 @st.composite
-def machines(draw: st.DrawFn) -> dict[str, Any]:
+def machines(draw: st.DrawFn, devices_too: bool = True) -> dict[str, Any]:
     """1-4 NUMA nodes on 1-2 sockets, SMT off or 2-way, some hugepages, 0-2 device
     resources whose devices sit on a NUMA node, on several, or on none."""
     sockets = draw(st.integers(1, 2))
@@ -47,21 +47,22 @@ def machines(draw: st.DrawFn) -> dict[str, Any]:
             "cores": cores,
         })
     devices: dict[str, list[dict[str, Any]]] = {}
-    for r in range(draw(st.integers(0, 2))):
+    for r in range(draw(st.integers(0, 2)) if devices_too else 0):
         found = []
         for d in range(draw(st.integers(1, 4))):
-            numa = draw(st.sampled_from([[n] for n in range(count)] + [[], list(range(count))]))
-            found.append({"id": f"dev{r}-{d}", "numa": numa,
+            placement = draw(st.sampled_from(
+                [[n] for n in range(count)] + [[], list(range(count))]))
+            found.append({"id": f"dev{r}-{d}", "numa": placement,
                           "healthy": draw(st.sampled_from([True, True, True, False]))})
         devices[f"example.com/res{r}"] = found
     return {"numaNodes": nodes, "devices": devices}
 
 
 @st.composite
-def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", "1.37")
-                  ) -> dict[str, Any]:
+def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
+                  devices_too: bool = True) -> dict[str, Any]:
     """A ``create`` request for a node kubelet would start."""
-    machine = draw(machines())
+    machine = draw(machines(devices_too))
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
     tm_policy = draw(st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]))
@@ -69,7 +70,7 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
         "topologyManagerPolicy": tm_policy,
         "topologyManagerScope": draw(st.sampled_from(["container", "pod"])),
     }
-    if draw(st.booleans()) or True:
+    if draw(st.integers(0, 4)) > 0:
         config["cpuManagerPolicy"] = "static"
         cpus = [t for n in machine["numaNodes"] for c in n["cores"] for t in c["threads"]]
         if draw(st.booleans()):

@@ -4,6 +4,7 @@ The public API is what this module re-exports; everything else is internal.  The
 is in ``spec/`` of the source tree; rule IDs such as ``MERGE-3`` in the docstrings point there.
 """
 
+from numaspec.admission import ContainerAssignment, Decision, Node
 from numaspec.bitmask import MAX_NUMA_ID, NumaMask, iterate_masks
 from numaspec.errors import (
     AdapterError,
@@ -14,11 +15,16 @@ from numaspec.errors import (
     InvalidQuantityError,
     MalformedJSONError,
     MissingNumaDistancesError,
+    NodeStartupError,
+    NotModelledError,
     NumaspecError,
+    PodAlreadyAdmittedError,
     PolicyOptionNotEnabledError,
     TooManyNumaNodesError,
+    UnknownPodError,
     UnknownPolicyError,
     UnknownPolicyOptionError,
+    UnknownResourceError,
     UnsupportedVersionError,
 )
 from numaspec.hints import (
@@ -28,9 +34,12 @@ from numaspec.hints import (
     TopologyHint,
     flatten_provider_hints,
 )
+from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.merge import best_hint, merge_permutation, target_count
+from numaspec.nodeconfig import NodeConfig
 from numaspec.numa import NumaInfo
 from numaspec.options import PolicyOptions, parse_policy_options
+from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
 from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
 from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
@@ -45,28 +54,44 @@ __all__ = [
     "OLDEST",
     "SUPPORTED_VERSIONS",
     "AdapterError",
+    "Container",
+    "ContainerAssignment",
+    "Core",
+    "Decision",
+    "Device",
     "InvalidFieldError",
     "InvalidNumaDistancesError",
     "InvalidNumaIdError",
     "InvalidPolicyOptionValueError",
     "InvalidQuantityError",
     "KubeletVersion",
+    "Machine",
     "MalformedJSONError",
     "MergeOutcome",
     "MergeRequest",
     "MergeTooLargeError",
     "MissingNumaDistancesError",
+    "Node",
+    "NodeConfig",
+    "NodeStartupError",
+    "NotModelledError",
     "NumaInfo",
     "NumaMask",
+    "NumaNode",
     "NumaspecError",
+    "Pod",
+    "PodAlreadyAdmittedError",
     "Policy",
     "PolicyOptionNotEnabledError",
     "PolicyOptions",
     "ProviderHints",
+    "QOSClass",
     "TooManyNumaNodesError",
     "TopologyHint",
+    "UnknownPodError",
     "UnknownPolicyError",
     "UnknownPolicyOptionError",
+    "UnknownResourceError",
     "UnsupportedVersionError",
     "__version__",
     "best_hint",
@@ -79,6 +104,7 @@ __all__ = [
     "merge_permutation",
     "parse_policy_options",
     "parse_version",
+    "qos_class",
     "target_count",
     "topology_merge",
 ]

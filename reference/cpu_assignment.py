@@ -1,4 +1,4 @@
-"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10..CPU-13).
+"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10, CPU-12, CPU-13).
 
 ``pkg/kubelet/cm/cpumanager/cpu_assignment.go``: ``takeByTopologyNUMAPacked`` and
 ``takeByTopologyNUMADistributed``.  Everything here is a pure function of the machine's CPU
@@ -127,7 +127,7 @@ class _Accumulator:
 
 
 def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool) -> set[int]:
-    """CPU-10/CPU-11: whole free NUMA nodes and sockets (larger unit first), then whole free
+    """CPU-10: whole free NUMA nodes and sockets (larger unit first), then whole free
     cores (not with the spread order, CPU-13), then single CPUs."""
     available = frozenset(available)
     acc = _Accumulator(topo, available, n, spread)
@@ -288,7 +288,7 @@ def take_by_topology(
     spread: bool = False,
     align_by_socket_in_distribution: bool = False,
 ) -> frozenset[int]:
-    """CPU-10..CPU-13: ``n`` CPUs out of ``available``, chosen as the static policy's
+    """CPU-10, CPU-12, CPU-13: ``n`` CPUs out of ``available``, chosen as the static policy's
     ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with kubelet's text."""
     if distribute_across_numa:
         n_cores = len({c.core for c in topo.cpus})

@@ -1,4 +1,4 @@
-"""The node line protocol (spec chapter ``node-protocol.md``, WIRE-N*): JSON requests that
+"""The node line protocol (spec chapter ``node-protocol.md``, NWIRE-*): JSON requests that
 create a node, admit and remove pods and read the state, and their JSON answers.
 
 Decoding is strict: unknown fields, wrong types and bad values are typed errors naming the
@@ -125,7 +125,7 @@ _CONFIG_FIELDS = {
 
 
 def decode_node(value: object) -> Node:
-    """WIRE-N1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`."""
+    """NWIRE-1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`."""
     body = _object(value, "node", {"kubeletVersion", "machine"}, {"config"})
     version = parse_version(body["kubeletVersion"], where="node.kubeletVersion")
     machine = decode_machine(body["machine"])
@@ -180,7 +180,7 @@ def _container(value: object, where: str, *, init: bool) -> Container:
 
 
 def decode_pod(value: object) -> Pod:
-    """WIRE-N2: a pod with its init and app containers."""
+    """NWIRE-2: a pod with its init and app containers."""
     body = _object(value, "pod", {"uid", "containers"},
                    {"name", "namespace", "initContainers"})
     uid = _str(body["uid"], "pod.uid")
@@ -212,7 +212,7 @@ def encode_decision(decision: Decision) -> dict[str, Any]:
 
 
 class NodeSession:
-    """WIRE-N3: one line-protocol conversation: at most one node at a time."""
+    """NWIRE-3: one line-protocol conversation: at most one node at a time."""
 
     def __init__(self) -> None:
         self.node: Node | None = None

@@ -1,5 +1,11 @@
-"""INV-1..INV-9 and ADMIT: the stateful node test passes on the reference and rejects every
-node mutant.  Under the ci profile the reference run is 300 examples of 30 steps."""
+"""The stateful node test passes on the reference and rejects every node mutant.  Under the
+ci profile the reference run is 300 examples of 30 steps.
+
+It checks INV-1, INV-2, INV-3, INV-4, INV-5, INV-6, INV-7, INV-8 and INV-9 after every step
+(INV-3 and INV-9 from 1.32, where kubelet guarantees them), over nodes and pods built through
+the node protocol (NWIRE-1, NWIRE-2, NWIRE-3), with both scopes and every policy (ADMIT-1,
+ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-5, ADMIT-6), and devices (DEV-1, DEV-2, DEV-3, DEV-4, DEV-5,
+DEV-6, DEV-7).  The mutants break CPU-8, CPU-15, MEM-4, MEM-7 and NODE-6's neighbours."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from conftest import REPO
 from hypothesis import given
+from hypothesis import strategies as st
 from referencing import Registry, Resource
 
 from numaspec.cli import answer_merge_line
@@ -45,3 +46,21 @@ def test_requests_and_answers_match_their_schemas(request: MergeRequest) -> None
     "line", ["{", "[]", '{"numa_nodes": [99], "policy": "x", "providers": []}'])
 def test_error_answers_match_the_schema(line: str) -> None:  # WIRE-2
     validator("merge-response.schema.json").validate(answer_merge_line(line))
+
+
+@given(st.data())
+def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject) -> None:
+    """NWIRE-1, NWIRE-2, NWIRE-3: every request the node strategies make and every answer the
+    reference gives fits spec/schemas/node-protocol.schema.json."""
+    from numaspec.conformance.node_strategies import node_requests, pods
+    from numaspec.node_wire import NodeSession
+
+    check = validator("node-protocol.schema.json")
+    session = NodeSession()
+    create = data.draw(node_requests())
+    devices = sorted(create["node"]["machine"].get("devices", {}))
+    requests = [create, {"op": "admit", "pod": data.draw(pods("p1", devices))},
+                {"op": "state"}, {"op": "remove", "uid": "p1"}, {"op": "remove", "uid": "zz"}]
+    for request in requests:
+        check.validate(request)
+        check.validate(session.answer(json.dumps(request)))

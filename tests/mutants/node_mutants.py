@@ -20,9 +20,9 @@ from numaspec.pods import Container, Pod
 def _init_reuse_ignored(node: Node) -> None:
     """CPU-15/DEV-5/MEM-8 broken: finished init containers leave nothing for reuse."""
     if node.cpu is not None:
-        node.cpu._update_reuse = lambda *args: None  # type: ignore[method-assign]
+        node.cpu._update_reuse = lambda *_: None  # type: ignore[method-assign]
     if node.memory is not None:
-        node.memory._update_reusable = lambda *args: None  # type: ignore[method-assign]
+        node.memory._update_reusable = lambda *_: None  # type: ignore[method-assign]
 
 
 def _group_rule_ignored(node: Node) -> None:
@@ -31,7 +31,7 @@ def _group_rule_ignored(node: Node) -> None:
     if memory is None:
         return
 
-    def calculate(pod: Pod, request: dict[str, int]) -> dict[str, list[TopologyHint]]:
+    def calculate(_pod: Pod, request: dict[str, int]) -> dict[str, list[TopologyHint]]:
         ids = sorted(memory.nodes)
         min_affinity = len(ids)
         found: list[NumaMask] = []
