@@ -126,16 +126,21 @@ class _Accumulator:
                 return
 
 
+def _start(topo: CPUTopology, available: frozenset[int], n: int, spread: bool
+           ) -> _Accumulator:
+    """CPU-10: an accumulator for ``n`` CPUs, refusing a request larger than what is free."""
+    if n > len(available):
+        raise CPUAllocationError("not enough cpus available to satisfy request: "
+                                 f"requested={n}, available={len(available)}")
+    return _Accumulator(topo, available, n, spread)
+
+
 def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool) -> set[int]:
     """CPU-10: whole free NUMA nodes and sockets (larger unit first), then whole free
     cores (not with the spread order, CPU-13), then single CPUs."""
-    available = frozenset(available)
-    acc = _Accumulator(topo, available, n, spread)
+    acc = _start(topo, frozenset(available), n, spread)
     if acc.needed < 1:
         return set()
-    if acc.needed > len(available):
-        raise CPUAllocationError("not enough cpus available to satisfy request: "
-                                 f"requested={n}, available={len(available)}")
     steps = ([acc.take_full_numa, acc.take_full_sockets] if acc.numa_first
              else [acc.take_full_sockets, acc.take_full_numa])
     if not spread:
@@ -185,12 +190,9 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
     available = frozenset(available)
     if n % group != 0:
         return _packed(topo, available, n, spread)
-    acc = _Accumulator(topo, available, n, spread)
+    acc = _start(topo, available, n, spread)
     if acc.needed < 1:
         return set()
-    if acc.needed > len(available):
-        raise CPUAllocationError("not enough cpus available to satisfy request: "
-                                 f"requested={n}, available={len(available)}")
     numas = acc.sorted_numa()
     total_numa = len(topo.numa_nodes())
     groups = (len(topo.cpus) - 1) // group + 1
