@@ -60,11 +60,13 @@ class _Checks:
                         for r, ds in node["machine"].get("devices", {}).items()}
 
     def groups_guaranteed(self) -> bool:
-        """INV-3 and INV-9 hold from 1.32, and not under best-effort, whose non-preferred
-        merges can pin memory to one node of a group (findings.md, F-MEM-OVERLAP)."""
+        """INV-3 and INV-9 hold from 1.32, in container scope, and not under best-effort:
+        a non-preferred merge, or a pod-scope hint that a container's own request has to
+        widen, can pin memory to one node of a group (findings.md, F-MEM-OVERLAP)."""
         minor = int(str(self.node["kubeletVersion"]).lstrip("v").split(".")[1])
-        policy = self.node.get("config", {}).get("topologyManagerPolicy", "none")
-        return minor >= 32 and policy != "best-effort"
+        config = self.node.get("config", {})
+        return (minor >= 32 and config.get("topologyManagerPolicy", "none") != "best-effort"
+                and config.get("topologyManagerScope", "container") == "container")
 
     def memory(self, state: dict[str, Any], fail: Callable[[str], None]) -> None:
         memory = state.get("memory")

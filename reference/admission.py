@@ -50,7 +50,7 @@ __all__ = ["ContainerAssignment", "Decision", "Node", "TOPOLOGY_AFFINITY_ERROR"]
 TOPOLOGY_AFFINITY_ERROR = ("TopologyAffinityError",
                            "Resources cannot be allocated with Topology locality")
 #: NODE-4: resource names a pod may ask for besides device-plugin resources.
-_NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", *HUGEPAGE_SIZES})
+_NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
 
 class _Provider(Protocol):
@@ -219,12 +219,15 @@ class Node:
                                         where=f"{where}.name")
             seen.add(container.name)
             for name in {*container.requests, *container.limits}:
+                if name.startswith("hugepages-"):
+                    if name in self.machine.hugepage_sizes:
+                        continue
+                    raise UnknownResourceError(
+                        f"hugepage size {name!r} is not one the machine reports (it has: "
+                        f"{', '.join(self.machine.hugepage_sizes) or 'none'})",
+                        where=f"{where}.resources")
                 if name in _NATIVE_RESOURCES:
                     continue
-                if name.startswith("hugepages-"):
-                    raise UnknownResourceError(
-                        f"hugepage size {name!r} is not one the machine has (known: "
-                        f"{', '.join(HUGEPAGE_SIZES)})", where=f"{where}.resources")
                 if name not in self.devices.devices:
                     raise UnknownResourceError(
                         f"no device plugin on this node serves {name!r}",

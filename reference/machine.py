@@ -117,6 +117,11 @@ class Machine:
 
     def __attrs_post_init__(self) -> None:
         _check_ids(self.numa_nodes)
+        sizes = {frozenset(node.hugepages) for node in self.numa_nodes}
+        if len(sizes) > 1:
+            raise InvalidFieldError("every NUMA node must list the same hugepage sizes (cadvisor "
+                                    "reports every size the kernel supports on every node; give "
+                                    "0 pages where there are none)", where="machine.numaNodes")
         if not any(node.cores for node in self.numa_nodes):
             raise InvalidFieldError("the machine has no CPU at all (kubelet: could not detect "
                                     "number of cpus)", where="machine.numaNodes")
@@ -136,6 +141,12 @@ class Machine:
                         raise InvalidNumaIdError(
                             f"device {device.id!r} reports NUMA node {numa}, which the machine "
                             "does not have", where=f"{where}[{index}].numa")
+
+    @property
+    def hugepage_sizes(self) -> tuple[str, ...]:
+        """The hugepage sizes the machine reports, in HUGEPAGE_SIZES order."""
+        listed = set(self.numa_nodes[0].hugepages) if self.numa_nodes else set()
+        return tuple(name for name in HUGEPAGE_SIZES if name in listed)
 
     @property
     def numa_ids(self) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ import attrs
 
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.hints import ProviderHints, TopologyHint
-from numaspec.machine import HUGEPAGE_SIZES, MEMORY_TYPES, Machine
+from numaspec.machine import MEMORY_TYPES, Machine
 from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.rejection import unexpected
 from numaspec.versions import KubeletVersion
@@ -110,7 +110,7 @@ class MemoryManager:
         for node in machine.numa_nodes:
             tables: dict[str, MemoryTable] = {}
             hugepage_total = 0
-            for name in HUGEPAGE_SIZES:
+            for name in machine.hugepage_sizes:
                 total = node.hugepage_bytes(name)
                 held = reserved.get(node.id, {}).get(name, 0)
                 tables[name] = MemoryTable(total, held, total - held, 0, total - held)
@@ -376,7 +376,7 @@ class MemoryManager:
         return {
             "machineState": {str(n): {
                 "numberOfAssignments": s.assignments, "cells": sorted(s.cells),
-                "memoryMap": {t: s.tables[t].as_json() for t in MEMORY_TYPES}}
+                "memoryMap": {t: s.tables[t].as_json() for t in MEMORY_TYPES if t in s.tables}}
                 for n, s in sorted(self.nodes.items())},
             "assignments": {uid: {name: [b.as_json() for b in blocks]
                                   for name, blocks in sorted(ctrs.items())}
