@@ -414,3 +414,41 @@ def test_reserved_memory_must_add_up() -> None:
             {"id": 0, "memory": "4Gi", "cores": [{"socket": 0, "threads": [0]}]}]},
             "config": {"memoryManagerPolicy": "Static", "reservedMemory": [
                 {"numaNode": 3, "limits": {"memory": "100Mi"}}]}})
+
+
+def test_digest_t2_reservation_and_packing() -> None:
+    """CPU-10, CPU-17 (providers digest A.12 E6-E8): 12 CPUs, 2 sockets = 2 NUMA nodes, SMT2,
+    cores (0,6), (2,8), (4,10) on socket 0.  One reserved CPU is {0}; then 2 CPUs take the
+    free core {2,8}; then 1 CPU fills the partly used core: {6}."""
+    cores0 = (Core(0, (0, 6)), Core(0, (2, 8)), Core(0, (4, 10)))
+    cores1 = (Core(1, (1, 7)), Core(1, (3, 9)), Core(1, (5, 11)))
+    machine = Machine((NumaNode(0, 16 * GI, cores=cores0), NumaNode(1, 16 * GI, cores=cores1)))
+    node = Node(machine, NodeConfig(parse_version("1.30"), cpu_manager_policy="static",
+                                    kube_reserved={"cpu": "1"}))
+    assert node.cpu is not None
+    assert node.cpu.reserved == {0}
+    two = node.admit(Pod("a", (Container.of("c", limits={"cpu": "2", "memory": "1Gi"}),)))
+    assert two.containers[0].cpus == {2, 8}
+    one = node.admit(Pod("b", (Container.of("c", limits={"cpu": "1", "memory": "1Gi"}),)))
+    assert one.containers[0].cpus == {6}
+
+
+@pytest.mark.parametrize(("request_", "expected"), [
+    (2, [((0,), True), ((1,), True), ((0, 1), False)]),   # E9
+    (3, [((0, 1), True)]),                                 # E10
+    (5, []),                                               # E11: d4 has no topology
+])
+def test_digest_device_hints(request_: int, expected: list[tuple[tuple[int, ...], bool]]
+                             ) -> None:
+    """DEV-3 (providers digest B.10): d0, d1 on NUMA 0, d2, d3 on NUMA 1, d4 without
+    topology.  A device without topology never counts for a mask."""
+    devices = (Device("d0", (0,)), Device("d1", (0,)), Device("d2", (1,)), Device("d3", (1,)),
+               Device("d4"))
+    machine = Machine.symmetric(sockets=2, cores_per_numa=1, devices={"example.com/r": devices})
+    node = Node(machine, NodeConfig(parse_version("1.30")))
+    pod = Pod("p", (Container.of("c", limits={"example.com/r": str(request_)}),))
+    hints = node.devices.container_hints(pod, pod.containers[0])
+    assert hints is not None
+    got = [(h.numa_affinity.nodes if h.numa_affinity else (), h.preferred)
+           for h in hints["example.com/r"] or []]
+    assert got == expected
