@@ -50,6 +50,29 @@ def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
             for t in c["threads"]}
 
 
+def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, Any]],
+               what: str, fail: Callable[[str], None]) -> None:
+    """INV-4: no CPU or device (``held``: pod → container → items) is held by two pods, or by
+    two long-running containers (app containers and sidecars) of one pod; a regular init
+    container's items may be reused by later containers of its pod."""
+    holders: dict[str, tuple[str, str]] = {}
+    for uid, containers in held.items():
+        pod = live.get(uid)
+        if pod is None:
+            fail(f"INV-4: pod {uid} holds a {what} but is not on the node")
+            continue
+        long_running = {c["name"] for c in pod["containers"]} | {
+            c["name"] for c in pod.get("initContainers", []) if c.get("restartPolicy") == "Always"}
+        for name, items in containers.items():
+            for item in items:
+                other = holders.get(item)
+                if other and (other[0] != uid or (
+                        name in long_running and other[1] in long_running)):
+                    fail(f"INV-4: {what} {item} is held by {other[0]}/{other[1]} and {uid}/{name}")
+                if name in long_running or other is None:
+                    holders[item] = (uid, name)
+
+
 class _Checks:
     """INV-1..INV-9 on one state answer (JSON), for the node that was created."""
 
@@ -106,50 +129,21 @@ class _Checks:
         if not cpu:
             return
         reserved = set(cpu.get("reservedCpuSet", []))
-        holders: dict[int, tuple[str, str]] = {}
         for uid, containers in cpu["assignments"].items():
-            pod = live.get(uid)
-            if pod is None:
-                fail(f"INV-4: pod {uid} holds CPUs but is not on the node")
-                continue
-            sidecars = {c["name"] for c in pod.get("initContainers", [])
-                        if c.get("restartPolicy") == "Always"}
-            long_running = {c["name"] for c in pod["containers"]} | sidecars
             for name, cpus in containers.items():
                 if set(cpus) & reserved:
                     fail(f"INV-5: {uid}/{name} holds reserved CPUs {sorted(set(cpus) & reserved)}")
                 if set(cpus) & set(cpu["defaultCpuSet"]):
                     fail(f"INV-4: {uid}/{name} CPUs are also in the shared pool")
-                for c in cpus:
-                    other = holders.get(c)
-                    if other and (other[0] != uid or (
-                            name in long_running and other[1] in long_running)):
-                        fail(f"INV-4: CPU {c} is held by {other[0]}/{other[1]} and {uid}/{name}")
-                    if name in long_running or other is None:
-                        holders[c] = (uid, name)
+        _held_once({uid: {name: [str(c) for c in cpus] for name, cpus in containers.items()}
+                    for uid, containers in cpu["assignments"].items()}, live, "CPU", fail)
 
     def devices_held(self, state: dict[str, Any], live: dict[str, dict[str, Any]],
                      fail: Callable[[str], None]) -> None:
-        holders: dict[tuple[str, str], tuple[str, str]] = {}
-        for uid, containers in state["devices"]["assignments"].items():
-            pod = live.get(uid)
-            if pod is None:
-                fail(f"INV-4: pod {uid} holds devices but is not on the node")
-                continue
-            sidecars = {c["name"] for c in pod.get("initContainers", [])
-                        if c.get("restartPolicy") == "Always"}
-            long_running = {c["name"] for c in pod["containers"]} | sidecars
-            for name, resources in containers.items():
-                for resource, ids in resources.items():
-                    for device in ids:
-                        key = (resource, device)
-                        other = holders.get(key)
-                        if other and (other[0] != uid or (
-                                name in long_running and other[1] in long_running)):
-                            fail(f"INV-4: {resource} {device} is held by {other[0]}/{other[1]} "
-                                 f"and {uid}/{name}")
-                        if name in long_running or other is None:
-                            holders[key] = (uid, name)
+        _held_once({uid: {name: [f"{r} {d}" for r, ids in resources.items() for d in ids]
+                          for name, resources in containers.items()}
+                    for uid, containers in state["devices"]["assignments"].items()},
+                   live, "device", fail)
 
     def decision(self, pod: dict[str, Any], decision: dict[str, Any], policy: str,
                  fail: Callable[[str], None]) -> None:

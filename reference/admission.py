@@ -16,13 +16,12 @@ from typing import Protocol
 import attrs
 
 from numaspec.bitmask import NumaMask
-from numaspec.cpu import CPUTopology
-from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
+from numaspec.cpu_assignment import CPUAllocationError
 from numaspec.cpu_manager import (
-    CPUManagerOptions,
     StaticCPUManager,
     check_static_policy,
     parse_cpu_manager_options,
+    take_by_policy,
 )
 from numaspec.devices import DeviceManager
 from numaspec.errors import (
@@ -120,9 +119,7 @@ class Node:
         if config.cpu_manager_policy == "none":
             return None
         if config.cpu_manager_policy != "static":
-            msg = f'unknown policy: "{config.cpu_manager_policy}"'
-            raise NodeStartupError(msg + " (known: none, static)",
-                                   where="config.cpuManagerPolicy", kubelet_message=msg)
+            raise _unknown_policy(config.cpu_manager_policy, "none, static", "cpuManagerPolicy")
         topology = self.machine.cpu_topology()
         count = config.reserved_cpu_count()
         options = parse_cpu_manager_options(config.cpu_manager_policy_options, self.version,
@@ -138,7 +135,7 @@ class Node:
             reserved = config.reserved_system_cpus
         else:
             try:
-                reserved = _reserve(topology, all_cpus, count, options)
+                reserved = take_by_policy(topology, self.version, options, all_cpus, count)
             except CPUAllocationError:
                 reserved = frozenset()
         if len(reserved) != count:
@@ -153,9 +150,8 @@ class Node:
         if config.memory_manager_policy == "None":
             return None
         if config.memory_manager_policy != "Static":
-            msg = f'unknown policy: "{config.memory_manager_policy}"'
-            raise NodeStartupError(msg + " (known: None, Static)",
-                                   where="config.memoryManagerPolicy", kubelet_message=msg)
+            raise _unknown_policy(config.memory_manager_policy, "None, Static",
+                                  "memoryManagerPolicy")
         ids = set(self.machine.numa_ids)
         per_node: dict[int, dict[str, int]] = {n: {} for n in ids}
         totals: dict[str, object] = {}
@@ -333,13 +329,11 @@ class Node:
         }
 
 
-def _reserve(topology: CPUTopology, all_cpus: frozenset[int], count: int,
-             options: CPUManagerOptions) -> frozenset[int]:
-    """NODE-5: without ``reservedSystemCPUs`` kubelet reserves CPUs the way it allocates."""
-    return take_by_topology(topology, all_cpus, count,
-                            distribute_across_numa=options.distribute_across_numa,
-                            full_pcpus_only=options.full_pcpus_only,
-                            spread=options.distribute_across_cores)
+def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
+    """NODE-5: a CPU or Memory Manager policy its manager does not know, in kubelet's words."""
+    msg = f'unknown policy: "{name}"'
+    return NodeStartupError(f"{msg} (known: {known})", where=f"config.{field}",
+                            kubelet_message=msg)
 
 
 def _cpuset(cpus: frozenset[int]) -> str:

@@ -44,11 +44,9 @@ class _Accumulator:
 
     # -- views of the free CPUs ---------------------------------------------------------------
 
-    def _free_where(self, pred: Callable[[int], bool]) -> list[int]:
-        return sorted(c for c in self.free if pred(c))
-
-    def free_in_numa(self, numa: int) -> list[int]:
-        return self._free_where(lambda c: self._by_cpu[c].numa == numa)
+    def free_in(self, attr: str, unit: int) -> list[int]:
+        """The free CPUs of one unit (``attr`` is numa, socket or core), by id."""
+        return sorted(c for c in self.free if getattr(self._by_cpu[c], attr) == unit)
 
     def _count(self, attr: str, unit: int) -> int:
         return sum(1 for c in self.free if getattr(self._by_cpu[c], attr) == unit)
@@ -87,11 +85,8 @@ class _Accumulator:
         """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
         sockets and takes each socket's free CPUs by id."""
         if self.spread:
-            return [c for s in self.sorted_sockets() for c in self._free_in("socket", s)]
-        return [c for k in self.sorted_cores() for c in self._free_in("core", k)]
-
-    def _free_in(self, attr: str, unit: int) -> list[int]:
-        return sorted(c for c in self.free if getattr(self._by_cpu[c], attr) == unit)
+            return [c for s in self.sorted_sockets() for c in self.free_in("socket", s)]
+        return [c for k in self.sorted_cores() for c in self.free_in("core", k)]
 
     # -- taking -------------------------------------------------------------------------------
 
@@ -200,7 +195,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
     needed_groups = (n - 1) // group + 1
     min_k = (needed_groups - 1) // per_numa + 1
     max_k = min(needed_groups, len(numas))
-    free = {numa: len(acc.free_in_numa(numa)) for numa in numas}
+    free = {numa: len(acc.free_in("numa", numa)) for numa in numas}
     for k in range(min_k, max_k + 1):
         best_balance = math.inf
         best_remainder: tuple[int, ...] = ()
@@ -250,20 +245,19 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
         if best_combo is None:
             continue
         share = (n // len(best_combo) // group) * group
-        if align_by_socket:
-            share = min([share, *((len(acc.free_in_numa(x)) // group) * group
-                                  for x in best_combo)])
+        if align_by_socket:  # nothing is taken yet: ``free`` still holds
+            share = min([share, *((free[x] // group) * group for x in best_combo)])
         for numa in best_combo:
-            acc.take(_packed(topo, acc.free_in_numa(numa), share, spread))
+            acc.take(_packed(topo, acc.free_in("numa", numa), share, spread))
         remainder = n - share * len(best_combo)
         while remainder > 0:
             progressed = False
             for numa in best_remainder:
                 if remainder == 0:
                     break
-                if len(acc.free_in_numa(numa)) < group:
+                if len(acc.free_in("numa", numa)) < group:
                     continue
-                acc.take(_packed(topo, acc.free_in_numa(numa), group, spread))
+                acc.take(_packed(topo, acc.free_in("numa", numa), group, spread))
                 remainder -= group
                 progressed = True
             if not progressed:

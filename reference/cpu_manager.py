@@ -20,14 +20,14 @@ from numaspec.cpu import CPUTopology, generate_cpu_topology_hints
 from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
 from numaspec.errors import NodeStartupError, NotModelledError
 from numaspec.hints import ProviderHints
-from numaspec.options import go_parse_bool
-from numaspec.pods import Container, Pod, QOSClass, qos_class
+from numaspec.options import _go_quote, go_parse_bool
+from numaspec.pods import Container, Pod, QOSClass, pod_total, qos_class
 from numaspec.quantity import milli_value, value
 from numaspec.rejection import Rejection, unexpected
 from numaspec.versions import KubeletVersion
 
 __all__ = ["CPUManagerOptions", "StaticCPUManager", "cpu_option_maturity", "guaranteed_cpus",
-           "parse_cpu_manager_options", "pod_guaranteed_cpus"]
+           "parse_cpu_manager_options", "pod_guaranteed_cpus", "take_by_policy"]
 
 FULL_PCPUS_ONLY = "full-pcpus-only"
 DISTRIBUTE_ACROSS_NUMA = "distribute-cpus-across-numa"
@@ -84,17 +84,17 @@ def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
     for name in sorted(raw):
         level = cpu_option_maturity(name, version)
         if level is None:
-            raise _startup(f"unknown CPU Manager Policy option: {_quote(name)}")
+            raise _startup(f"unknown CPU Manager Policy option: {_go_quote(name)}")
         if level == "alpha" and not gates.get("CPUManagerPolicyAlphaOptions", False):
             raise _startup("CPU Manager Policy Alpha-level Options not enabled, but option "
-                           f"{_quote(name)} provided")
+                           f"{_go_quote(name)} provided")
         if level == "beta" and not gates.get("CPUManagerPolicyBetaOptions", True):
             raise _startup("CPU Manager Policy Beta-level Options not enabled, but option "
-                           f"{_quote(name)} provided")
+                           f"{_go_quote(name)} provided")
         try:
             values[name] = go_parse_bool(raw[name])
         except ValueError as exc:
-            raise _startup(f"bad value for option {_quote(name)}: {exc}") from None
+            raise _startup(f"bad value for option {_go_quote(name)}: {exc}") from None
     if version.minor >= 31:
         for first, second in _EXCLUSIVE:
             if values.get(first) and values.get(second):
@@ -112,10 +112,6 @@ def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
     )
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def guaranteed_cpus(pod: Pod, container: Container) -> int:
     """CPU-6: exclusive CPUs for ``container``: its CPU request if the pod is Guaranteed and
     the request is a whole number of CPUs, else 0 (the shared pool)."""
@@ -129,25 +125,23 @@ def guaranteed_cpus(pod: Pod, container: Container) -> int:
     return value(cpu)
 
 
-def pod_guaranteed_cpus(pod: Pod, version: KubeletVersion) -> int:
-    """CPU-7: the pod's exclusive CPUs for the pod scope.
+def pod_guaranteed_cpus(pod: Pod) -> int:
+    """CPU-7: the pod's exclusive CPUs for the pod scope: :func:`numaspec.pods.pod_total` over
+    the containers that have a cpu request (a sidecar keeps its CPUs for the pod's life)."""
+    return pod_total(pod, lambda c: {"cpu": guaranteed_cpus(pod, c)} if "cpu" in c.requests
+                     else {}).get("cpu", 0)
 
-    From 1.29 a sidecar (restartable init container) keeps its CPUs for the pod's life, so
-    the pod needs ``max(largest regular init + sidecars started before it, apps + sidecars)``;
-    before, ``max(largest init, apps)``.  Containers without a cpu request are skipped.
-    """
-    sidecars = 0
-    init_peak = 0
-    for container in pod.init_containers:
-        if "cpu" not in container.requests:
-            continue
-        cpus = guaranteed_cpus(pod, container)
-        if container.restartable and version.minor >= 29:
-            sidecars += cpus
-        else:
-            init_peak = max(init_peak, sidecars + cpus)
-    apps = sum(guaranteed_cpus(pod, c) for c in pod.containers if "cpu" in c.requests)
-    return max(init_peak, apps + sidecars)
+
+def take_by_policy(topology: CPUTopology, version: KubeletVersion, options: CPUManagerOptions,
+                   available: frozenset[int], n: int) -> frozenset[int]:
+    """The static policy's ``takeByTopology``: the allocator its options select (CPU-10,
+    CPU-12, CPU-13).  Kubelet uses it both to allocate and to pick the reserved CPUs."""
+    return take_by_topology(
+        topology, available, n,
+        distribute_across_numa=options.distribute_across_numa,
+        full_pcpus_only=options.full_pcpus_only,
+        spread=options.distribute_across_cores,
+        align_by_socket_in_distribution=options.align_by_socket and version.minor >= 37)
 
 
 class StaticCPUManager:
@@ -178,13 +172,7 @@ class StaticCPUManager:
     # -- helpers -----------------------------------------------------------------------------
 
     def _take(self, available: frozenset[int], n: int) -> frozenset[int]:
-        return take_by_topology(
-            self.topology, available, n,
-            distribute_across_numa=self.options.distribute_across_numa,
-            full_pcpus_only=self.options.full_pcpus_only,
-            spread=self.options.distribute_across_cores,
-            align_by_socket_in_distribution=self.options.align_by_socket
-            and self.version.minor >= 37)
+        return take_by_policy(self.topology, self.version, self.options, available, n)
 
     def _hints(self, available: frozenset[int], reusable: frozenset[int], n: int) -> ProviderHints:
         return {"cpu": generate_cpu_topology_hints(
@@ -215,7 +203,7 @@ class StaticCPUManager:
 
     def pod_hints(self, pod: Pod) -> ProviderHints:
         """CPU-8: pod-scope hints."""
-        n = pod_guaranteed_cpus(pod, self.version)
+        n = pod_guaranteed_cpus(pod)
         if n == 0:
             return None
         assigned: frozenset[int] = frozenset()
@@ -232,10 +220,9 @@ class StaticCPUManager:
 
     def _update_reuse(self, pod: Pod, container: Container, cpus: frozenset[int]) -> None:
         """CPU-15: only the pod being admitted keeps reusable CPUs; a regular init container
-        adds its CPUs, an app container or (from 1.29) a sidecar takes its CPUs out."""
+        adds its CPUs, an app container or a sidecar takes its CPUs out."""
         self.to_reuse = {pod.uid: self.to_reuse.get(pod.uid, frozenset())}
-        regular_init = pod.is_init(container.name) and not (
-            container.restartable and self.version.minor >= 29)
+        regular_init = pod.is_init(container.name) and not container.restartable
         if regular_init:
             self.to_reuse[pod.uid] |= cpus
         else:

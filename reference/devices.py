@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.hints import ProviderHints, TopologyHint
 from numaspec.machine import Device, Machine
-from numaspec.pods import Container, Pod
+from numaspec.pods import Container, Pod, pod_total
 from numaspec.quantity import value
 from numaspec.rejection import unexpected
 from numaspec.versions import KubeletVersion
@@ -23,30 +23,9 @@ __all__ = ["DeviceManager", "pod_device_limits"]
 
 
 def pod_device_limits(pod: Pod, resources: Mapping[str, object]) -> dict[str, int]:
-    """DEV-2: the pod's device request per resource (``resource.PodLimits``): the larger of
-    the app containers plus sidecars, and each regular init container plus the sidecars
-    started before it."""
-    totals: dict[str, int] = {}
-    for container in pod.containers:
-        for name, quantity in container.limits.items():
-            if name in resources:
-                totals[name] = totals.get(name, 0) + value(quantity)
-    sidecars: dict[str, int] = {}
-    init_peak: dict[str, int] = {}
-    for container in pod.init_containers:
-        own = {n: value(q) for n, q in container.limits.items() if n in resources}
-        if container.restartable:
-            for name, amount in own.items():
-                totals[name] = totals.get(name, 0) + amount
-                sidecars[name] = sidecars.get(name, 0) + amount
-            current = dict(sidecars)
-        else:
-            current = {n: own.get(n, 0) + sidecars.get(n, 0) for n in {*own, *sidecars}}
-        for name, amount in current.items():
-            init_peak[name] = max(init_peak.get(name, 0), amount)
-    for name, amount in init_peak.items():
-        totals[name] = max(totals.get(name, 0), amount)
-    return totals
+    """DEV-2: the pod's device request per resource (``resource.PodLimits``): the limits of
+    ``resources`` through :func:`numaspec.pods.pod_total`."""
+    return pod_total(pod, lambda c: {n: value(q) for n, q in c.limits.items() if n in resources})
 
 
 class DeviceManager:

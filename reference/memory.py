@@ -17,7 +17,7 @@ import attrs
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.hints import ProviderHints, TopologyHint
 from numaspec.machine import MEMORY_TYPES, Machine
-from numaspec.pods import Container, Pod, QOSClass, qos_class
+from numaspec.pods import Container, Pod, QOSClass, pod_total, qos_class
 from numaspec.rejection import unexpected
 from numaspec.versions import KubeletVersion
 
@@ -77,24 +77,12 @@ def container_memory(container: Container) -> dict[str, int]:
     return found
 
 
-def pod_memory(pod: Pod, version: KubeletVersion) -> dict[str, int]:
-    """MEM-3: the pod-scope request per type: the sidecar formula per type, keyed by the types
-    the app containers ask for (a type only init containers ask for is dropped)."""
-    init_peak: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    for container in pod.init_containers:
-        for name, size in container_memory(container).items():
-            init_peak.setdefault(name, 0)
-            if container.restartable and version.minor >= 29:
-                sidecars[name] = sidecars.get(name, 0) + size
-            elif sidecars.get(name, 0) + size > init_peak[name]:
-                init_peak[name] = sidecars.get(name, 0) + size
-    apps: dict[str, int] = {}
-    for container in pod.containers:
-        for name, size in container_memory(container).items():
-            apps[name] = apps.get(name, 0) + size
-    return {name: max(total + sidecars.get(name, 0), init_peak.get(name, 0))
-            for name, total in apps.items()}
+def pod_memory(pod: Pod) -> dict[str, int]:
+    """MEM-3: the pod-scope request per type (:func:`numaspec.pods.pod_total`), keyed by the
+    types the app containers ask for: a type only init containers ask for is dropped."""
+    totals = pod_total(pod, container_memory)
+    app_types = {t for c in pod.containers for t in container_memory(c)}
+    return {t: size for t, size in totals.items() if t in app_types}
 
 
 class MemoryManager:
@@ -140,11 +128,7 @@ class MemoryManager:
             min_affinity = min(min_affinity, mask.count())
             if len(nodes) == 1 and len(self.nodes[nodes[0]].cells) > 1:
                 continue
-            if len(nodes) > 1 and any(
-                    self.nodes[n].assignments > 0 and (
-                        len(self.nodes[n].cells) == 1
-                        or tuple(sorted(self.nodes[n].cells)) != nodes)
-                    for n in nodes):
+            if self._violates(nodes):
                 continue
             if any(sum(self.nodes[n].tables[t].free for n in nodes)
                    + self._reusable(pod.uid, nodes, t) < size for t, size in request.items()):
@@ -183,7 +167,7 @@ class MemoryManager:
         if qos_class(pod) is not QOSClass.GUARANTEED:
             return None
         try:
-            request = pod_memory(pod, self.version)
+            request = pod_memory(pod)
         except _Int64Error:
             return None
         for container in pod.all_containers():
@@ -268,8 +252,8 @@ class MemoryManager:
                    for t, size in request.items())
 
     def _violates(self, nodes: tuple[int, ...]) -> bool:
-        """MEM-6 (1.32+): a multi-NUMA mask may not take a node used by single-NUMA memory or by
-        another group."""
+        """MEM-4, MEM-6: a multi-NUMA mask may not take a node used by single-NUMA memory or by
+        another group (hints always skip such a mask; allocation refuses it from 1.32)."""
         if len(nodes) < 2:
             return False
         return any(self.nodes[n].assignments > 0 and (
@@ -295,8 +279,7 @@ class MemoryManager:
         """MEM-8: a regular init container's blocks become reusable (the largest per mask and
         type); later containers use them up."""
         self.reusable = {k: v for k, v in self.reusable.items() if k == pod.uid}
-        regular_init = pod.is_init(container.name) and not (
-            container.restartable and self.version.minor >= 29)
+        regular_init = pod.is_init(container.name) and not container.restartable
         if regular_init:
             mine = self.reusable.setdefault(pod.uid, {})
             for block in blocks:
@@ -316,7 +299,7 @@ class MemoryManager:
             for init in pod.init_containers:
                 if init.name == container.name or size == 0:
                     break
-                if init.restartable and self.version.minor >= 29:
+                if init.restartable:
                     continue
                 held = self.blocks.get(pod.uid, {}).get(init.name)
                 if not held:
@@ -360,7 +343,7 @@ class MemoryManager:
             for init in pod.init_containers:
                 if init.name == container.name:
                     break
-                if init.restartable and self.version.minor >= 29:
+                if init.restartable:
                     continue
                 self.remove_container(pod.uid, init.name)
 

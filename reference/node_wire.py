@@ -16,7 +16,7 @@ from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod
 from numaspec.quantity import parse_quantity
 from numaspec.versions import parse_version
-from numaspec.wire import _expect, decode_json_line, encode_error
+from numaspec.wire import _expect, _string_map, decode_json_line, encode_error
 
 __all__ = ["NodeSession", "decode_machine", "decode_node", "decode_pod", "encode_decision"]
 
@@ -56,9 +56,7 @@ def _list(value: object, where: str) -> list[Any]:
 
 
 def _str_map(value: object, where: str) -> dict[str, str]:
-    _expect(value, dict, "an object of strings", where)
-    assert isinstance(value, dict)
-    return {k: _str(v, f"{where}.{k}") for k, v in value.items()}
+    return _string_map(value, where, "a string")
 
 
 def _bool_map(value: object, where: str) -> dict[str, bool]:

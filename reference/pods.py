@@ -8,7 +8,7 @@ which containers the CPU and Memory Managers handle.  Sources: ``pkg/apis/core/v
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 
 import attrs
@@ -16,7 +16,7 @@ import attrs
 from numaspec.errors import InvalidFieldError, InvalidQuantityError
 from numaspec.quantity import parse_quantity
 
-__all__ = ["Container", "Pod", "QOSClass", "parse_resources", "qos_class"]
+__all__ = ["Container", "Pod", "QOSClass", "parse_resources", "pod_total", "qos_class"]
 
 #: QOS-1: the only resources the QoS class looks at.
 QOS_RESOURCES = ("cpu", "memory")
@@ -118,3 +118,30 @@ def qos_class(pod: Pod) -> QOSClass:
     if every_container_limited and requests == limits:
         return QOSClass.GUARANTEED
     return QOSClass.BURSTABLE
+
+
+def pod_total(pod: Pod, amounts: Callable[[Container], Mapping[str, int]]) -> dict[str, int]:
+    """What a pod needs at its peak, per resource, with sidecars (``restartPolicy: Always``
+    init containers) running for the pod's whole life: the larger of the app containers plus
+    every sidecar, and each regular init container plus the sidecars declared before it.
+
+    The one formula behind kubelet's pod-scope requests (CPU-7, MEM-3, DEV-2); ``amounts``
+    gives a container's own amounts.
+    """
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in pod.init_containers:
+        own = amounts(container)
+        if container.restartable:
+            for name, amount in own.items():
+                sidecars[name] = sidecars.get(name, 0) + amount
+            continue
+        for name, amount in own.items():
+            init_peak[name] = max(init_peak.get(name, 0), sidecars.get(name, 0) + amount)
+    totals = dict(sidecars)
+    for container in pod.containers:
+        for name, amount in amounts(container).items():
+            totals[name] = totals.get(name, 0) + amount
+    for name, amount in init_peak.items():
+        totals[name] = max(totals.get(name, 0), amount)
+    return totals

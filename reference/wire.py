@@ -167,11 +167,13 @@ def _provider(value: object, where: str) -> ProviderHints:
     return resources
 
 
-def _string_map(value: object, where: str) -> dict[str, str]:
+def _string_map(value: object, where: str,
+                what: str = "a string (kubelet takes option values as strings)"
+                ) -> dict[str, str]:
     _expect(value, dict, "an object of strings", where)
     assert isinstance(value, dict)
     for key, item in value.items():
-        _expect(item, str, "a string (kubelet takes option values as strings)", f"{where}.{key}")
+        _expect(item, str, what, f"{where}.{key}")
     return dict(value)
 
 
