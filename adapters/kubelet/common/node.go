@@ -7,12 +7,10 @@ package common
 // converts to kubelet types and drives the real kubelet managers.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -482,28 +480,5 @@ func NodeMain(p NodeProbe) {
 		fmt.Println(p.Version())
 		return
 	}
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			resp := handleNode(p, line)
-			if e := enc.Encode(resp); e != nil {
-				fmt.Fprintln(os.Stderr, "encode:", e)
-				os.Exit(2)
-			}
-			if e := out.Flush(); e != nil {
-				os.Exit(2)
-			}
-		}
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "read:", err)
-			os.Exit(2)
-		}
-	}
+	ServeLines(func(line []byte) any { return handleNode(p, line) })
 }

@@ -264,15 +264,10 @@ func evaluateRepeated(ev Evaluator, req *Request, n int) Response {
 	}}
 }
 
-// Main runs the line protocol on stdin/stdout. It never exits on a bad line.
-func Main(ev Evaluator) {
-	repeat := flag.Int("repeat", 0, "evaluate each request N times and report kind \"nondeterministic\" if answers differ (0 = auto: 1, or 16 when the request has >= 2 policy options)")
-	version := flag.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
-	flag.Parse()
-	if *version {
-		fmt.Println(ev.Version())
-		return
-	}
+// ServeLines answers every non-blank stdin line with answer(line), one JSON line
+// on stdout each, flushed after each. It never exits on a bad line; it exits 2
+// only when stdin or stdout fail.
+func ServeLines(answer func(line []byte) any) {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
@@ -280,21 +275,7 @@ func Main(ev Evaluator) {
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			var resp Response
-			req, derr := Decode(line)
-			if derr != nil {
-				resp = Fail("bad-request", "decode", derr.Error())
-			} else {
-				n := *repeat
-				if n == 0 {
-					n = 1
-					if len(req.PolicyOptions) >= 2 {
-						n = 16
-					}
-				}
-				resp = evaluateRepeated(ev, req, n)
-			}
-			if e := enc.Encode(resp); e != nil {
+			if e := enc.Encode(answer(line)); e != nil {
 				fmt.Fprintln(os.Stderr, "encode:", e)
 				os.Exit(2)
 			}
@@ -310,4 +291,32 @@ func Main(ev Evaluator) {
 			os.Exit(2)
 		}
 	}
+}
+
+// Main runs the line protocol on stdin/stdout. It never exits on a bad line.
+func Main(ev Evaluator) {
+	repeat := flag.Int("repeat", 0, "evaluate each request N times and report kind \"nondeterministic\" if answers differ (0 = auto: 1, or 16 when the request has >= 2 policy options)")
+	version := flag.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
+	flag.Parse()
+	if *version {
+		fmt.Println(ev.Version())
+		return
+	}
+	ServeLines(func(line []byte) any {
+		var resp Response
+		req, derr := Decode(line)
+		if derr != nil {
+			resp = Fail("bad-request", "decode", derr.Error())
+		} else {
+			n := *repeat
+			if n == 0 {
+				n = 1
+				if len(req.PolicyOptions) >= 2 {
+					n = 16
+				}
+			}
+			resp = evaluateRepeated(ev, req, n)
+		}
+		return resp
+	})
 }

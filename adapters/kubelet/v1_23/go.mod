@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/google/cadvisor v0.43.1
-	k8s.io/klog/v2 v2.30.0
 	k8s.io/kubernetes v1.23.17
 	numaspec.invalid/kubelet-oracle/common v0.0.0
 )
@@ -51,6 +50,7 @@ require (
 	k8s.io/component-base v0.23.17 // indirect
 	k8s.io/component-helpers v0.23.17 // indirect
 	k8s.io/cri-api v0.0.0 // indirect
+	k8s.io/klog/v2 v2.30.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20211115234752-e816edb12b65 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect

@@ -85,6 +85,6 @@ func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint
 }
 
 func main() {
-	silenceKlog()
+	common.SilenceKlog()
 	common.Main(evaluator{})
 }

@@ -9,7 +9,6 @@ require (
 	k8s.io/apiserver v0.30.14
 	k8s.io/component-base v0.30.14
 	k8s.io/cri-api v0.30.14
-	k8s.io/klog/v2 v2.120.1
 	k8s.io/kubernetes v1.30.14
 	k8s.io/utils v0.0.0-20230726121419-3b25d923346b
 	numaspec.invalid/kubelet-oracle/common v0.0.0
@@ -133,6 +132,7 @@ require (
 	k8s.io/controller-manager v0.30.14 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
+	k8s.io/klog/v2 v2.120.1 // indirect
 	k8s.io/kms v0.30.14 // indirect
 	k8s.io/kube-openapi v0.0.0-20240228011516-70dd3763d340 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect

@@ -50,6 +50,6 @@ func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint
 }
 
 func main() {
-	silenceKlog()
+	common.SilenceKlog()
 	common.Main(evaluator{})
 }

@@ -1,27 +1,13 @@
 package main
 
 import (
-	"flag"
-	"io"
 	"os"
 
 	"k8s.io/klog/v2"
 )
 
-// silenceKlog keeps kubelet's klog output (e.g. "Creating topology manager")
-// off stdout/stderr unless ORACLE_KLOG=1.
-func silenceKlog() {
-	if os.Getenv("ORACLE_KLOG") != "" {
-		return
-	}
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("alsologtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
-	klog.SetOutput(io.Discard)
-}
-
+// With ORACLE_KLOG set, kubelet's contextual logging goes to klog's output too
+// (common.SilenceKlog leaves klog alone then).
 func init() {
 	if os.Getenv("ORACLE_KLOG") != "" {
 		logger = klog.Background()

@@ -689,7 +689,7 @@ func (p *probe) State() common.NodeResponse {
 func ctx() context.Context { return klog.NewContext(context.Background(), logger) }
 
 func main() {
-	silenceKlog()
+	common.SilenceKlog()
 	// cmd/kubelet/app/server.go init(): the logging feature gates.
 	if err := logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
 		fmt.Fprintln(os.Stderr, "kubelet-node: adding logging feature gates:", err)

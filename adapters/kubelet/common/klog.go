@@ -1,4 +1,4 @@
-package main
+package common
 
 import (
 	"flag"
@@ -8,9 +8,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// silenceKlog keeps kubelet's klog output (e.g. "Creating topology manager")
-// off stdout/stderr unless ORACLE_KLOG=1.
-func silenceKlog() {
+// SilenceKlog keeps kubelet's klog output (e.g. "Creating topology manager")
+// off stdout/stderr unless ORACLE_KLOG=1. Every oracle and probe calls it first.
+func SilenceKlog() {
 	if os.Getenv("ORACLE_KLOG") != "" {
 		return
 	}
