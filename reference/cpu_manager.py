@@ -20,7 +20,7 @@ from numaspec.cpu import CPUTopology, generate_cpu_topology_hints
 from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
 from numaspec.errors import NodeStartupError, NotModelledError
 from numaspec.hints import ProviderHints
-from numaspec.options import _go_quote, go_parse_bool
+from numaspec.options import Maturity, _go_quote, go_parse_bool, maturity_in
 from numaspec.pods import Container, Pod, QOSClass, pod_total, qos_class
 from numaspec.quantity import milli_value, value
 from numaspec.rejection import Rejection, unexpected
@@ -37,13 +37,13 @@ STRICT_RESERVATION = "strict-cpu-reservation"
 UNCORE = "prefer-align-cpus-by-uncorecache"
 
 # CPU-14: (first minor, maturity) steps per option, from policy_options.go of each release.
-_MATURITY: Mapping[str, tuple[tuple[int, str], ...]] = {
-    FULL_PCPUS_ONLY: ((22, "beta"), (33, "stable")),
-    DISTRIBUTE_ACROSS_NUMA: ((23, "alpha"), (33, "beta")),
-    ALIGN_BY_SOCKET: ((25, "alpha"),),
-    DISTRIBUTE_ACROSS_CORES: ((31, "alpha"),),
-    STRICT_RESERVATION: ((32, "alpha"), (33, "beta"), (35, "stable")),
-    UNCORE: ((32, "alpha"), (34, "beta"), (35, "stable")),
+_MATURITY: Mapping[str, tuple[tuple[int, Maturity], ...]] = {
+    FULL_PCPUS_ONLY: ((22, Maturity.BETA), (33, Maturity.GA)),
+    DISTRIBUTE_ACROSS_NUMA: ((23, Maturity.ALPHA), (33, Maturity.BETA)),
+    ALIGN_BY_SOCKET: ((25, Maturity.ALPHA),),
+    DISTRIBUTE_ACROSS_CORES: ((31, Maturity.ALPHA),),
+    STRICT_RESERVATION: ((32, Maturity.ALPHA), (33, Maturity.BETA), (35, Maturity.GA)),
+    UNCORE: ((32, Maturity.ALPHA), (34, Maturity.BETA), (35, Maturity.GA)),
 }
 _EXCLUSIVE = (
     (FULL_PCPUS_ONLY, DISTRIBUTE_ACROSS_CORES),
@@ -53,13 +53,9 @@ _EXCLUSIVE = (
 )
 
 
-def cpu_option_maturity(name: str, version: KubeletVersion) -> str | None:
-    """CPU-14: ``alpha``/``beta``/``stable`` for an option ``version`` knows, else ``None``."""
-    level = None
-    for first, maturity in _MATURITY.get(name, ()):
-        if version.minor >= first:
-            level = maturity
-    return level
+def cpu_option_maturity(name: str, version: KubeletVersion) -> Maturity | None:
+    """CPU-14: the option's maturity in ``version``, or ``None`` for an option it lacks."""
+    return maturity_in(_MATURITY, name, version)
 
 
 @attrs.frozen
@@ -85,10 +81,10 @@ def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
         level = cpu_option_maturity(name, version)
         if level is None:
             raise _startup(f"unknown CPU Manager Policy option: {_go_quote(name)}")
-        if level == "alpha" and not gates.get("CPUManagerPolicyAlphaOptions", False):
+        if level is Maturity.ALPHA and not gates.get("CPUManagerPolicyAlphaOptions", False):
             raise _startup("CPU Manager Policy Alpha-level Options not enabled, but option "
                            f"{_go_quote(name)} provided")
-        if level == "beta" and not gates.get("CPUManagerPolicyBetaOptions", True):
+        if level is Maturity.BETA and not gates.get("CPUManagerPolicyBetaOptions", True):
             raise _startup("CPU Manager Policy Beta-level Options not enabled, but option "
                            f"{_go_quote(name)} provided")
         try:

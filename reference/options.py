@@ -59,13 +59,20 @@ _GATE_FOR = {
 }
 
 
-def option_maturity(name: str, version: KubeletVersion) -> Maturity | None:
-    """OPT-2: the option's maturity in ``version``, or ``None`` where it does not exist."""
+def maturity_in(table: Mapping[str, tuple[tuple[int, Maturity], ...]], name: str,
+                version: KubeletVersion) -> Maturity | None:
+    """The last maturity step of ``name`` in ``table`` that ``version`` reached, or ``None``
+    where the option does not exist yet (shared by OPT-2 and CPU-14)."""
     found: Maturity | None = None
-    for first_minor, maturity in _MATURITY.get(name, ()):
+    for first_minor, maturity in table.get(name, ()):
         if version.minor >= first_minor:
             found = maturity
     return found
+
+
+def option_maturity(name: str, version: KubeletVersion) -> Maturity | None:
+    """OPT-2: the option's maturity in ``version``, or ``None`` where it does not exist."""
+    return maturity_in(_MATURITY, name, version)
 
 
 @attrs.frozen
