@@ -43,7 +43,7 @@ _MATURITY: Mapping[str, tuple[tuple[int, Maturity], ...]] = {
     ALIGN_BY_SOCKET: ((25, Maturity.ALPHA),),
     DISTRIBUTE_ACROSS_CORES: ((31, Maturity.ALPHA),),
     STRICT_RESERVATION: ((32, Maturity.ALPHA), (33, Maturity.BETA), (35, Maturity.GA)),
-    UNCORE: ((32, Maturity.ALPHA), (34, Maturity.BETA), (35, Maturity.GA)),
+    UNCORE: ((32, Maturity.ALPHA), (34, Maturity.BETA), (36, Maturity.GA)),
 }
 _EXCLUSIVE = (
     (FULL_PCPUS_ONLY, DISTRIBUTE_ACROSS_CORES),

@@ -452,3 +452,15 @@ def test_digest_device_hints(request_: int, expected: list[tuple[tuple[int, ...]
     got = [(h.numa_affinity.nodes if h.numa_affinity else (), h.preferred)
            for h in hints["example.com/r"] or []]
     assert got == expected
+
+
+@pytest.mark.parametrize(("version", "level"), [("1.34", "beta"), ("1.35", "beta"),
+                                                ("1.36", "GA")])
+def test_uncore_option_maturity(version: str, level: str) -> None:
+    """CPU-14: prefer-align-cpus-by-uncorecache is beta in 1.34-1.35 and GA from 1.36
+    (policy_options.go of v1.35.4 still lists it among the beta options)."""
+    from numaspec.cpu_manager import cpu_option_maturity
+
+    found = cpu_option_maturity("prefer-align-cpus-by-uncorecache", parse_version(version))
+    assert found is not None
+    assert found.value == level
