@@ -15,6 +15,7 @@ from numaspec.hints import TopologyHint
 from numaspec.memory import MemoryManager
 from numaspec.node_wire import NodeSession
 from numaspec.pods import Container, Pod
+from numaspec.policy import MergeOutcome
 
 
 def _init_reuse_ignored(node: Node) -> None:
@@ -94,7 +95,91 @@ def _sidecar_cpus_reused(node: Node) -> None:
     cpu._update_reuse = update  # type: ignore[method-assign]
 
 
+def _policy_admits_all(node: Node) -> None:
+    """ADMIT-3 broken: the policy's verdict is ignored."""
+    merge = node._merge
+
+    def admit_all(hints: Any) -> MergeOutcome:
+        return MergeOutcome(merge(hints).hint, True)
+
+    node._merge = admit_all  # type: ignore[method-assign]
+
+
+def _one_cpu_too_many(node: Node) -> None:
+    """CPU-9 broken: the allocator hands out one CPU more than asked when it can."""
+    cpu = node.cpu
+    if cpu is None:
+        return
+    take = cpu._take
+
+    def greedy(available: frozenset[int], n: int) -> frozenset[int]:
+        return take(available, min(n + 1, len(available)) if n else n)
+
+    cpu._take = greedy  # type: ignore[method-assign]
+
+
+def _affinity_ignored_by_cpus(node: Node) -> None:
+    """CPU-16 broken: CPUs are taken in packing order whatever the affinity says."""
+    cpu = node.cpu
+    if cpu is not None:
+        cpu._aligned = lambda affinity, allocatable: allocatable  # type: ignore[method-assign]  # noqa: ARG005
+
+
+def _release_keeps_memory(node: Node) -> None:
+    """MEM-9 broken: releasing a block leaves its memory Reserved."""
+    memory = node.memory
+    if memory is None:
+        return
+    remove = memory.remove_container
+
+    def keep(pod_uid: str, name: str) -> None:
+        frozen = {n: {t: (tab.free, tab.reserved) for t, tab in s.tables.items()}
+                  for n, s in memory.nodes.items()}
+        remove(pod_uid, name)
+        for n, tables in frozen.items():
+            for t, (free, reserved) in tables.items():
+                memory.nodes[n].tables[t].free = free
+                memory.nodes[n].tables[t].reserved = reserved
+
+    memory.remove_container = keep  # type: ignore[method-assign]
+
+
+def _hugepages_counted_twice(node: Node) -> None:
+    """MEM-1 broken: regular memory's Allocatable forgets the hugepages."""
+    memory = node.memory
+    if memory is None:
+        return
+    for numa in node.machine.numa_nodes:
+        extra = sum(numa.hugepage_bytes(h) for h in node.machine.hugepage_sizes)
+        table = memory.nodes[numa.id].tables["memory"]
+        table.allocatable += extra
+        table.free += extra
+
+
+def _group_spills_to_next_node(node: Node) -> None:
+    """MEM-7 broken: a block's group also claims the next NUMA node up."""
+    memory = node.memory
+    if memory is None:
+        return
+    reserve = memory._reserve
+
+    def spill(nodes: tuple[int, ...], memory_type: str, size: int) -> None:
+        reserve(nodes, memory_type, size)
+        following = max(nodes) + 1
+        if following in memory.nodes:
+            for n in nodes:
+                memory.nodes[n].cells = (*nodes, following)
+
+    memory._reserve = spill  # type: ignore[method-assign]
+
+
 NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
+    "policy_admits_all": _policy_admits_all,
+    "one_cpu_too_many": _one_cpu_too_many,
+    "affinity_ignored_by_cpus": _affinity_ignored_by_cpus,
+    "release_keeps_memory": _release_keeps_memory,
+    "hugepages_counted_twice": _hugepages_counted_twice,
+    "group_spills_to_next_node": _group_spills_to_next_node,
     "init_reuse_ignored": _init_reuse_ignored,
     "group_rule_ignored": _group_rule_ignored,
     "reserved_cpus_handed_out": _reserved_cpus_handed_out,
