@@ -1,0 +1,166 @@
+"""The adapter protocol, implementation side (spec chapter ``adapter-protocol.md``).
+
+An implementation runs as a long-lived process: it reads one JSON request per line on stdin
+and writes one JSON answer per line on stdout; stderr is for diagnostics only.
+
+* ``{"cmd": "start", "version": 1}`` → ``{"ready": true, "version": 1, "implementation":
+  {...}}`` (PROTO-2);
+* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node", "case": {...}}`` → exactly one
+  of ``{"seq": n, "result": ...}``, ``{"seq": n, "skipped": true, "message": ...}`` or
+  ``{"seq": n, "errored": true, "context": {"message": ...}}`` (PROTO-3, PROTO-4);
+* ``{"cmd": "stop"}`` → no answer; the process exits (PROTO-5).
+
+This module holds the reference's own answers (:func:`reference_result`), the reference as an
+adapter (:class:`ReferenceAdapter`) and :func:`serve_adapter`, the loop that puts any
+in-process adapter (an object with ``start()`` and ``run(op, case)``) behind the protocol:
+``numaspec serve`` is ``serve_adapter(ReferenceAdapter())``.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Mapping
+from typing import Any, BinaryIO, Protocol, TextIO
+
+from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
+from numaspec.versions import SUPPORTED_VERSIONS
+from numaspec.wire import (
+    decode_json_line,
+    decode_merge_request,
+    encode_error,
+    encode_outcome,
+    evaluate_request,
+)
+
+__all__ = [
+    "OPERATIONS",
+    "PROTOCOL_VERSION",
+    "JsonAdapter",
+    "ReferenceAdapter",
+    "reference_result",
+    "serve_adapter",
+]
+
+#: PROTO-2: the protocol version this numaspec speaks.
+PROTOCOL_VERSION = 1
+
+#: PROTO-3: the operations a case can ask for.
+OPERATIONS = ("merge", "hints", "node")
+
+#: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
+_NODE_OPS = ("hints", "node")
+
+
+class JsonAdapter(Protocol):
+    """An implementation at the JSON level, in-process: what :func:`serve_adapter` serves.
+
+    ``start()`` returns the ``implementation`` object of the start answer; ``run(op, case)``
+    returns the answer without ``seq`` (``{"result": ...}``, ``{"skipped": true, ...}`` or
+    ``{"errored": true, ...}``).
+    """
+
+    def start(self) -> dict[str, Any]: ...
+
+    def run(self, op: str, case: Any) -> dict[str, Any]: ...
+
+
+def _steps(case: Any) -> list[Any]:
+    if not isinstance(case, dict) or set(case) != {"steps"} or not isinstance(case["steps"],
+                                                                                list):
+        raise InvalidFieldError('a hints or node case is {"steps": [request, ...]}',
+                                where="case")
+    return case["steps"]
+
+
+def reference_result(op: str, case: Any) -> Any:
+    """PROTO-3: the reference's ``result`` for one case.
+
+    ``merge``: the merge response of ``spec/merge-protocol.md`` (an ``{"error": ...}`` object
+    for a request the reference refuses).  ``hints`` and ``node``: ``{"answers": [...]}``, one
+    node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
+    Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
+    """
+    if op == "merge":
+        try:
+            return encode_outcome(evaluate_request(decode_merge_request(case)))
+        except NumaspecError as exc:
+            return encode_error(exc)
+    if op in _NODE_OPS:
+        from numaspec.node_wire import NodeSession
+
+        session = NodeSession()
+        answers = []
+        for step in _steps(case):
+            try:
+                answers.append(session.handle(step))
+            except NumaspecError as exc:
+                answers.append(encode_error(exc))
+        return {"answers": answers}
+    raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
+
+
+class ReferenceAdapter:
+    """numaspec's reference behind the adapter protocol."""
+
+    def start(self) -> dict[str, Any]:
+        from numaspec import __version__
+        from numaspec.nodeconfig import NODE_VERSIONS
+
+        return {
+            "name": "numaspec-reference",
+            "version": __version__,
+            "language": "python",
+            "homepage": "https://github.com/numaspec/numaspec",
+            "issues": "https://github.com/numaspec/numaspec/issues",
+            "kubelet_versions": [str(v) for v in SUPPORTED_VERSIONS],
+            "node_kubelet_versions": [f"1.{m}" for m in NODE_VERSIONS],
+            "operations": list(OPERATIONS),
+        }
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        try:
+            return {"result": reference_result(op, case)}
+        except NumaspecError as exc:
+            return {"errored": True, "context": {"message": exc.describe()}}
+
+
+def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] | None:
+    cmd = request.get("cmd")
+    if cmd == "start":
+        version = request.get("version")
+        if version != PROTOCOL_VERSION:
+            return {"ready": False, "version": PROTOCOL_VERSION,
+                    "message": f"this adapter speaks protocol version {PROTOCOL_VERSION}, "
+                               f"not {version!r}"}
+        return {"ready": True, "version": PROTOCOL_VERSION, "implementation": adapter.start()}
+    if cmd == "run":
+        seq = request.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return {"seq": None, "errored": True,
+                    "context": {"message": "run: 'seq' must be an integer"}}
+        try:
+            body = adapter.run(str(request.get("op")), request.get("case"))
+        except Exception as exc:  # the adapter's own bug: caught, reported, stream goes on
+            body = {"errored": True, "context": {
+                "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()}}
+        return {"seq": seq, **body}
+    raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, stop)", where="cmd")
+
+
+def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
+    """Answer the adapter protocol on ``stdin``/``stdout`` until ``stop`` or end of input."""
+    for raw in stdin:
+        try:
+            request = decode_json_line(raw.rstrip(b"\r\n"))
+            if not isinstance(request, dict):
+                raise MalformedJSONError("a request is a JSON object")
+            if request.get("cmd") == "stop":
+                return 0
+            answer = _answer(adapter, request)
+        except NumaspecError as exc:
+            answer = {"seq": None, "errored": True, "context": {"message": exc.describe()}}
+        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        stdout.flush()
+    return 0
