@@ -202,8 +202,8 @@ class Node:
             found.append(self.memory)
         return found
 
-    def _check_pod(self, pod: Pod) -> None:
-        if pod.uid in self.pods:
+    def _check_pod(self, pod: Pod, *, live_ok: bool = False) -> None:
+        if pod.uid in self.pods and not live_ok:
             raise PodAlreadyAdmittedError(f"pod {pod.uid!r} is already on the node",
                                           where="pod.uid")
         seen: set[str] = set()
@@ -257,6 +257,33 @@ class Node:
         if self.memory is not None:
             self.memory.start_pod(pod)
         return decision
+
+    def provider_hints(self, pod: Pod, container: str | None = None
+                       ) -> dict[str, tuple[TopologyHint, ...] | None]:
+        """NWIRE-4: what the hint providers say about ``pod`` on the current state, nothing
+        admitted or allocated.  With ``container``: that container's hints (kubelet's
+        ``GetTopologyHints``); without: the pod's (``GetPodTopologyHints``).
+
+        A resource no provider speaks about is absent; ``None`` is no preference (kubelet's nil
+        list) and ``()`` no possible placement.  ``pod`` is checked as :meth:`admit` checks it,
+        except that it may be live on the node (its containers' hints are then regenerated from
+        what they hold: CPU-8, DEV-1, MEM-5).
+        """
+        self._check_pod(pod, live_ok=True)
+        if container is None:
+            answers = [p.pod_hints(pod) for p in self._providers()]
+        else:
+            found = next((c for c in pod.all_containers() if c.name == container), None)
+            if found is None:
+                raise InvalidFieldError(
+                    f"pod {pod.uid!r} has no container {container!r} (it has: "
+                    f"{', '.join(c.name for c in pod.all_containers())})", where="container")
+            answers = [p.container_hints(pod, found) for p in self._providers()]
+        merged: dict[str, tuple[TopologyHint, ...] | None] = {}
+        for answer in answers:
+            for resource, hints in (answer or {}).items():
+                merged[resource] = None if hints is None else tuple(hints)
+        return merged
 
     def _merge(self, hints: Sequence[ProviderHints]) -> MergeOutcome:
         return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options, self.version)

@@ -1,5 +1,6 @@
 """The node line protocol (spec chapter ``node-protocol.md``, NWIRE-*): JSON requests that
-create a node, admit and remove pods and read the state, and their JSON answers.
+create a node, admit and remove pods, ask the hint providers and read the state, and their JSON
+answers.
 
 Decoding is strict: unknown fields, wrong types and bad values are typed errors naming the
 field path.  The same format drives the Go node probe over real kubelet code.
@@ -7,10 +8,12 @@ field path.  The same format drives the Go node probe over real kubelet code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from numaspec.admission import Decision, Node
 from numaspec.errors import InvalidFieldError, NumaspecError
+from numaspec.hints import TopologyHint
 from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod
@@ -18,7 +21,8 @@ from numaspec.quantity import parse_quantity
 from numaspec.versions import parse_version
 from numaspec.wire import _expect, _string_map, decode_json_line, encode_error
 
-__all__ = ["NodeSession", "decode_machine", "decode_node", "decode_pod", "encode_decision"]
+__all__ = ["NodeSession", "decode_machine", "decode_node", "decode_pod", "encode_decision",
+           "encode_hints"]
 
 
 def _object(value: object, where: str, required: set[str], optional: set[str]
@@ -209,6 +213,21 @@ def encode_decision(decision: Decision) -> dict[str, Any]:
     }}
 
 
+def _hint_order(hint: TopologyHint) -> tuple[int, bool]:
+    return (-1 if hint.numa_affinity is None else hint.numa_affinity.bits, hint.preferred)
+
+
+def encode_hints(hints: Mapping[str, Sequence[TopologyHint] | None]) -> dict[str, Any]:
+    """NWIRE-4: ``{"hints": {resource: [{"numa", "preferred"}, ...] | null}}``, each list in
+    one canonical order (by the mask's word, then not preferred before preferred); the order
+    is not part of the contract."""
+    return {"hints": {
+        resource: None if listed is None else [
+            {"numa": None if h.numa_affinity is None else list(h.numa_affinity.nodes),
+             "preferred": h.preferred} for h in sorted(listed, key=_hint_order)]
+        for resource, listed in sorted(hints.items())}}
+
+
 class NodeSession:
     """NWIRE-3: one line-protocol conversation: at most one node at a time."""
 
@@ -216,7 +235,7 @@ class NodeSession:
         self.node: Node | None = None
 
     def handle(self, request: object) -> dict[str, Any]:
-        body = _object(request, "", {"op"}, {"node", "pod", "uid"})
+        body = _object(request, "", {"op"}, {"node", "pod", "uid", "container"})
         op = body["op"]
         if op == "create":
             _object(body, "", {"op", "node"}, set())
@@ -228,6 +247,11 @@ class NodeSession:
         if op == "admit":
             _object(body, "", {"op", "pod"}, set())
             return encode_decision(self.node.admit(decode_pod(body["pod"])))
+        if op == "hints":
+            _object(body, "", {"op", "pod"}, {"container"})
+            pod = decode_pod(body["pod"])
+            container = _str(body["container"], "container") if "container" in body else None
+            return encode_hints(self.node.provider_hints(pod, container))
         if op == "remove":
             _object(body, "", {"op", "uid"}, set())
             self.node.remove(_str(body["uid"], "uid"))
@@ -235,7 +259,7 @@ class NodeSession:
         if op == "state":
             _object(body, "", {"op"}, set())
             return {"state": self.node.state()}
-        raise InvalidFieldError(f"unknown op {op!r} (known: create, admit, remove, state)",
+        raise InvalidFieldError(f"unknown op {op!r} (known: create, admit, hints, remove, state)",
                                 where="op")
 
     def answer(self, line: bytes | str) -> dict[str, Any]:

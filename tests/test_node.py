@@ -464,3 +464,113 @@ def test_uncore_option_maturity(version: str, level: str) -> None:
     found = cpu_option_maturity("prefer-align-cpus-by-uncorecache", parse_version(version))
     assert found is not None
     assert found.value == level
+
+
+# -- the hints step (NWIRE-4) ------------------------------------------------------------------
+
+
+SEED001_CREATE: dict[str, Any] = {"op": "create", "node": {
+    "kubeletVersion": "1.30",
+    "machine": {"numaNodes": [
+        {"id": n, "memory": "16Gi",
+         "cores": [{"socket": n, "threads": [c]} for c in range(4 * n, 4 * n + 4)]}
+        for n in (0, 1)],
+        "devices": {"gpu-vendor.com/gpu": [{"id": "gpu0", "numa": [0]},
+                                           {"id": "gpu1", "numa": [1]}],
+                    "example.com/flat": [{"id": "f0"}]}},
+    "config": {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
+               "topologyManagerPolicy": "restricted"}}}
+
+
+def pod_json(uid: str, *containers: tuple[str, dict[str, str]]) -> dict[str, Any]:
+    return {"uid": uid, "containers": [{"name": name, "resources": {"limits": limits}}
+                                       for name, limits in containers]}
+
+
+def session() -> NodeSession:
+    created = NodeSession()
+    assert created.answer(json.dumps(SEED001_CREATE)) == {"ok": True}
+    return created
+
+
+ONE_NODE = [{"numa": [0], "preferred": True}, {"numa": [1], "preferred": True},
+            {"numa": [0, 1], "preferred": False}]
+
+
+def test_hints_are_the_providers_answers_and_change_nothing() -> None:
+    """NWIRE-4: container hints per resource in canonical order; devices without topology
+    have no preference (null); a Burstable container is absent from the CPU Manager's
+    answer; the node is unchanged."""
+    node = session()
+    before = node.answer('{"op": "state"}')
+    pod = pod_json("p", ("a", {"cpu": "2", "memory": "1Gi", "gpu-vendor.com/gpu": "1",
+                               "example.com/flat": "1"}))
+    answer = node.answer(json.dumps({"op": "hints", "pod": pod, "container": "a"}))
+    assert answer == {"hints": {"cpu": ONE_NODE, "gpu-vendor.com/gpu": ONE_NODE,
+                                "example.com/flat": None}}
+    burstable = {"uid": "b", "containers": [{"name": "a", "resources": {
+        "requests": {"cpu": "1"}, "limits": {"gpu-vendor.com/gpu": "1"}}}]}
+    answer = node.answer(json.dumps({"op": "hints", "pod": burstable}))
+    assert answer == {"hints": {"gpu-vendor.com/gpu": ONE_NODE}}
+    assert node.answer('{"op": "state"}') == before
+
+
+def test_pod_hints_count_the_whole_pod() -> None:
+    """NWIRE-4: without a container the answer is the pod-scope hints: two containers of 3
+    CPUs need 6, more than one NUMA node's 4 CPUs."""
+    node = session()
+    pod = pod_json("p", ("a", {"cpu": "3", "memory": "1Gi"}), ("b", {"cpu": "3", "memory": "1Gi"}))
+    assert node.answer(json.dumps({"op": "hints", "pod": pod, "container": "b"})) == {
+        "hints": {"cpu": ONE_NODE}}
+    assert node.answer(json.dumps({"op": "hints", "pod": pod})) == {
+        "hints": {"cpu": [{"numa": [0, 1], "preferred": True}]}}
+    too_big = pod_json("q", ("a", {"cpu": "9", "memory": "1Gi"}))
+    assert node.answer(json.dumps({"op": "hints", "pod": too_big})) == {"hints": {"cpu": []}}
+
+
+def test_hints_of_a_live_pod_are_regenerated() -> None:
+    """NWIRE-4, CPU-8: a container that holds CPUs gets hints from exactly those (its CPUs
+    1 and 2 are on NUMA 0: no hint without node 0)."""
+    node = session()
+    pod = pod_json("p", ("a", {"cpu": "2", "memory": "1Gi"}))
+    decision = node.answer(json.dumps({"op": "admit", "pod": pod}))
+    assert decision["decision"]["admitted"]
+    answer = node.answer(json.dumps({"op": "hints", "pod": pod, "container": "a"}))
+    assert answer == {"hints": {"cpu": [{"numa": [0], "preferred": True},
+                                        {"numa": [0, 1], "preferred": False}]}}
+
+
+@pytest.mark.parametrize(("request_", "kind", "where"), [
+    ({"op": "hints", "pod": pod_json("p", ("a", {"cpu": "1"})), "container": "b"},
+     "invalid-field", "container"),
+    ({"op": "hints", "pod": pod_json("p", ("a", {"cpu": "1"})), "container": 1},
+     "invalid-field", "container"),
+    ({"op": "hints", "pod": pod_json("p", ("a", {"example.com/fpga": "1"}))},
+     "unknown-resource", "pod.containers[0].resources"),
+    ({"op": "hints", "pod": pod_json("p", ("a", {"cpu": "-1"}))},
+     "invalid-quantity", None),
+    ({"op": "admit", "pod": pod_json("p", ("a", {"cpu": "1"})), "container": "a"},
+     "invalid-field", None),
+])
+def test_bad_hints_requests_are_typed_errors(request_: dict[str, Any], kind: str,
+                                            where: str | None) -> None:
+    """NWIRE-3, NWIRE-4: validation as for admit, and a container the pod lacks."""
+    node = session()
+    before = node.answer('{"op": "state"}')
+    answer = node.answer(json.dumps(request_))
+    assert answer["error"]["kind"] == kind, answer
+    if where is not None:
+        assert answer["error"]["where"] == where
+    assert node.answer('{"op": "state"}') == before
+
+
+def test_node_provider_hints_api() -> None:
+    """NWIRE-4: ``Node.provider_hints`` answers in the providers' own types."""
+    node = seed001_node()
+    pod = Pod("p", (Container.of("a", limits={"cpu": "2", "memory": "1Gi"}),))
+    hints = node.provider_hints(pod, "a")
+    assert set(hints) == {"cpu"}
+    assert hints == node.provider_hints(pod)
+    with pytest.raises(InvalidFieldError) as caught:
+        node.provider_hints(pod, "nope")
+    assert caught.value.where == "container"

@@ -50,8 +50,8 @@ def test_error_answers_match_the_schema(line: str) -> None:  # WIRE-2
 
 @given(st.data())
 def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject) -> None:
-    """NWIRE-1, NWIRE-2, NWIRE-3: every request the node strategies make and every answer the
-    reference gives fits spec/schemas/node-protocol.schema.json."""
+    """NWIRE-1, NWIRE-2, NWIRE-3, NWIRE-4: every request the node strategies make and every
+    answer the reference gives fits spec/schemas/node-protocol.schema.json."""
     from numaspec.conformance.node_strategies import node_requests, pods
     from numaspec.node_wire import NodeSession
 
@@ -59,7 +59,12 @@ def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject
     session = NodeSession()
     create = data.draw(node_requests())
     devices = sorted(create["node"]["machine"].get("devices", {}))
-    requests = [create, {"op": "admit", "pod": data.draw(pods("p1", devices))},
+    pod = data.draw(pods("p1", devices))
+    first = (pod.get("initContainers") or pod["containers"])[0]["name"]
+    requests = [create, {"op": "hints", "pod": pod},
+                {"op": "hints", "pod": pod, "container": first},
+                {"op": "admit", "pod": pod}, {"op": "hints", "pod": pod, "container": first},
+                {"op": "hints", "pod": pod, "container": "no-such-container"},
                 {"op": "state"}, {"op": "remove", "uid": "p1"}, {"op": "remove", "uid": "zz"}]
     for request in requests:
         check.validate(request)
