@@ -31,6 +31,7 @@ __all__ = [
     "ReferenceImplementation",
     "load_implementation",
     "reference",
+    "resolve_object",
     "supported_versions",
 ]
 
@@ -85,11 +86,12 @@ def supported_versions(impl: object) -> tuple[KubeletVersion, ...]:
     return tuple(sorted(versions))
 
 
-def load_implementation(spec: str) -> MergeImplementation:
-    """Resolve ``module:object`` (an implementation, or a factory of one)."""
+def resolve_object(spec: str) -> object:
+    """``module:object`` → the object; a class, or a factory function, is called first."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise AdapterError(f"--impl must be module:object, got {spec!r}", where="--impl")
+        raise AdapterError(f"--impl must be module:object or exec:COMMAND, got {spec!r}",
+                           where="--impl")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
@@ -100,12 +102,20 @@ def load_implementation(spec: str) -> MergeImplementation:
         if not hasattr(target, part):
             raise AdapterError(f"{module_name!r} has no attribute {attr!r}", where="--impl")
         target = getattr(target, part)
-    if not isinstance(target, MergeImplementation) and callable(target):
+    is_adapter = hasattr(target, "start") and hasattr(target, "run")
+    if isinstance(target, type) or (callable(target) and not is_adapter
+                                    and not isinstance(target, MergeImplementation)):
         try:
             target = target()
         except Exception as exc:
             raise AdapterError(f"{spec} failed to construct: {type(exc).__name__}: {exc}",
                                where="--impl") from None
+    return target
+
+
+def load_implementation(spec: str) -> MergeImplementation:
+    """Resolve ``module:object`` to a merge implementation (or a factory of one)."""
+    target = resolve_object(spec)
     if not isinstance(target, MergeImplementation):
         raise AdapterError(
             f"{spec} is not an implementation: it needs a 'name' and a 'merge(request)' method",

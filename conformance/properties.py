@@ -14,6 +14,7 @@ test read.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from typing import Literal, TypeVar
@@ -93,7 +94,7 @@ def fit_to(request: MergeRequest, impl: object) -> MergeRequest:
 
 
 def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
-    note(f"request: {encode_merge_request(request)}")
+    note(f"request: {json.dumps(encode_merge_request(request), separators=(',', ':'))}")
     answer = impl.merge(request)
     note(f"answer: {answer}")
     return answer

@@ -1,31 +1,464 @@
-"""``numaspec conformance``: the suite under pytest, with the per-rule summary."""
+"""``numaspec conformance``: run the suite against an implementation and report (RUN-1..RUN-7).
+
+The suite is every vector of ``spec/vectors`` (merge, hints and node cases, compared with
+their expected answers) and, for implementations of the merge, every Hypothesis property of
+:mod:`numaspec.conformance.properties`.  The runner survives any implementation: each case
+ends in one verdict (:mod:`numaspec.conformance.reports`), the run always finishes, and the
+JSON Lines report is written as it goes, its footer last, even when the run is interrupted.
+"""
 
 from __future__ import annotations
 
-import pytest
+import datetime as dt
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
 
-from numaspec.conformance.adapter import load_implementation
-from numaspec.conformance.profiles import active_profile
+import attrs
+
+from numaspec.conformance.connection import (
+    DEFAULT_MAX_LINE,
+    DEFAULT_TIMEOUT,
+    Answer,
+    Connection,
+    InProcessConnection,
+    MergeObjectAdapter,
+    connect,
+)
+from numaspec.conformance.expectations import FAILING, Manifest, load_manifest
+from numaspec.conformance.reports import (
+    BAD_VERDICTS,
+    Progress,
+    ReportWriter,
+    junit_xml,
+    markdown_summary,
+    terminal_summary,
+)
 from numaspec.errors import NumaspecError
+from numaspec.protocol import PROTOCOL_VERSION
 
-__all__ = ["run_conformance"]
+__all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance"]
+
+#: RUN-3: after this many cases in a row that crash, time out or break the protocol, the
+#: implementation is given up on and the rest of the cases are ``not-run``.
+GIVE_UP_AFTER = 5
+
+#: Exit statuses (RUN-7).
+EXIT_OK, EXIT_FAILED, EXIT_BROKEN, EXIT_USAGE = 0, 1, 3, 4
 
 
-def run_conformance(*, impl: str, profile: str | None = None, keyword: str | None = None,
-                    junitxml: str | None = None) -> int:
-    """Run every property and vector against ``impl``; the exit status is pytest's."""
+@attrs.frozen
+class Case:
+    """One thing the suite runs: a vector, or a property."""
+
+    id: str
+    kind: str  # "vector" | "property"
+    op: str
+    rules: tuple[str, ...]
+    kubelet_version: str
+    description: str
+    case: Any = None
+    expected: Any = None
+
+
+@attrs.frozen
+class Outcome:
+    verdict: str
+    message: str = ""
+    actual: Any = None
+    differences: tuple[str, ...] = ()
+    answer: Answer | None = None
+    counterexample: Any = None
+    skip_source: str = ""
+    issue_url: str = ""
+
+
+@attrs.define
+class RunConfig:
+    impl: str = "numaspec.protocol:ReferenceAdapter"
+    out: str = "numaspec-report"
+    report: str | None = None
+    markdown: str | None = None
+    junitxml: str | None = None
+    expectations: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_line: int = DEFAULT_MAX_LINE
+    strict: bool = False
+    properties: bool = True
+    vectors: bool = True
+    vector_files: tuple[str, ...] = ()
+    profile: str | None = None
+    keyword: str | None = None
+    progress: bool | None = None
+    rule_table: bool = True
+
+
+def load_cases(*, vectors: bool = True, properties: bool = True,
+               vector_files: Sequence[str] = ()) -> list[Case]:
+    """The suite: vectors first (file order), then the properties.  ``vector_files`` replaces
+    the spec's vectors by the given files (same format)."""
+    cases: list[Case] = []
+    if vectors:
+        from numaspec.conformance.vectors import load_vectors
+
+        loaded = load_vectors(list(vector_files)) if vector_files else load_vectors()
+        cases += [Case(v.id, "vector", v.op, tuple(v.rules), v.kubelet_version, v.description,
+                       v.case, v.expected) for v in loaded]
+    if properties:
+        from numaspec.conformance.properties import PROPERTIES
+
+        cases += [Case(p.id, "property", "merge", tuple(p.rules), "", p.title)
+                  for p in PROPERTIES.values()]
+    return cases
+
+
+def suite_version(cases: Sequence[Case]) -> str:
+    """RUN-6: a digest of everything the suite would run, so two reports compare."""
+    digest = hashlib.sha256()
+    for case in cases:
+        digest.update(json.dumps([case.id, case.op, case.rules, case.case, case.expected],
+                                 sort_keys=True).encode())
+    from numaspec import __version__
+
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+# --- one vector ------------------------------------------------------------------------------
+
+
+def run_case(connection: Connection, case: Case) -> Outcome:
+    """RUN-1: send one vector, compare the answer with the expected one."""
+    from numaspec.conformance.vectors import compare
+
+    answer = connection.run(case.op, case.case)
+    if answer.status == "result":
+        differences = tuple(compare(case.op, case.case, case.expected, answer.result))
+        if differences:
+            return Outcome("failed", "; ".join(differences)[:2000], answer.result, differences,
+                           answer)
+        return Outcome("passed", actual=answer.result, answer=answer)
+    if answer.status == "skipped":
+        return Outcome("skipped", answer.message, answer=answer, skip_source="implementation",
+                       issue_url=answer.issue_url)
+    return Outcome(answer.status, answer.message, answer=answer)
+
+
+# --- one property ----------------------------------------------------------------------------
+
+
+class _AdapterTrouble(Exception):
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(f"{answer.status}: {answer.message}")
+        self.answer = answer
+
+
+class _ProtocolMerge:
+    """A merge implementation for the properties, answering through a connection."""
+
+    def __init__(self, connection: Connection, subsets: Callable[..., Any] | None) -> None:
+        from numaspec.versions import SUPPORTED_VERSIONS
+
+        self.connection = connection
+        impl = connection.implementation
+        self.name = impl.name
+        self.kubelet_versions = tuple(v for v in SUPPORTED_VERSIONS
+                                      if str(v) in impl.kubelet_versions)
+        self.trouble: Answer | None = None
+        if subsets is not None:
+            self.subsets = subsets
+
+    def merge(self, request: Any) -> Any:
+        from numaspec.wire import encode_merge_request
+
+        if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
+            raise _AdapterTrouble(self.trouble)
+        answer = self.connection.run("merge", encode_merge_request(request))
+        if answer.status != "result":
+            self.trouble = answer
+            raise _AdapterTrouble(answer)
+        return _merge_answer(answer.result)
+
+
+def _merge_answer(result: Any) -> Any:
+    """A merge response (``spec/merge-protocol.md``) → the answer type the properties take."""
+    from numaspec.bitmask import NumaMask
+    from numaspec.conformance.adapter import ErrorAnswer
+    from numaspec.hints import TopologyHint
+    from numaspec.policy import MergeOutcome
+
     try:
-        chosen = active_profile(profile)
-        loaded = load_implementation(impl)  # fail early, with a clear message
+        if isinstance(result, dict) and set(result) == {"error"}:
+            return ErrorAnswer(str(result["error"]["kind"]),
+                               str(result["error"].get("message", "")))
+        affinity = result["hint"]["numa_affinity"]
+        mask = None if affinity is None else NumaMask.of(affinity)
+        preferred, admit = result["hint"]["preferred"], result["admit"]
+        if isinstance(preferred, bool) and isinstance(admit, bool):
+            return MergeOutcome(TopologyHint(mask, preferred), admit)
+    except (KeyError, TypeError, NumaspecError):
+        pass
+    raise AssertionError(f"not a merge response: {json.dumps(result)[:300]}")
+
+
+def _property_target(connection: Connection) -> Any:
+    if isinstance(connection, InProcessConnection) and isinstance(connection.adapter,
+                                                                  MergeObjectAdapter):
+        return connection.adapter.impl  # a typed merge object: no JSON round trip
+    adapter = getattr(connection, "adapter", None)
+    return _ProtocolMerge(connection, getattr(adapter, "subsets", None))
+
+
+def _last_request(lines: Sequence[str]) -> Any:
+    for line in reversed(lines):
+        for part in line.splitlines():
+            if part.startswith("request: "):
+                try:
+                    return json.loads(part[len("request: "):])
+                except json.JSONDecodeError:
+                    return None
+    return None
+
+
+def run_property(target: Any, case: Case) -> Outcome:
+    """RUN-1: a property is one case: passed, or failed with its shrunk counterexample."""
+    from hypothesis.reporting import with_reporter
+
+    from numaspec.conformance.properties import PROPERTIES
+
+    prop = PROPERTIES[case.id]
+    if prop.requires is not None and not hasattr(target, prop.requires):
+        return Outcome("skipped", f"{target.name} does not offer the {prop.requires!r} "
+                                  "capability (in-process implementations only)",
+                       skip_source="undeclared")
+    lines: list[str] = []
+    try:
+        with with_reporter(lambda value: lines.append(str(value))):
+            prop.check(target)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        trouble = getattr(target, "trouble", None)
+        if trouble is not None:
+            if trouble.status == "skipped":
+                return Outcome("skipped", f"the implementation skipped a request: "
+                                          f"{trouble.message}", skip_source="implementation")
+            return Outcome(trouble.status, trouble.message, answer=trouble)
+        text = "\n".join([f"{type(exc).__name__}: {exc}", *lines])
+        return Outcome("failed", text[:8000], counterexample=_last_request(lines))
+    return Outcome("passed")
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] | None
+            ) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "type": "case", "seq": seq, "id": case.id, "kind": case.kind, "op": case.op,
+        "rules": list(case.rules), "kubelet_version": case.kubelet_version,
+        "verdict": outcome.verdict, "message": outcome.message}
+    if case.kind == "vector":
+        record["case"] = case.case
+        record["expected"] = case.expected
+    if outcome.actual is not None:
+        record["actual"] = outcome.actual
+    if outcome.differences:
+        record["differences"] = list(outcome.differences)
+    if outcome.counterexample is not None:
+        record["counterexample"] = outcome.counterexample
+    if outcome.skip_source:
+        record["skip_source"] = outcome.skip_source
+    if outcome.issue_url:
+        record["issue_url"] = outcome.issue_url
+    answer = outcome.answer
+    if answer is not None:
+        if answer.offending:
+            record["offending"] = answer.offending
+        if answer.stderr:
+            record["stderr"] = answer.stderr
+        if answer.context:
+            record["context"] = answer.context
+    if expectation is not None:
+        record["expectation"] = expectation
+    return record
+
+
+def _apply(outcome: Outcome, case: Case, manifest: Manifest | None
+           ) -> tuple[Outcome, dict[str, Any] | None]:
+    """RUN-5: xfailed / xpassed for cases the manifest expects to fail."""
+    if manifest is None:
+        return outcome, None
+    entry = manifest.lookup(case.id, case.rules, "fail")
+    if entry is None:
+        return outcome, None
+    if outcome.verdict in FAILING:
+        return attrs.evolve(outcome, verdict="xfailed",
+                            message=f"[{outcome.verdict}] {outcome.message}"), entry.to_json()
+    if outcome.verdict == "passed" and entry.vector is not None:
+        return attrs.evolve(outcome, verdict="xpassed",
+                            message=f"expected to fail ({entry.reason}; {entry.link}) but "
+                                    "passed: remove the entry from the manifest"), \
+            entry.to_json()
+    return outcome, entry.to_json()
+
+
+def _stale_rule_entries(manifest: Manifest | None, records: Sequence[dict[str, Any]]
+                        ) -> list[str]:
+    if manifest is None:
+        return []
+    stale = []
+    for entry in manifest.entries:
+        if entry.rule is None or entry.outcome != "fail":
+            continue
+        citing = [r for r in records if entry.rule in r["rules"]]
+        if citing and not any(r["verdict"] == "xfailed" for r in citing):
+            stale.append(f"rule {entry.rule} is expected to fail ({entry.reason}) but every "
+                         "case citing it passed or was skipped: remove the entry")
+    return stale
+
+
+def _paths(config: RunConfig) -> tuple[Path, Path, Path]:
+    out = Path(config.out)
+    return (Path(config.report) if config.report else out / "report.jsonl",
+            Path(config.markdown) if config.markdown else out / "summary.md",
+            Path(config.junitxml) if config.junitxml else out / "junit.xml")
+
+
+def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
+    """Run the suite against ``config.impl``; write every report; return the exit status."""
+    out = stream if stream is not None else sys.stdout
+    report_path, md_path, junit_path = _paths(config)
+    writer = ReportWriter(report_path)
+    header: dict[str, Any] = {
+        "type": "header", "tool": "numaspec", "tool_version": "", "suite_version": "",
+        "protocol_version": PROTOCOL_VERSION, "started": _now(), "impl": config.impl,
+        "implementation": None, "profile": None, "strict": config.strict,
+        "expectations": config.expectations, "timeout": config.timeout}
+    records: list[dict[str, Any]] = []
+    footer: dict[str, Any] = {"type": "footer"}
+    connection: Connection | None = None
+    header_written = False
+    try:
+        from numaspec import __version__
+        from numaspec.conformance.profiles import load_profile
+
+        header["tool_version"] = __version__
+        header["profile"] = load_profile(config.profile) if config.properties else None
+        cases = load_cases(vectors=config.vectors, properties=config.properties,
+                           vector_files=config.vector_files)
+        if config.keyword:
+            cases = [c for c in cases if config.keyword in c.id or config.keyword in c.rules]
+        header["suite_version"] = suite_version(cases)
+        manifest = load_manifest(config.expectations) if config.expectations else None
+        if manifest is not None:
+            manifest.check_known([c.id for c in cases], [r for c in cases for r in c.rules])
+        connection = connect(config.impl, timeout=config.timeout, max_line=config.max_line,
+                             strict=config.strict)
+        header["implementation"] = connection.implementation.raw
+        writer.write(header)
+        header_written = True
+        records, gave_up = _run_cases(connection, cases, manifest, writer, config)
+        if gave_up:
+            footer["gave_up"] = gave_up
+        footer["stale_expectations"] = _stale_rule_entries(manifest, records)
     except (NumaspecError, ValueError) as exc:
-        print(f"numaspec conformance: {exc}")
-        return 4
-    print(f"numaspec conformance: {loaded.name} ({impl}), Hypothesis profile {chosen}")
-    args = ["--pyargs", "numaspec.conformance.suite", f"--numaspec-impl={impl}",
-            f"--numaspec-profile={chosen}", "-q", "-p", "no:cacheprovider",
-            "-o", "addopts=", "-o", "testpaths=", "--rootdir", "."]
-    if keyword:
-        args += ["-k", keyword]
-    if junitxml:
-        args += ["--junitxml", junitxml]
-    return int(pytest.main(args))
+        footer["aborted"] = str(exc)
+    except KeyboardInterrupt:
+        footer["aborted"] = "interrupted"
+    finally:
+        if connection is not None:
+            connection.close()
+        if not header_written:
+            writer.write(header)
+        status = _finish(footer, records, connection)
+        writer.write(footer)
+        writer.close()
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(markdown_summary(header, records, footer), encoding="utf-8")
+    junit_path.parent.mkdir(parents=True, exist_ok=True)
+    junit_path.write_text(junit_xml(header, records, footer), encoding="utf-8")
+    for line in terminal_summary(header, records, footer, rules=config.rule_table):
+        print(line, file=out)
+    print(f"\nreports: {report_path}, {md_path}, {junit_path}", file=out)
+    return status
+
+
+def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
+            connection: Connection | None) -> int:
+    counts = Counter(r["verdict"] for r in records)
+    ran = [r for r in records if r["verdict"] not in ("skipped", "xfailed")]
+    broken = bool(ran) and not any(r["verdict"] in ("passed", "xpassed") for r in ran)
+    footer.update({
+        "finished": _now(),
+        "counts": dict(sorted(counts.items())),
+        "restarts": max(connection.restarts, 0) if connection is not None else 0,
+        "adapter_probably_broken": broken,
+        "stderr_tail": connection.stderr_tail() if connection is not None else "",
+    })
+    footer.setdefault("stale_expectations", [])
+    if footer.get("aborted"):
+        status = EXIT_USAGE
+    elif broken:
+        status = EXIT_BROKEN
+    elif any(counts[v] for v in BAD_VERDICTS) or footer["stale_expectations"]:
+        status = EXIT_FAILED
+    else:
+        status = EXIT_OK
+    footer["exit_status"] = status
+    return status
+
+
+def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest | None,
+               writer: ReportWriter, config: RunConfig
+               ) -> tuple[list[dict[str, Any]], str | None]:
+    records: list[dict[str, Any]] = []
+    progress = Progress(len(cases), enabled=config.progress)
+    in_a_row = 0
+    gave_up: str | None = None
+    target: Any = None
+    implementation = connection.implementation
+    failing = 0
+    try:
+        for seq, case in enumerate(cases, 1):
+            skip = manifest.lookup(case.id, case.rules, "skip") if manifest else None
+            reason = implementation.declares(case.op, case.kubelet_version or None)
+            expectation: dict[str, Any] | None = None
+            if skip is not None:
+                outcome = Outcome("skipped", f"{skip.reason} ({skip.link})",
+                                  skip_source="manifest")
+                expectation = skip.to_json()
+            elif reason is not None:
+                outcome = Outcome("skipped", reason, skip_source="undeclared")
+            elif gave_up or connection.broken:
+                outcome = Outcome("not-run", gave_up or str(connection.broken))
+            elif case.kind == "property":
+                target = target or _property_target(connection)
+                outcome = run_property(target, case)
+                if getattr(target, "trouble", None) is not None:
+                    target = None  # the next property starts with a fresh view
+            else:
+                outcome = run_case(connection, case)
+            if outcome.verdict in ("crashed", "timeout", "protocol-error"):
+                in_a_row += 1
+                if in_a_row >= GIVE_UP_AFTER and gave_up is None:
+                    gave_up = (f"{GIVE_UP_AFTER} cases in a row crashed, timed out or broke "
+                               "the protocol")
+            elif outcome.verdict not in ("skipped", "not-run"):
+                in_a_row = 0
+            outcome, applied = _apply(outcome, case, manifest)
+            record = _record(seq, case, outcome, expectation or applied)
+            records.append(record)
+            writer.write(record)
+            failing += record["verdict"] in BAD_VERDICTS
+            progress.update(seq, failing, case.id)
+    finally:
+        progress.finish()
+    return records, gave_up

@@ -4,13 +4,17 @@
   stdout, in order, flushed per line; a bad line gets an error line and the stream goes on.
 * ``numaspec node``: the node line protocol (create a node, admit, remove, state), one JSON
   request per line, one answer per line.
-* ``numaspec conformance``: run the conformance suite against an implementation.
+* ``numaspec serve``: the reference behind the adapter protocol (``spec/adapter-protocol.md``).
+* ``numaspec conformance``: run the conformance suite against an implementation, and the
+  tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``
+  (:mod:`numaspec.conformance.commands`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any, BinaryIO, TextIO
@@ -71,35 +75,101 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="refuse (error kind merge-too-large) above this many permutations")
 
     sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
+    sub.add_parser("serve", help="the reference behind the adapter protocol (start/run/stop)")
 
     conf = sub.add_parser("conformance", help="run the conformance suite against an impl")
-    conf.add_argument("--impl", default="numaspec.conformance.adapter:reference",
-                      help="module:object of the implementation (default: the reference)")
+    _impl_argument(conf)
+    conf.add_argument("--expectations", default=None, metavar="MANIFEST",
+                      help="the implementation's expectations manifest (known deviations)")
+    conf.add_argument("--out", default="numaspec-report", metavar="DIR",
+                      help="directory of the reports (default: numaspec-report)")
+    conf.add_argument("--report", default=None, help="JSON Lines report path "
+                                                     "(default: DIR/report.jsonl)")
+    conf.add_argument("--markdown", default=None, help="Markdown summary path "
+                                                       "(default: DIR/summary.md)")
+    conf.add_argument("--junitxml", default=None, help="JUnit XML path (default: DIR/junit.xml)")
+    conf.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                      help="seconds per case before the implementation is killed (default 10)")
+    conf.add_argument("--max-line", type=int, default=None, metavar="BYTES",
+                      help="longest answer line accepted (default 1 MiB)")
+    conf.add_argument("--strict", action="store_true",
+                      help="validate every protocol message both ways against its schema")
+    conf.add_argument("--no-properties", action="store_true", help="run the vectors only")
+    conf.add_argument("--no-vectors", action="store_true", help="run the properties only")
+    conf.add_argument("--vectors", dest="vector_files", action="append", default=[],
+                      metavar="FILE", help="run the vectors of FILE instead of the spec's "
+                                           "(repeatable)")
     conf.add_argument("--profile", default=None,
                       help="Hypothesis profile: dev, ci or nightly "
                            "(default: ci under CI, else dev)")
-    conf.add_argument("-k", dest="keyword", default=None, help="only properties matching this")
-    conf.add_argument("--junitxml", default=None, help="also write a JUnit XML report here")
+    conf.add_argument("-k", dest="keyword", default=None,
+                      help="only cases whose ID contains this, or that cite this rule")
+    conf.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bar (default: on a terminal, after two seconds)")
+
+    replay = sub.add_parser("replay", help="re-run one case and print both answers")
+    replay.add_argument("file", help="a report (.jsonl), a vector file, or one case as JSON")
+    replay.add_argument("--id", default=None, help="the case to re-run (vector or property ID)")
+    _impl_argument(replay)
+    replay.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+
+    expect = sub.add_parser("expectations",
+                            help="write an expectations manifest from a report's failures")
+    expect.add_argument("report", help="a JSON Lines report of numaspec conformance")
+    expect.add_argument("--previous", default=None, metavar="MANIFEST",
+                        help="carry reasons and links over from this manifest")
+    expect.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+
+    render = sub.add_parser("report", help="print the summary of a JSON Lines report")
+    render.add_argument("report")
+    render.add_argument("--format", choices=("terminal", "markdown", "junit"),
+                        default="terminal")
+
+    vectors = sub.add_parser("vectors", help="check the spec vectors, or rewrite their "
+                                             "reference-derived answers")
+    vectors.add_argument("args", nargs=argparse.REMAINDER, help="check | write [FILE...]")
+
+    bench = sub.add_parser("bench", help="merge cases per second through the protocol")
+    _impl_argument(bench, default=SERVE_IMPL)
+    bench.add_argument("--cases", type=int, default=20_000)
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--window", type=int, default=32,
+                       help="requests in flight (1: wait for each answer)")
     return parser
+
+
+_DEFAULT_IMPL = "numaspec.protocol:ReferenceAdapter"
+#: ``numaspec serve`` of this very installation, as an ``--impl``.
+SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
+
+
+def _impl_argument(parser: argparse.ArgumentParser, default: str = _DEFAULT_IMPL) -> None:
+    parser.add_argument("--impl", default=default,
+                        help="exec:COMMAND (a subprocess speaking the adapter protocol) or "
+                             f"module:object (in-process Python); default: {default}")
+
+
+def _serve(run: Any) -> int:
+    try:
+        return int(run())
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "merge":
-        try:
-            return serve_merge(sys.stdin.buffer, sys.stdout,
-                               max_permutations=args.max_permutations)
-        except (BrokenPipeError, KeyboardInterrupt):
-            return 0
+        return _serve(lambda: serve_merge(sys.stdin.buffer, sys.stdout,
+                                          max_permutations=args.max_permutations))
     if args.command == "node":
-        try:
-            return serve_node(sys.stdin.buffer, sys.stdout)
-        except (BrokenPipeError, KeyboardInterrupt):
-            return 0
-    from numaspec.conformance.runner import run_conformance
+        return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout))
+    if args.command == "serve":
+        from numaspec.protocol import ReferenceAdapter, serve_adapter
 
-    return run_conformance(impl=args.impl, profile=args.profile, keyword=args.keyword,
-                           junitxml=args.junitxml)
+        return _serve(lambda: serve_adapter(ReferenceAdapter(), sys.stdin.buffer, sys.stdout))
+    from numaspec.conformance import commands
+
+    return commands.dispatch(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

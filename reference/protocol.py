@@ -118,6 +118,12 @@ class ReferenceAdapter:
             "operations": list(OPERATIONS),
         }
 
+    def subsets(self, nodes: list[int]) -> list[tuple[int, ...]]:
+        """MASK-3: the reference's subset enumeration (an in-process capability)."""
+        from numaspec.bitmask import iterate_masks
+
+        return [mask.nodes for mask in iterate_masks(nodes)]
+
     def run(self, op: str, case: Any) -> dict[str, Any]:
         try:
             return {"result": reference_result(op, case)}

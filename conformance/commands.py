@@ -1,0 +1,167 @@
+"""The suite's subcommands of ``numaspec``: conformance, replay, expectations, report, vectors,
+bench.  Each returns an exit status and prints errors as one line naming what and where."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from numaspec.conformance.connection import DEFAULT_MAX_LINE, DEFAULT_TIMEOUT, connect
+from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
+
+__all__ = ["dispatch", "load_replay_case", "replay"]
+
+EXIT_DIFFERENT, EXIT_USAGE = 1, 4
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "conformance":
+            return _conformance(args)
+        if args.command == "replay":
+            return replay(args.file, args.id, args.impl,
+                          timeout=args.timeout or DEFAULT_TIMEOUT)
+        if args.command == "expectations":
+            return _expectations(args)
+        if args.command == "report":
+            return _report(args)
+        if args.command == "vectors":
+            from numaspec.conformance.vectors import main as vectors_main
+
+            return vectors_main(list(args.args))
+        if args.command == "bench":
+            from numaspec.conformance.bench import bench
+
+            return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window)
+    except NumaspecError as exc:
+        print(f"numaspec {args.command}: {exc.kind}: {exc.describe()}", file=sys.stderr)
+        return EXIT_USAGE
+    raise AssertionError(args.command)  # pragma: no cover - argparse knows the commands
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from numaspec.conformance.runner import RunConfig, run_conformance
+
+    config = RunConfig(
+        impl=args.impl, out=args.out, report=args.report, markdown=args.markdown,
+        junitxml=args.junitxml, expectations=args.expectations,
+        timeout=args.timeout or DEFAULT_TIMEOUT, max_line=args.max_line or DEFAULT_MAX_LINE,
+        strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
+        vector_files=tuple(args.vector_files),
+        profile=args.profile, keyword=args.keyword, progress=args.progress)
+    return run_conformance(config)
+
+
+def _expectations(args: argparse.Namespace) -> int:
+    from numaspec.conformance.expectations import load_manifest, regenerate
+    from numaspec.conformance.reports import read_report
+
+    header, records, _ = read_report(args.report)
+    previous = load_manifest(args.previous) if args.previous else None
+    name = str((header.get("implementation") or {}).get("name", ""))
+    text = json.dumps(regenerate(records, name, previous), indent=1) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from numaspec.conformance.reports import (
+        junit_xml,
+        markdown_summary,
+        read_report,
+        terminal_summary,
+    )
+
+    header, records, footer = read_report(args.report)
+    if args.format == "markdown":
+        sys.stdout.write(markdown_summary(header, records, footer))
+    elif args.format == "junit":
+        sys.stdout.write(junit_xml(header, records, footer))
+    else:
+        print("\n".join(terminal_summary(header, records, footer)))
+    return int(footer.get("exit_status", 0))
+
+
+def _read_json(path: str) -> tuple[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidFieldError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    return text, text
+
+
+def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any]:
+    """(id, op, case, expected or None) from a report, a vector file or one case's JSON."""
+    text, _ = _read_json(path)
+    candidates: list[dict[str, Any]] = []
+    try:
+        document = json.loads(text)
+        if isinstance(document, dict) and isinstance(document.get("vectors"), list):
+            candidates = [v for v in document["vectors"] if isinstance(v, dict)]
+        elif isinstance(document, dict):
+            candidates = [document]
+    except json.JSONDecodeError:
+        for number, line in enumerate(text.splitlines(), 1):  # a JSON Lines report
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MalformedJSONError(f"neither JSON nor JSON Lines: {exc.msg}",
+                                         where=f"{path}:{number}") from None
+            if isinstance(item, dict) and item.get("type") == "case":
+                candidates.append(item)
+    if case_id is not None:
+        candidates = [c for c in candidates if c.get("id") == case_id]
+        if not candidates:
+            raise InvalidFieldError(f"no case with the ID {case_id!r}", where=path)
+    if len(candidates) != 1:
+        raise InvalidFieldError(f"holds {len(candidates)} cases; name one with --id",
+                                where=path)
+    chosen = candidates[0]
+    if "counterexample" in chosen:  # a failed property: its shrunk merge request
+        return str(chosen.get("id", "")), "merge", chosen["counterexample"], None
+    if "case" not in chosen:
+        raise InvalidFieldError("this record carries no case to re-run (a property that did "
+                                "not fail, or a case skipped before it ran)", where=path)
+    return (str(chosen.get("id", "case")), str(chosen.get("op", "merge")), chosen["case"],
+            chosen.get("expected"))
+
+
+def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT
+           ) -> int:
+    """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
+    from numaspec.conformance.vectors import compare
+    from numaspec.protocol import reference_result
+
+    name, op, case, expected = load_replay_case(path, case_id)
+    reference = reference_result(op, case)
+    connection = connect(impl, timeout=timeout, max_line=DEFAULT_MAX_LINE, strict=True)
+    try:
+        answer = connection.run(op, case)
+    finally:
+        connection.close()
+
+    def show(value: Any) -> str:
+        return json.dumps(value, indent=1)
+
+    print(f"case {name} ({op}):\n{show(case)}")
+    if expected is not None:
+        print(f"\nexpected (recorded):\n{show(expected)}")
+    print(f"\nreference (numaspec, now):\n{show(reference)}")
+    who = connection.implementation.name
+    if answer.status != "result":
+        print(f"\n{who}: {answer.status}: {answer.message}")
+        for key, value in (("offending bytes", answer.offending), ("stderr", answer.stderr)):
+            if value:
+                print(f"{key}:\n{value}")
+        return EXIT_DIFFERENT
+    print(f"\n{who}:\n{show(answer.result)}")
+    differences = compare(op, case, reference, answer.result)
+    print("\n" + ("agrees with the reference" if not differences else
+                  "differs from the reference:\n  " + "\n  ".join(differences)))
+    return EXIT_DIFFERENT if differences else 0

@@ -1,0 +1,634 @@
+"""Talking to an implementation under test: in-process, or as a supervised subprocess.
+
+Both kinds of connection turn every request into exactly one :class:`Answer`, whatever the
+implementation does (RUN-1): a result, a skip or an error it reports itself (PROTO-4), or one
+of the verdicts the runner assigns when it misbehaves: ``crashed``, ``timeout``,
+``protocol-error`` (RUN-2).  Nothing here raises because of what an implementation does;
+only a handshake that never succeeds raises :class:`~numaspec.errors.AdapterError`.
+
+``--impl exec:COMMAND`` (:class:`ExecConnection`): the command is split like a shell would
+(no shell is run), started in its own process group, and spoken to over the adapter
+protocol.  It is restarted after a crash, a timeout or a protocol error, so that the next case
+starts from a clean process.
+
+``--impl module:object`` (:class:`InProcessConnection`): ``object`` (or what calling it
+returns) is either a JSON-level adapter (``start()`` and ``run(op, case)``, see
+:class:`numaspec.protocol.JsonAdapter`) or a merge implementation with ``merge(request)``
+(:class:`numaspec.conformance.adapter.MergeImplementation`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+import attrs
+
+from numaspec.conformance.adapter import MergeImplementation, resolve_object, supported_versions
+from numaspec.conformance.strict import StrictChecker
+from numaspec.errors import AdapterError, NumaspecError
+from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter, ReferenceAdapter
+from numaspec.wire import decode_merge_request, encode_error
+
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "DEFAULT_TIMEOUT",
+    "Answer",
+    "Connection",
+    "ExecConnection",
+    "Implementation",
+    "InProcessConnection",
+    "MergeObjectAdapter",
+    "connect",
+]
+
+#: RUN-2: an answer line longer than this is a protocol error (bytes, newline excluded).
+DEFAULT_MAX_LINE = 1 << 20
+#: RUN-2: seconds an implementation gets per case.
+DEFAULT_TIMEOUT = 10.0
+_START_TIMEOUT = 60.0
+_STOP_GRACE = 2.0
+_OFFENDING = 300  # bytes of an offending line kept in the report
+_STDERR_KEEP = 64 * 1024
+
+Status = Literal["result", "skipped", "errored", "crashed", "timeout", "protocol-error"]
+
+
+@attrs.frozen
+class Implementation:
+    """PROTO-2: who answered ``start``, and what it declares it can do."""
+
+    name: str
+    version: str
+    language: str
+    homepage: str
+    issues: str
+    kubelet_versions: tuple[str, ...]
+    node_kubelet_versions: tuple[str, ...]
+    operations: tuple[str, ...]
+    raw: dict[str, Any] = attrs.field(eq=False, repr=False)
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> Implementation:
+        if not isinstance(value, dict):
+            raise AdapterError("'implementation' must be an object", where=where)
+
+        def text(key: str) -> str:
+            item = value.get(key)
+            if not isinstance(item, str):
+                raise AdapterError(f"'implementation.{key}' must be a string, got {item!r}",
+                                   where=where)
+            return item
+
+        def strings(key: str, default: tuple[str, ...] | None = None) -> tuple[str, ...]:
+            item = value.get(key)
+            if item is None and default is not None:
+                return default
+            if not isinstance(item, list) or not all(isinstance(i, str) for i in item):
+                raise AdapterError(f"'implementation.{key}' must be a list of strings, "
+                                   f"got {item!r}", where=where)
+            return tuple(item)
+
+        operations = strings("operations")
+        unknown = sorted(set(operations) - set(OPERATIONS))
+        if unknown:
+            raise AdapterError(f"unknown operations {unknown} (known: {', '.join(OPERATIONS)})",
+                               where=where)
+        versions = strings("kubelet_versions")
+        return cls(name=text("name"), version=text("version"), language=text("language"),
+                   homepage=text("homepage"), issues=text("issues"),
+                   kubelet_versions=versions,
+                   node_kubelet_versions=strings("node_kubelet_versions", versions),
+                   operations=operations, raw=dict(value))
+
+    def declares(self, op: str, kubelet_version: str | None) -> str | None:
+        """Why a case is not for this implementation, or None when it is (RUN-4)."""
+        if op not in self.operations:
+            return f"{self.name} does not declare the {op!r} operation"
+        if kubelet_version is None:
+            return None
+        versions = self.kubelet_versions if op == "merge" else self.node_kubelet_versions
+        if kubelet_version not in versions:
+            return f"{self.name} does not declare kubelet {kubelet_version} for {op!r}"
+        return None
+
+
+@attrs.frozen
+class Answer:
+    """RUN-1: what became of one request."""
+
+    status: Status
+    result: Any = None
+    message: str = ""
+    issue_url: str = ""
+    context: dict[str, Any] = attrs.field(factory=dict)
+    #: protocol errors: the offending bytes, truncated
+    offending: str = ""
+    #: what the implementation wrote on stderr while the case ran (truncated)
+    stderr: str = ""
+
+
+class Connection(Protocol):
+    implementation: Implementation
+    restarts: int
+    #: a reason once the connection can no longer run cases at all
+    broken: str | None
+
+    def run(self, op: str, case: Any) -> Answer: ...
+
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]: ...
+
+    def stderr_tail(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+def _truncate(data: bytes | str, limit: int = _OFFENDING) -> str:
+    text = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else data
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters in all)"
+
+
+def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:
+    """PROTO-3/PROTO-4: one decoded run answer → an Answer (a protocol error if it is none)."""
+    if not isinstance(answer, dict):
+        return Answer("protocol-error", message="the answer is not a JSON object",
+                      offending=_truncate(json.dumps(answer)))
+    if seq is not None and answer.get("seq") != seq:
+        return Answer("protocol-error",
+                      message=f"out of order: answered seq {answer.get('seq')!r} "
+                              f"while seq {seq} was asked",
+                      offending=_truncate(json.dumps(answer)))
+    if strict is not None:
+        problem = strict.answer_problem(answer, op)
+        if problem:
+            return Answer("protocol-error", message=f"strict: {problem}",
+                          offending=_truncate(json.dumps(answer)))
+    kinds = [k for k in ("result", "skipped", "errored") if k in answer]
+    if len(kinds) != 1:
+        return Answer("protocol-error",
+                      message="a run answer holds exactly one of result, skipped, errored; "
+                              f"this one has {kinds or 'none'}",
+                      offending=_truncate(json.dumps(answer)))
+    if kinds == ["result"]:
+        return Answer("result", result=answer["result"])
+    if kinds == ["skipped"]:
+        return Answer("skipped", message=str(answer.get("message", "")),
+                      issue_url=str(answer.get("issue_url", "")))
+    context = answer.get("context")
+    context = context if isinstance(context, dict) else {}
+    return Answer("errored", message=str(context.get("message", "")), context=context)
+
+
+# --- in-process ------------------------------------------------------------------------------
+
+
+class MergeObjectAdapter:
+    """A :class:`MergeImplementation` seen as a JSON-level adapter (merge only)."""
+
+    def __init__(self, impl: MergeImplementation) -> None:
+        self.impl = impl
+
+    def start(self) -> dict[str, Any]:
+        return {"name": str(self.impl.name), "version": str(getattr(self.impl, "version", "")),
+                "language": "python", "homepage": "", "issues": "",
+                "kubelet_versions": [str(v) for v in supported_versions(self.impl)],
+                "operations": ["merge"]}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        from numaspec.conformance.adapter import ErrorAnswer
+        from numaspec.wire import encode_outcome
+
+        if op != "merge":
+            return {"skipped": True, "message": f"a merge implementation has no {op!r}"}
+        try:
+            request = decode_merge_request(case)
+        except NumaspecError as exc:
+            # A case that is not a MergeRequest cannot reach a typed merge(): the refusal is
+            # the decoder's, the same one every implementation makes (WIRE-3).
+            return {"result": encode_error(exc)}
+        answer = self.impl.merge(request)
+        if isinstance(answer, ErrorAnswer):
+            return {"result": {"error": {"kind": answer.kind, "message": answer.message}}}
+        return {"result": encode_outcome(answer)}
+
+
+class InProcessConnection:
+    """An in-process adapter, called on one worker thread so that a hang cannot hang the run.
+
+    A Python implementation cannot be restarted: after a timeout the worker is abandoned and
+    the connection is broken (every later case is ``not-run``); after an exception escapes the
+    adapter, the case is ``crashed`` and the run goes on.
+    """
+
+    def __init__(self, adapter: JsonAdapter, *, timeout: float = DEFAULT_TIMEOUT,
+                 strict: StrictChecker | None = None, label: str = "") -> None:
+        self.adapter = adapter
+        self.timeout = timeout
+        self.strict = strict
+        self.restarts = 0
+        self.broken: str | None = None
+        self._seq = 0
+        self._jobs: queue.Queue[tuple[Callable[[], Any], queue.Queue[tuple[bool, Any]]]] = (
+            queue.Queue())
+        threading.Thread(target=self._work, daemon=True, name="numaspec-impl").start()
+        ok, value = self._call(adapter.start, _START_TIMEOUT)
+        if not ok:
+            raise AdapterError(f"start() failed: {value}", where=label or "--impl")
+        if strict is not None:
+            problem = strict.start_problem({"ready": True, "version": PROTOCOL_VERSION,
+                                            "implementation": value})
+            if problem:
+                raise AdapterError(f"strict: {problem}", where=label or "--impl")
+        self.implementation = Implementation.from_json(value, label or "--impl")
+
+    def _work(self) -> None:
+        while True:
+            job, reply = self._jobs.get()
+            try:
+                reply.put((True, job()))
+            except Exception as exc:  # the implementation's bug, reported against the case
+                reply.put((False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+    def _call(self, job: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
+        reply: queue.Queue[tuple[bool, Any]] = queue.Queue()
+        self._jobs.put((job, reply))
+        try:
+            return reply.get(timeout=timeout)
+        except queue.Empty:
+            self.broken = (f"the in-process implementation did not return within {timeout:g}s; "
+                           "it cannot be restarted")
+            return False, None
+
+    def run(self, op: str, case: Any) -> Answer:
+        if self.broken:
+            return Answer("crashed", message=self.broken)
+        self._seq += 1
+        ok, value = self._call(lambda: self.adapter.run(op, case), self.timeout)
+        if not ok:
+            if self.broken:
+                return Answer("timeout", message=f"no answer within {self.timeout:g}s")
+            return Answer("crashed", message="the implementation raised",
+                          context={"traceback": value})
+        return _classify({"seq": self._seq, **value} if isinstance(value, dict) else value,
+                         self._seq, self.strict, op)
+
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]:
+        del window  # in-process calls are made one at a time
+        return [self.run(op, case) for case in cases]
+
+    def stderr_tail(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        self.broken = self.broken or "closed"
+
+
+# --- subprocess ------------------------------------------------------------------------------
+
+
+class _Stderr:
+    """Everything a process writes on stderr, kept as a bounded tail with a running count."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.data = bytearray()
+        self.total = 0
+        self.done = threading.Event()
+
+    def pump(self, stream: Any) -> None:
+        try:
+            while chunk := stream.read1(65536):
+                with self.lock:
+                    self.data += chunk
+                    self.total += len(chunk)
+                    del self.data[:-_STDERR_KEEP]
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.done.set()
+
+    def since(self, mark: int) -> str:
+        with self.lock:
+            new = min(self.total - mark, len(self.data))
+            return _truncate(bytes(self.data[len(self.data) - new:]), 4000) if new else ""
+
+
+_EOF = ("eof", b"")
+
+
+class _Process:
+    """One running instance of the command, with its reader threads."""
+
+    def __init__(self, argv: list[str], max_line: int, env: dict[str, str] | None,
+                 cwd: str | None) -> None:
+        self.max_line = max_line
+        self.lines: queue.Queue[tuple[str, bytes]] = queue.Queue()
+        self.stderr = _Stderr()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True, env=env,
+                                     cwd=cwd)
+        threading.Thread(target=self._pump, daemon=True, name="numaspec-stdout").start()
+        threading.Thread(target=self.stderr.pump, args=(self.proc.stderr,), daemon=True,
+                         name="numaspec-stderr").start()
+
+    def _pump(self) -> None:
+        """RUN-2: hand over whole lines; a line over the cap is reported, then drained."""
+        stream = self.proc.stdout
+        assert stream is not None
+        try:
+            while True:
+                line = stream.readline(self.max_line + 1)
+                if not line:
+                    break
+                if len(line) > self.max_line and not line.endswith(b"\n"):
+                    self.lines.put(("overflow", line[:_OFFENDING]))
+                    while (rest := stream.readline(65536)) and not rest.endswith(b"\n"):
+                        pass
+                    continue
+                self.lines.put(("line", line.rstrip(b"\r\n")))
+        except (OSError, ValueError):
+            pass
+        self.lines.put(_EOF)
+
+    def send(self, message: dict[str, Any]) -> bool:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        return True
+
+    def receive(self, deadline: float) -> tuple[str, bytes] | None:
+        """The next item (("line", bytes) / ("overflow", bytes) / _EOF), or None on timeout."""
+        try:
+            return self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+
+    def exit_status(self, wait: float = 1.0) -> int | None:
+        try:
+            return self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # an unkillable process
+            self.proc.wait(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        """PROTO-5: ask politely, then kill the whole process group."""
+        if self.proc.poll() is None and self.send({"cmd": "stop"}):
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self.exit_status(_STOP_GRACE)
+        self.kill()
+
+
+class ExecConnection:
+    """RUN-1..RUN-3: an implementation as a subprocess speaking the adapter protocol."""
+
+    def __init__(self, command: str, *, timeout: float = DEFAULT_TIMEOUT,
+                 start_timeout: float = _START_TIMEOUT, max_line: int = DEFAULT_MAX_LINE,
+                 strict: StrictChecker | None = None, env: dict[str, str] | None = None,
+                 cwd: str | None = None, max_failed_starts: int = 3) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise AdapterError("exec: needs a command", where="--impl")
+        self.command = command
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self.max_line = max_line
+        self.strict = strict
+        self.env = env
+        self.cwd = cwd
+        self.max_failed_starts = max_failed_starts
+        self.restarts = -1  # the first start is not a restart
+        self.broken: str | None = None
+        self.stderr_before_cases = ""
+        self._failed_starts = 0
+        self._seq = 0
+        self._process: _Process | None = None
+        self._stderr_log: list[str] = []
+        problem = self._start()
+        if problem:
+            raise AdapterError(f"{command}: {problem}", where="start")
+
+    # -- lifecycle
+
+    def _start(self) -> str | None:
+        """Start the command and shake hands; a description of what went wrong, or None."""
+        self.restarts += 1
+        try:
+            process = _Process(self.argv, self.max_line, self.env, self.cwd)
+        except OSError as exc:
+            return f"cannot run {self.argv[0]!r}: {exc.strerror or exc}"
+        request = {"cmd": "start", "version": PROTOCOL_VERSION}
+        if not process.send(request):
+            return self._failed_start(process, "its stdin closed before the start request")
+        item = process.receive(time.monotonic() + self.start_timeout)
+        if item is None:
+            return self._failed_start(process, f"no answer to start within "
+                                               f"{self.start_timeout:g}s")
+        if item == _EOF:
+            status = process.exit_status()
+            return self._failed_start(process, f"exited (status {status}) before answering "
+                                               "start")
+        tag, line = item
+        if tag == "overflow":
+            return self._failed_start(process, f"start answer longer than {self.max_line} "
+                                               "bytes")
+        try:
+            answer = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return self._failed_start(process, f"start answer is not JSON: {_truncate(line)}")
+        problem = self.strict.start_problem(answer) if self.strict is not None else None
+        if problem:
+            return self._failed_start(process, f"strict: {problem}")
+        if not isinstance(answer, dict) or answer.get("ready") is not True:
+            return self._failed_start(process, f"not ready: {_truncate(json.dumps(answer))}")
+        if answer.get("version") != PROTOCOL_VERSION:
+            return self._failed_start(process, f"speaks protocol version "
+                                               f"{answer.get('version')!r}, numaspec speaks "
+                                               f"{PROTOCOL_VERSION}")
+        try:
+            implementation = Implementation.from_json(answer.get("implementation"), "start")
+        except AdapterError as exc:
+            return self._failed_start(process, exc.describe())
+        if not hasattr(self, "implementation"):
+            self.implementation = implementation
+            self.stderr_before_cases = process.stderr.since(0)
+        self._process = process
+        self._failed_starts = 0
+        return None
+
+    def _failed_start(self, process: _Process, problem: str) -> str:
+        process.kill()
+        process.stderr.done.wait(1.0)
+        tail = process.stderr.since(0)
+        self._stderr_log.append(tail)
+        self._failed_starts += 1
+        if self._failed_starts >= self.max_failed_starts:
+            self.broken = (f"{self._failed_starts} starts in a row failed; the last: "
+                           f"{problem}")
+        return problem + (f"; stderr: {tail}" if tail else "")
+
+    def _discard(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.stderr.done.wait(1.0)
+            self._stderr_log.append(self._process.stderr.since(0))
+            self._process = None
+
+    # -- cases
+
+    def _ready(self) -> Answer | None:
+        """A running, started process; or the Answer saying why there is none."""
+        if self.broken:
+            return Answer("crashed", message=self.broken)
+        if self._process is None or self._process.proc.poll() is not None:
+            self._discard()
+            problem = self._start()
+            if problem:
+                return Answer("crashed", message=f"restarting the implementation failed: "
+                                                 f"{problem}")
+        return None
+
+    def _send(self, process: _Process, op: str, case: Any) -> int | None:
+        self._seq += 1
+        request = {"cmd": "run", "seq": self._seq, "op": op, "case": case}
+        if self.strict is not None:
+            self.strict.check_request(request)
+        return self._seq if process.send(request) else None
+
+    def run(self, op: str, case: Any) -> Answer:
+        return self.run_many(op, [case], window=1)[0]
+
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]:
+        """PROTO-3: up to ``window`` requests in flight; answers must come back in order.
+
+        When a case crashes, times out or breaks the protocol, the process is discarded and
+        the cases sent after it are sent again to a fresh one.
+        """
+        answers: list[Answer] = []
+        while len(answers) < len(cases):
+            trouble = self._ready()
+            if trouble is not None:
+                answers.append(trouble)
+                continue
+            process = self._process
+            assert process is not None
+            batch = cases[len(answers):len(answers) + window]
+            mark = process.stderr.total
+            sent: list[int] = []
+            for case in batch:
+                seq = self._send(process, op, case)
+                if seq is None:
+                    break
+                sent.append(seq)
+            if not sent:
+                answers.append(self._crashed(process, mark, "its stdin is closed"))
+                continue
+            for seq in sent:
+                answer = self._receive(process, seq, op, mark)
+                answers.append(answer)
+                mark = process.stderr.total
+                if self._process is not process:
+                    break  # discarded: the rest of the batch goes to a fresh process
+        return answers
+
+    def _receive(self, process: _Process, seq: int, op: str, mark: int) -> Answer:
+        item = process.receive(time.monotonic() + self.timeout)
+        if item is None:
+            stderr = process.stderr.since(mark)
+            self._discard()
+            return Answer("timeout", message=f"no answer within {self.timeout:g}s; the "
+                                             "process was killed and will be restarted",
+                          stderr=stderr)
+        if item == _EOF:
+            return self._crashed(process, mark, "it closed its stdout")
+        tag, line = item
+        if tag == "overflow":
+            stderr = process.stderr.since(mark)
+            self._discard()
+            return Answer("protocol-error",
+                          message=f"answer line longer than {self.max_line} bytes",
+                          offending=_truncate(line), stderr=stderr)
+        try:
+            decoded = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            stderr = process.stderr.since(mark)
+            self._discard()
+            return Answer("protocol-error", message="the answer is not JSON",
+                          offending=_truncate(line), stderr=stderr)
+        answer = _classify(decoded, seq, self.strict, op)
+        stderr = process.stderr.since(mark)
+        if answer.status == "protocol-error" and "out of order" in answer.message:
+            self._discard()  # later answers would all be shifted: start again in step
+        return attrs.evolve(answer, stderr=stderr) if stderr else answer
+
+    def _crashed(self, process: _Process, mark: int, how: str) -> Answer:
+        status = process.exit_status()
+        process.stderr.done.wait(1.0)
+        stderr = process.stderr.since(mark)
+        self._discard()
+        return Answer("crashed", message=f"{how} (exit status {status}); it will be restarted",
+                      stderr=stderr)
+
+    def stderr_tail(self) -> str:
+        current = self._process.stderr.since(0) if self._process is not None else ""
+        return _truncate("".join([*self._stderr_log, current])[-4000:], 4000)
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+            self._process.stderr.done.wait(1.0)
+            self._stderr_log.append(self._process.stderr.since(0))
+            self._process = None
+
+
+def connect(spec: str, *, timeout: float = DEFAULT_TIMEOUT, max_line: int = DEFAULT_MAX_LINE,
+            strict: bool = False) -> Connection:
+    """``exec:COMMAND`` or ``module:object`` → a started connection (RUN-1)."""
+    checker = StrictChecker() if strict else None
+    if spec.startswith("exec:"):
+        return ExecConnection(spec[len("exec:"):], timeout=timeout, max_line=max_line,
+                              strict=checker)
+    target = resolve_object(spec)
+    if hasattr(target, "start") and hasattr(target, "run"):
+        adapter: JsonAdapter = target
+    elif isinstance(target, MergeImplementation):
+        adapter = MergeObjectAdapter(target)
+    else:
+        raise AdapterError(f"{spec} is neither an adapter (start() and run(op, case)) nor a "
+                           "merge implementation (name and merge(request))", where="--impl")
+    return InProcessConnection(adapter, timeout=timeout, strict=checker, label=spec)
+
+
+#: The default ``--impl``: the reference, in-process.
+REFERENCE = ReferenceAdapter

@@ -1,0 +1,275 @@
+"""Reports of a conformance run (RUN-6): JSON Lines, Markdown, JUnit XML, the terminal.
+
+The JSON Lines report is the source of truth; the others are views of it, so that
+``numaspec report FILE.jsonl`` can render them again later.  Its lines, each an object with a
+``type`` (schema ``spec/schemas/report.schema.json``):
+
+* ``header``: tool, tool version, suite version, protocol version, start time, the command,
+  the implementation's ``start`` metadata, the Hypothesis profile, strictness, the manifest;
+* ``case``: one per vector or property, with its verdict (below), rules, the expected and the
+  actual answers, the differences, what the implementation wrote on stderr meanwhile, and for
+  protocol errors the offending bytes (truncated);
+* ``footer``: counts per verdict, restarts, whether the adapter is probably broken, stale
+  expectations, the exit status, and the stderr tail.
+
+Verdicts: ``passed``, ``failed``, ``xfailed`` (failed as the manifest expects), ``xpassed``
+(passed although the manifest expects a failure), ``skipped`` (with ``skip_source``: the
+implementation, the manifest, or ``undeclared`` when it does not declare the operation or
+kubelet version), ``errored`` (the implementation reported its own error), ``crashed``,
+``timeout``, ``protocol-error``, ``not-run`` (the run gave up on the implementation).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from numaspec.errors import InvalidFieldError, MalformedJSONError
+
+__all__ = [
+    "BAD_VERDICTS",
+    "VERDICTS",
+    "Progress",
+    "ReportWriter",
+    "junit_xml",
+    "markdown_summary",
+    "read_report",
+    "rule_rows",
+    "terminal_summary",
+]
+
+VERDICTS = ("passed", "failed", "xfailed", "xpassed", "skipped", "errored", "crashed",
+            "timeout", "protocol-error", "not-run")
+#: Verdicts that make a run fail.
+BAD_VERDICTS = frozenset({"failed", "xpassed", "errored", "crashed", "timeout",
+                          "protocol-error", "not-run"})
+
+
+class ReportWriter:
+    """Writes the JSON Lines report as the run goes, one flushed line per record."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = self.path.open("w", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_report(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """(header, case records, footer) of a JSON Lines report; typed errors otherwise."""
+    name = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidFieldError(f"cannot read the report: {exc.strerror or exc}",
+                                where=name) from None
+    header: dict[str, Any] | None = None
+    footer: dict[str, Any] = {}
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MalformedJSONError(f"not JSON: {exc.msg}", where=f"{name}:{number}") from None
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "header":
+            header = item
+        elif kind == "case":
+            records.append(item)
+        elif kind == "footer":
+            footer = item
+        else:
+            raise InvalidFieldError(f"a report line has type header, case or footer, not "
+                                    f"{kind!r}", where=f"{name}:{number}")
+    if header is None:
+        raise InvalidFieldError("the report has no header line", where=name)
+    return header, records, footer
+
+
+# --- per rule --------------------------------------------------------------------------------
+
+
+def _rule_key(rule: str) -> tuple[str, int]:
+    match = re.fullmatch(r"([A-Z]+)-(\d+)", rule)
+    return (match.group(1), int(match.group(2))) if match else (rule, 0)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit] + "…"
+
+
+def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per rule: passed / failed / xfailed / skipped and the first counterexample."""
+    rows: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"passed": 0, "failed": 0, "xfailed": 0, "skipped": 0, "first": ""})
+    for record in records:
+        verdict = record["verdict"]
+        column = ("passed" if verdict == "passed" else "xfailed" if verdict == "xfailed"
+                  else "skipped" if verdict == "skipped" else "failed")
+        for rule in record.get("rules", ()):
+            row = rows[rule]
+            row[column] += 1
+            if column == "failed" and not row["first"]:
+                message = _first_line(record.get("message", ""))
+                row["first"] = f"{record['id']} ({verdict}): {message}"
+    return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)]
+
+
+def _counts(records: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    return Counter(r["verdict"] for r in records)
+
+
+def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+              footer: Mapping[str, Any]) -> list[str]:
+    impl = header.get("implementation") or {}
+    counts = _counts(records)
+    skipped_by = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped")
+    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v] and v != "skipped"]
+    if counts["skipped"]:
+        parts.append(f"{counts['skipped']} skipped ("
+                     + ", ".join(f"{n} by {s}" for s, n in sorted(skipped_by.items())) + ")")
+    lines = [f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}) "
+             f"via {header.get('impl', '?')}",
+             f"{len(records)} cases: " + (", ".join(parts) or "none")]
+    if footer.get("adapter_probably_broken"):
+        lines.append("EVERY CASE FAILED: the adapter is probably broken (check its start-up, "
+                     "its stdout discipline and the stderr below), not the implementation.")
+    if footer.get("gave_up"):
+        lines.append(f"The run gave up on the implementation: {footer['gave_up']}")
+    for stale in footer.get("stale_expectations", ()):
+        lines.append(f"Stale expectation: {stale}")
+    if footer.get("aborted"):
+        lines.append(f"The run was aborted: {footer['aborted']}")
+    return lines
+
+
+def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                     footer: Mapping[str, Any], *, rules: bool = True,
+                     max_failures: int = 15) -> list[str]:
+    lines = ["", "numaspec conformance: " + _headline(header, records, footer)[0],
+             *("  " + line for line in _headline(header, records, footer)[1:])]
+    if rules:
+        lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
+                      "  first counterexample"]
+        for row in rule_rows(records):
+            lines.append(f"{row['rule']:<10} {row['passed']:>6} {row['failed']:>6} "
+                         f"{row['xfailed']:>7} {row['skipped']:>7}  {row['first'][:90]}")
+    bad = [r for r in records if r["verdict"] in BAD_VERDICTS]
+    if bad:
+        lines += ["", f"Failures ({len(bad)}; `numaspec replay REPORT --id ID --impl ...` "
+                      "re-runs one):"]
+        for record in bad[:max_failures]:
+            lines.append(f"  {record['id']} [{record['verdict']}] "
+                         f"{_first_line(record.get('message', ''), 200)}")
+        if len(bad) > max_failures:
+            lines.append(f"  … and {len(bad) - max_failures} more in the report")
+    return lines
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                     footer: Mapping[str, Any]) -> str:
+    """For ``$GITHUB_STEP_SUMMARY`` and pull requests: the headline, then one row per rule."""
+    head = _headline(header, records, footer)
+    out = [f"# numaspec conformance: {_md(head[0])}", "",
+           *(f"- {_md(line)}" for line in head[1:]), "",
+           f"numaspec {header.get('tool_version', '?')}, suite {header.get('suite_version', '?')},"
+           f" protocol {header.get('protocol_version', '?')}, started {header.get('started', '?')}",
+           "", "| rule | passed | failed | xfailed | skipped | first counterexample |",
+           "|---|---:|---:|---:|---:|---|"]
+    for row in rule_rows(records):
+        out.append(f"| {row['rule']} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
+                   f"{row['skipped']} | {_md(row['first'])} |")
+    skipped = [r for r in records if r["verdict"] == "skipped"]
+    if skipped:
+        out += ["", f"## Skipped ({len(skipped)})", ""]
+        out += [f"- `{r['id']}` ({r.get('skip_source', '?')}): {_md(r.get('message', ''))}"
+                for r in skipped[:200]]
+    return "\n".join(out) + "\n"
+
+
+def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+              footer: Mapping[str, Any]) -> str:
+    """One ``testcase`` per case; classname ``numaspec.<op>.<kind>``."""
+    counts = _counts(records)
+    suite = ET.Element("testsuite", {
+        "name": f"numaspec conformance: {(header.get('implementation') or {}).get('name', '?')}",
+        "tests": str(len(records)),
+        "failures": str(counts["failed"] + counts["xpassed"]),
+        "errors": str(sum(counts[v] for v in ("errored", "crashed", "timeout", "protocol-error",
+                                                "not-run"))),
+        "skipped": str(counts["skipped"] + counts["xfailed"]),
+        "timestamp": str(header.get("started", "")),
+    })
+    props = ET.SubElement(suite, "properties")
+    for key in ("tool_version", "suite_version", "protocol_version", "impl"):
+        ET.SubElement(props, "property", {"name": key, "value": str(header.get(key, ""))})
+    for record in records:
+        case = ET.SubElement(suite, "testcase", {
+            "classname": f"numaspec.{record.get('op', '?')}.{record.get('kind', '?')}",
+            "name": str(record["id"])})
+        ET.SubElement(case, "properties").extend(
+            [ET.Element("property", {"name": "rules", "value": " ".join(record.get("rules", ()))})])
+        verdict, message = record["verdict"], str(record.get("message", ""))
+        if verdict in ("failed", "xpassed"):
+            ET.SubElement(case, "failure", {"type": verdict, "message": _first_line(message)}
+                          ).text = message
+        elif verdict in BAD_VERDICTS:
+            ET.SubElement(case, "error", {"type": verdict, "message": _first_line(message)}
+                          ).text = "\n".join(filter(None, [message, record.get("offending", "")]))
+        elif verdict in ("skipped", "xfailed"):
+            ET.SubElement(case, "skipped", {"message": f"{verdict}: {_first_line(message)}"})
+        if record.get("stderr"):
+            ET.SubElement(case, "system-err").text = str(record["stderr"])
+    if footer.get("stderr_tail"):
+        ET.SubElement(suite, "system-err").text = str(footer["stderr_tail"])
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+class Progress:
+    """RUN-6: a one-line progress bar on a terminal, shown once a run passes two seconds."""
+
+    def __init__(self, total: int, stream: IO[str] | None = None, *, after: float = 2.0,
+                 enabled: bool | None = None) -> None:
+        self.total = max(total, 1)
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.start = time.monotonic()
+        self.after = after
+        self.last = 0.0
+        self.shown = False
+
+    def update(self, done: int, failed: int, label: str = "") -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.start < self.after or now - self.last < 0.1:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * min(done, self.total) / self.total)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} "
+                          f"({failed} failing) {label[:40]:<40}")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * 100 + "\r")
+            self.stream.flush()

@@ -1,0 +1,7 @@
+"""``python -m numaspec``: the same as the ``numaspec`` command."""
+
+import sys
+
+from numaspec.cli import main
+
+sys.exit(main())

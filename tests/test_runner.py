@@ -1,0 +1,352 @@
+"""The runner survives any implementation (RUN-1..RUN-9): misbehaving fixture adapters each get
+the right verdict, the run completes, and every report is written."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import REPO
+
+from numaspec.cli import main
+from numaspec.conformance.reports import read_report
+from numaspec.conformance.runner import RunConfig, run_conformance
+from numaspec.conformance.strict import schema_registry
+
+FIXTURES = REPO / "tests" / "fixtures"
+SMALL = str(FIXTURES / "vectors-small.json")
+PYTHON = shlex.quote(sys.executable)
+
+
+def misbehave(mode: str) -> str:
+    return f"exec:{PYTHON} {shlex.quote(str(FIXTURES / 'adapters' / 'misbehave.py'))} {mode}"
+
+
+def run(tmp_path: Path, impl: str, **options: Any) -> tuple[int, dict[str, Any],
+                                                          list[dict[str, Any]], dict[str, Any],
+                                                          str]:
+    options.setdefault("vector_files", (SMALL,))
+    options.setdefault("properties", False)
+    config = RunConfig(impl=impl, out=str(tmp_path / "out"), timeout=options.pop("timeout", 2.0),
+                       **options)
+    printed = io.StringIO()
+    status = run_conformance(config, stream=printed)
+    header, records, footer = read_report(tmp_path / "out" / "report.jsonl")
+    return status, header, records, footer, printed.getvalue()
+
+
+def verdicts(records: list[dict[str, Any]]) -> dict[int, str]:
+    return {r["seq"]: r["verdict"] for r in records}
+
+
+def by_seq(records: list[dict[str, Any]], seq: int) -> dict[str, Any]:
+    return next(r for r in records if r["seq"] == seq)
+
+
+# --- RUN-2: each misbehaviour gets its verdict, and only that case does ------------------------
+
+
+@pytest.mark.parametrize(("mode", "seq", "verdict", "evidence"), [
+    ("crash-third", 3, "crashed", "exit status 3"),
+    ("hang", 2, "timeout", "no answer within"),
+    ("garbage", 2, "protocol-error", "not JSON"),
+    ("flood", 2, "protocol-error", "longer than"),
+    ("out-of-order", 2, "protocol-error", "out of order"),
+])
+def test_one_misbehaving_case_is_recorded_and_the_run_goes_on(
+        tmp_path: Path, mode: str, seq: int, verdict: str, evidence: str) -> None:
+    status, _, records, footer, _ = run(tmp_path, misbehave(mode))
+    assert len(records) == 10
+    assert by_seq(records, seq)["verdict"] == verdict
+    assert evidence in by_seq(records, seq)["message"]
+    assert all(v == "passed" for s, v in verdicts(records).items() if s != seq)
+    assert footer["restarts"] == 1
+    assert status == 1
+    assert footer["exit_status"] == 1
+    assert not footer["adapter_probably_broken"]
+
+
+def test_a_crash_keeps_the_stderr_of_the_crashing_case(tmp_path: Path) -> None:
+    _, _, records, footer, _ = run(tmp_path, misbehave("crash-third"))
+    assert "crashing on the third case" in by_seq(records, 3)["stderr"]
+    assert "crashing on the third case" in footer["stderr_tail"]
+
+
+def test_protocol_errors_carry_the_offending_bytes_truncated(tmp_path: Path) -> None:
+    _, _, garbage, _, _ = run(tmp_path / "g", misbehave("garbage"))
+    assert "Traceback (most recent call last)" in by_seq(garbage, 2)["offending"]
+    _, _, flood, _, _ = run(tmp_path / "f", misbehave("flood"))
+    offending = by_seq(flood, 2)["offending"]
+    assert offending.startswith("xxxx")
+    assert len(offending) < 400
+
+
+def test_stderr_is_diagnostics_and_lands_in_the_report(tmp_path: Path) -> None:
+    status, _, records, footer, _ = run(tmp_path, misbehave("stderr"))
+    assert status == 0
+    assert all(r["verdict"] == "passed" for r in records)
+    assert "fixture: diagnostics for seq 10" in footer["stderr_tail"]
+
+
+def test_wrong_answers_fail_with_the_differences(tmp_path: Path) -> None:
+    status, _, records, _, printed = run(tmp_path, misbehave("wrong"))
+    failed = [r for r in records if r["verdict"] == "failed"]
+    assert status == 1
+    assert failed
+    assert all(r["op"] == "merge" and r["expected"]["admit"] and not r["actual"]["admit"]
+               for r in failed)
+    assert all(r["differences"] for r in failed)
+    assert failed[0]["id"] in printed
+
+
+def test_skipped_and_errored_answers_are_counted_not_hidden(tmp_path: Path) -> None:
+    status, _, records, _, printed = run(tmp_path / "s", misbehave("skip-node"))
+    skipped = [r for r in records if r["verdict"] == "skipped"]
+    assert status == 0
+    assert len(skipped) == 2
+    assert all(r["skip_source"] == "implementation" and r["issue_url"] for r in skipped)
+    assert "2 skipped (2 by implementation)" in printed
+    status, _, records, _, _ = run(tmp_path / "e", misbehave("error-merge"))
+    errored = [r for r in records if r["verdict"] == "errored"]
+    assert status == 1
+    assert len(errored) == 8
+    assert errored[0]["context"]["message"] == "the fixture refuses merges"
+
+
+# --- RUN-3 and RUN-7: the run always finishes; a broken adapter is called one ---------------
+
+
+def test_an_adapter_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
+    status, _, records, footer, printed = run(tmp_path, misbehave("hang-always"), timeout=0.5)
+    assert [r["verdict"] for r in records] == ["timeout"] * 5 + ["not-run"] * 5
+    assert "5 cases in a row" in footer["gave_up"]
+    assert footer["adapter_probably_broken"]
+    assert status == 3
+    assert "probably broken" in printed
+
+
+def test_every_case_failing_flags_the_adapter_as_probably_broken(tmp_path: Path) -> None:
+    status, _, _, footer, _ = run(tmp_path, misbehave("all-wrong"))
+    assert status == 3
+    assert footer["adapter_probably_broken"]
+    assert "probably broken" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_an_adapter_that_cannot_start_still_gets_a_report(tmp_path: Path) -> None:
+    status, header, records, footer, printed = run(tmp_path, misbehave("no-start"))
+    assert status == 4
+    assert records == []
+    assert header["implementation"] is None
+    assert "cannot start: fixture says so" in footer["aborted"]
+    assert "aborted" in printed
+
+
+def test_strict_mode_turns_schema_violations_into_protocol_errors(tmp_path: Path) -> None:
+    _, _, records, _, _ = run(tmp_path / "lax", misbehave("bad-schema"))
+    assert not any(r["verdict"] == "protocol-error" for r in records)
+    status, _, records, _, _ = run(tmp_path / "strict", misbehave("bad-schema"), strict=True)
+    merge = [r for r in records if r["op"] == "merge"]
+    assert all(r["verdict"] == "protocol-error" and "strict:" in r["message"] for r in merge)
+    assert "'extra'" in merge[0]["message"]
+    assert status == 1
+
+
+# --- in-process implementations ------------------------------------------------------------
+
+
+class Raising:
+    def start(self) -> dict[str, Any]:
+        from numaspec.protocol import ReferenceAdapter
+
+        return {**ReferenceAdapter().start(), "name": "raising"}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        raise RuntimeError(f"no {op} today: {len(case)}")
+
+
+class Hanging(Raising):
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        import threading
+
+        threading.Event().wait(3600)
+        return {"never": (op, case)}
+
+
+def test_in_process_exceptions_crash_one_case_and_hangs_stop_the_run(tmp_path: Path) -> None:
+    status, _, records, _, _ = run(tmp_path / "r", "test_runner:Raising")
+    assert {r["verdict"] for r in records} == {"crashed"}
+    assert status == 3
+    assert "RuntimeError: no merge today" in records[0]["context"]["traceback"]
+    status, _, records, _, _ = run(tmp_path / "h", "test_runner:Hanging", timeout=0.5)
+    assert [r["verdict"] for r in records][:2] == ["timeout", "not-run"]
+    assert status == 3
+
+
+def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) -> None:
+    status, _, records, _, printed = run(tmp_path, "numaspec.conformance.adapter:reference")
+    undeclared = [r for r in records if r.get("skip_source") == "undeclared"]
+    assert status == 0
+    assert {r["op"] for r in undeclared} == {"node"}
+    assert "does not declare the 'node' operation" in undeclared[0]["message"]
+    assert "by undeclared" in printed
+
+
+# --- RUN-5: expectations -------------------------------------------------------------------
+
+
+def write(tmp_path: Path, entries: list[dict[str, str]]) -> str:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"implementation": "fixture", "expectations": entries}))
+    return str(path)
+
+
+def test_expected_failures_are_xfailed_and_unexpected_passes_fail_the_run(
+        tmp_path: Path) -> None:
+    _, _, records, _, _ = run(tmp_path / "first", misbehave("wrong"))
+    failing = [r["id"] for r in records if r["verdict"] == "failed"]
+    passing = [r["id"] for r in records if r["verdict"] == "passed"]
+    manifest = write(tmp_path, [{"vector": i, "outcome": "fail", "reason": "flips admit",
+                                 "link": "https://example.invalid/1"} for i in failing])
+    status, _, records, _, _ = run(tmp_path / "second", misbehave("wrong"),
+                                   expectations=manifest)
+    assert status == 0
+    assert {r["id"] for r in records if r["verdict"] == "xfailed"} == set(failing)
+    manifest = write(tmp_path, [{"vector": passing[0], "outcome": "fail", "reason": "r",
+                                 "link": ""}])
+    status, _, records, _, printed = run(tmp_path / "third", misbehave("wrong"),
+                                         expectations=manifest)
+    assert next(r for r in records if r["id"] == passing[0])["verdict"] == "xpassed"
+    assert status == 1
+    assert "xpassed" in printed
+
+
+def test_a_rule_expectation_that_no_longer_fails_is_stale(tmp_path: Path) -> None:
+    manifest = write(tmp_path, [{"rule": "POLICY-1", "outcome": "fail", "reason": "r",
+                                 "link": ""}])
+    status, _, _, footer, printed = run(tmp_path, misbehave("wrong"), expectations=manifest)
+    assert status == 1
+    assert "rule POLICY-1" in footer["stale_expectations"][0]
+    assert "Stale expectation" in printed
+
+
+def test_skip_entries_keep_a_hanging_case_from_being_sent(tmp_path: Path) -> None:
+    _, _, records, _, _ = run(tmp_path / "first", misbehave("hang"))
+    hanging = by_seq(records, 2)["id"]
+    manifest = write(tmp_path, [{"vector": hanging, "outcome": "skip", "reason": "hangs",
+                                 "link": "https://example.invalid/2"}])
+    status, _, records, _, printed = run(tmp_path / "second", misbehave("hang"),
+                                         expectations=manifest)
+    skipped = next(r for r in records if r["id"] == hanging)
+    assert skipped["verdict"] == "skipped"
+    assert skipped["skip_source"] == "manifest"
+    # Not sending it shifts seq 2 to the next case, which the fixture then hangs on: the point
+    # is that the manifest's case itself was never sent, and the run still finishes.
+    assert status in (0, 1)
+    assert "by manifest" in printed
+
+
+@pytest.mark.parametrize(("entries", "message"), [
+    ([{"vector": "no-such-case", "outcome": "fail", "reason": "r", "link": ""}],
+     "no case has the ID 'no-such-case'"),
+    ([{"rule": "MERGE-99", "outcome": "fail", "reason": "r", "link": ""}],
+     "no case cites the rule 'MERGE-99'"),
+    ([{"vector": "x", "rule": "MERGE-1", "outcome": "fail", "reason": "r", "link": ""}],
+     "exactly one of 'vector' or 'rule'"),
+    ([{"vector": "x", "outcome": "maybe", "reason": "r", "link": ""}], "outcome must be"),
+    ([{"vector": "x", "outcome": "fail", "reason": " ", "link": ""}], "says why"),
+])
+def test_a_bad_manifest_stops_the_run_with_a_message(tmp_path: Path,
+                                                     entries: list[dict[str, str]],
+                                                     message: str) -> None:
+    status, _, records, footer, _ = run(tmp_path, misbehave("wrong"),
+                                        expectations=write(tmp_path, entries))
+    assert status == 4
+    assert records == []
+    assert message in footer["aborted"]
+    assert "manifest.json: expectations[0]" in footer["aborted"]
+
+
+def test_malformed_manifest_json_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text("{not json")
+    status, _, _, footer, _ = run(tmp_path, misbehave("wrong"), expectations=str(path))
+    assert status == 4
+    assert "not valid JSON" in footer["aborted"]
+
+
+def test_the_manifest_regenerated_from_a_report_makes_the_run_pass(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(tmp_path / "first", misbehave("crash-third"))
+    run(tmp_path / "wrong", misbehave("wrong"))
+    report = tmp_path / "wrong" / "out" / "report.jsonl"
+    manifest = tmp_path / "regenerated.json"
+    assert main(["expectations", str(report), "-o", str(manifest)]) == 0
+    entries = json.loads(manifest.read_text())["expectations"]
+    assert entries
+    assert all(e["outcome"] == "fail" and e["reason"].startswith("failed")
+                           for e in entries)
+    status, *_ = run(tmp_path / "again", misbehave("wrong"), expectations=str(manifest))
+    assert status == 0
+    crash_report = tmp_path / "first" / "out" / "report.jsonl"
+    assert main(["expectations", str(crash_report)]) == 0
+    crash_entries = json.loads(capsys.readouterr().out)["expectations"]
+    assert [e["outcome"] for e in crash_entries] == ["skip"]
+
+
+# --- RUN-6: reports --------------------------------------------------------------------------
+
+
+def test_reports_match_their_schema_and_agree_with_each_other(tmp_path: Path) -> None:
+    status, _, records, _, _ = run(tmp_path, misbehave("wrong"))
+    schema = {"$ref": "tag:numaspec,2026:report"}
+    validator = jsonschema.Draft202012Validator(schema, registry=schema_registry())
+    for line in (tmp_path / "out" / "report.jsonl").read_text().splitlines():
+        validator.validate(json.loads(line))
+    suite = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    assert int(suite.get("tests", "")) == len(records)
+    assert int(suite.get("failures", "")) == sum(r["verdict"] == "failed" for r in records)
+    markdown = (tmp_path / "out" / "summary.md").read_text()
+    assert "| POLICY-3 |" in markdown
+    assert "small-merge-restricted" in markdown
+    assert main(["report", str(tmp_path / "out" / "report.jsonl"), "--format", "markdown"]
+                ) == status
+
+
+# --- RUN-8: replay ---------------------------------------------------------------------------
+
+
+def test_replay_prints_both_answers_of_a_failed_case(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, records, _, _ = run(tmp_path, misbehave("wrong"))
+    failed = next(r for r in records if r["verdict"] == "failed")
+    report = str(tmp_path / "out" / "report.jsonl")
+    capsys.readouterr()
+    assert main(["replay", report, "--id", failed["id"], "--impl", misbehave("wrong")]) == 1
+    out = capsys.readouterr().out
+    assert "reference (numaspec, now)" in out
+    assert "differs from the reference" in out
+    assert main(["replay", SMALL, "--id", failed["id"]]) == 0
+    assert "agrees with the reference" in capsys.readouterr().out
+
+
+def test_replay_names_what_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", SMALL]) == 4
+    assert "name one with --id" in capsys.readouterr().err
+    assert main(["replay", SMALL, "--id", "nope"]) == 4
+    assert "no case with the ID 'nope'" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path / "missing.json")]) == 4
+
+
+# --- RUN-9: the benchmark runs (its speed is not asserted) -----------------------------------
+
+
+def test_bench_reports_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--cases", "300"]) == 0
+    assert "0 answers differ from the reference" in capsys.readouterr().out
