@@ -136,6 +136,8 @@ class Answer:
     offending: str = ""
     #: what the implementation wrote on stderr while the case ran (truncated)
     stderr: str = ""
+    #: the process was discarded after this answer (RUN-2), or could not be (re)started
+    restarted: bool = False
 
 
 class Connection(Protocol):
@@ -276,9 +278,10 @@ class InProcessConnection:
         ok, value = self._call(lambda: self.adapter.run(op, case), self.timeout)
         if not ok:
             if self.broken:
-                return Answer("timeout", message=f"no answer within {self.timeout:g}s")
+                return Answer("timeout", message=f"no answer within {self.timeout:g}s",
+                              restarted=True)
             return Answer("crashed", message="the implementation raised",
-                          context={"traceback": value})
+                          context={"traceback": value}, restarted=True)
         return _classify({"seq": self._seq, **value} if isinstance(value, dict) else value,
                          self._seq, self.strict, op)
 
@@ -516,7 +519,7 @@ class ExecConnection:
             problem = self._start()
             if problem:
                 return Answer("crashed", message=f"restarting the implementation failed: "
-                                                 f"{problem}")
+                                                 f"{problem}", restarted=True)
         return None
 
     def _send(self, process: _Process, op: str, case: Any) -> int | None:
@@ -569,7 +572,7 @@ class ExecConnection:
             self._discard()
             return Answer("timeout", message=f"no answer within {self.timeout:g}s; the "
                                              "process was killed and will be restarted",
-                          stderr=stderr)
+                          stderr=stderr, restarted=True)
         if item == _EOF:
             return self._crashed(process, mark, "it closed its stdout")
         tag, line = item
@@ -578,18 +581,19 @@ class ExecConnection:
             self._discard()
             return Answer("protocol-error",
                           message=f"answer line longer than {self.max_line} bytes",
-                          offending=_truncate(line), stderr=stderr)
+                          offending=_truncate(line), stderr=stderr, restarted=True)
         try:
             decoded = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             stderr = process.stderr.since(mark)
             self._discard()
             return Answer("protocol-error", message="the answer is not JSON",
-                          offending=_truncate(line), stderr=stderr)
+                          offending=_truncate(line), stderr=stderr, restarted=True)
         answer = _classify(decoded, seq, self.strict, op)
         stderr = process.stderr.since(mark)
         if answer.status == "protocol-error" and "out of order" in answer.message:
             self._discard()  # later answers would all be shifted: start again in step
+            answer = attrs.evolve(answer, restarted=True)
         return attrs.evolve(answer, stderr=stderr) if stderr else answer
 
     def _crashed(self, process: _Process, mark: int, how: str) -> Answer:
@@ -598,7 +602,7 @@ class ExecConnection:
         stderr = process.stderr.since(mark)
         self._discard()
         return Answer("crashed", message=f"{how} (exit status {status}); it will be restarted",
-                      stderr=stderr)
+                      stderr=stderr, restarted=True)
 
     def stderr_tail(self) -> str:
         current = self._process.stderr.since(0) if self._process is not None else ""

@@ -38,13 +38,14 @@ from numaspec.conformance.reports import (
     markdown_summary,
     terminal_summary,
 )
-from numaspec.errors import NumaspecError
+from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.protocol import PROTOCOL_VERSION
 
 __all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance"]
 
-#: RUN-3: after this many cases in a row that crash, time out or break the protocol, the
-#: implementation is given up on and the rest of the cases are ``not-run``.
+#: RUN-3: after this many cases in a row that cost a restart (a crash, a timeout, a broken
+#: line or an out-of-order answer), the implementation is given up on and the rest of the
+#: cases are ``not-run``.
 GIVE_UP_AFTER = 5
 
 #: Exit statuses (RUN-7).
@@ -105,7 +106,7 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
     if vectors:
         from numaspec.conformance.vectors import load_vectors
 
-        loaded = load_vectors(list(vector_files)) if vector_files else load_vectors()
+        loaded = _vectors_from(vector_files) if vector_files else load_vectors()
         cases += [Case(v.id, "vector", v.op, tuple(v.rules), v.kubelet_version, v.description,
                        v.case, v.expected) for v in loaded]
     if properties:
@@ -114,6 +115,25 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
         cases += [Case(p.id, "property", "merge", tuple(p.rules), "", p.title)
                   for p in PROPERTIES.values()]
     return cases
+
+
+def _vectors_from(paths: Sequence[str]) -> list[Any]:
+    """RUN-1: the vectors of the given files, in the spec's format, IDs unique across them."""
+    from numaspec.conformance.vectors import load_vector_file
+
+    loaded: list[Any] = []
+    seen: set[str] = set()
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidFieldError(f"cannot read: {exc.strerror or exc}", where=path) from None
+        for vector in load_vector_file(path, text):
+            if vector.id in seen:
+                raise InvalidFieldError(f"duplicate vector id {vector.id!r}", where=path)
+            seen.add(vector.id)
+            loaded.append(vector)
+    return loaded
 
 
 def suite_version(cases: Sequence[Case]) -> str:
@@ -446,7 +466,7 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                     target = None  # the next property starts with a fresh view
             else:
                 outcome = run_case(connection, case)
-            if outcome.verdict in ("crashed", "timeout", "protocol-error"):
+            if outcome.answer is not None and outcome.answer.restarted:
                 in_a_row += 1
                 if in_a_row >= GIVE_UP_AFTER and gave_up is None:
                     gave_up = (f"{GIVE_UP_AFTER} cases in a row crashed, timed out or broke "

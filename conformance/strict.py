@@ -51,6 +51,13 @@ class StrictChecker:
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         if error is None:
             return None
+        while error.context:
+            # "not valid under any of the given schemas" says nothing: name the first error of
+            # the alternative that came closest (the one with the fewest errors).
+            branches: dict[Any, list[Any]] = {}
+            for sub in error.context:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            error = min(branches.values(), key=len)[0]
         path = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]"
                        for p in error.absolute_path)
         return f"{what}{path}: {error.message[:300]}"
