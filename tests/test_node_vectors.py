@@ -1,6 +1,7 @@
-"""Node vectors (spec/vectors/node-*.jsonl): the reference gives every recorded answer, and
-where a vector says kubelet agrees, the Go node probe of that release does too.  Vectors cite
-ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, MEM-3, MEM-4, MEM-6, MEM-9, INV-3, CPU-10 and DEV-4."""
+"""Node vectors (spec/vectors, op node and hints): the reference gives every recorded answer,
+and where a vector's notes say kubelet agrees, the Go node probe of that release does too.
+The recorded sessions cite ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, MEM-3, MEM-4, MEM-6, MEM-9,
+INV-3, CPU-10 and DEV-4."""
 
 from __future__ import annotations
 
@@ -12,28 +13,38 @@ import pytest
 from test_node_differential import BIN, normalize
 
 from numaspec.conformance.exec_node import ExecNode
-from numaspec.conformance.node_vectors import NodeVector, load_node_vectors, replay
+from numaspec.conformance.vectors import Vector, compare, load_vectors
 from numaspec.node_wire import NodeSession
 
-VECTORS = list(load_node_vectors())
+VECTORS = [v for v in load_vectors() if v.op in ("node", "hints")]
+RECORDED = ("node-overlap-best-effort-1.37", "node-overlap-pod-scope-1.37",
+            "node-release-order-1.30", "node-seed001-two-containers",
+            "node-seed004-pods-4-7-1.30", "node-seed004-pods-4-7-1.33")
 
 
-def test_there_are_node_vectors() -> None:
-    assert len(VECTORS) >= 6
+def test_the_recorded_sessions_are_vectors() -> None:
+    assert set(RECORDED) <= {v.id for v in VECTORS}
     assert len({v.id for v in VECTORS}) == len(VECTORS)
 
 
+def replay(handle: Any, vector: Vector) -> list[str]:
+    """Run the vector's steps through ``handle`` and compare with the recorded answers."""
+    answers = [handle(step) for step in vector.case["steps"]]
+    return compare(vector.op, vector.case, vector.expected, {"answers": answers})
+
+
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.id)
-def test_reference_replays_node_vector(vector: NodeVector) -> None:
+def test_reference_replays_node_vector(vector: Vector) -> None:
     session = NodeSession()
     assert replay(lambda r: session.answer(json.dumps(r)), vector) == []
 
 
-@pytest.mark.parametrize("vector", [v for v in VECTORS if v.kubelet.startswith("agrees")],
+@pytest.mark.parametrize("vector", [v for v in VECTORS
+                                    if v.op == "node" and v.notes.startswith("kubelet: agrees")],
                          ids=lambda v: v.id)
-def test_kubelet_agrees_with_node_vector(vector: NodeVector) -> None:
-    match = re.search(r"kubelet (1\.\d+\.\d+)", vector.kubelet)
-    assert match, vector.kubelet
+def test_kubelet_agrees_with_node_vector(vector: Vector) -> None:
+    match = re.search(r"kubelet (1\.\d+\.\d+)", vector.notes)
+    assert match, vector.notes
     binary = BIN / f"kubelet-node-v{match.group(1)}"
     if not binary.exists():
         pytest.skip(f"kubelet node probe not built ({binary.name}): run adapters/kubelet/build.sh")
@@ -44,6 +55,10 @@ def test_kubelet_agrees_with_node_vector(vector: NodeVector) -> None:
             if request.get("op") == "create":  # the probe serves its own release only
                 request = {**request, "node": {**request["node"], "kubeletVersion": minor}}
             return probe.handle(request)
-        assert replay(handle, vector, normalize) == []
+
+        steps = vector.case["steps"]
+        got = [normalize(r, handle(r)) for r in steps]
+        want = [normalize(r, a) for r, a in zip(steps, vector.expected["answers"], strict=True)]
+        assert got == want
     finally:
         probe.close()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec.conformance.adapter import reference
+from numaspec.conformance.adapter import MergeAnswer, reference
 from numaspec.conformance.properties import PROPERTIES, answers_agree
-from numaspec.conformance.vectors import Vector, load_vectors
+from numaspec.conformance.vectors import Vector, compare, load_vectors, merge_vectors
+from numaspec.protocol import reference_result
+from numaspec.wire import MergeRequest
+
+MERGE = merge_vectors()
 
 
 @pytest.mark.parametrize("prop_id", sorted(PROPERTIES))
@@ -14,6 +18,16 @@ def test_reference_satisfies(prop_id: str) -> None:
     PROPERTIES[prop_id].check(reference)
 
 
+@pytest.mark.parametrize(("vector", "request_", "expected"), MERGE,
+                         ids=[v.id for v, _, _ in MERGE])
+def test_reference_passes_merge_vector(vector: Vector, request_: MergeRequest,
+                                       expected: MergeAnswer) -> None:
+    """The in-process path (``numaspec.conformance.suite``) on the decoded merge vectors."""
+    assert answers_agree(request_, expected, reference.merge(request_)), vector.id
+
+
 @pytest.mark.parametrize("vector", load_vectors(), ids=lambda v: v.id)
 def test_reference_passes_vector(vector: Vector) -> None:
-    assert answers_agree(vector.request, vector.expected, reference.merge(vector.request))
+    """The JSON path: every vector, every op."""
+    actual = reference_result(vector.op, vector.case)
+    assert compare(vector.op, vector.case, vector.expected, actual) == []
