@@ -351,3 +351,41 @@ def test_replay_names_what_is_missing(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_bench_reports_agreement(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--cases", "300"]) == 0
     assert "0 answers differ from the reference" in capsys.readouterr().out
+
+
+# --- properties through the protocol ---------------------------------------------------------
+
+
+def test_a_crash_inside_a_property_is_that_property_s_verdict(tmp_path: Path) -> None:
+    status, _, records, _, _ = run(tmp_path, misbehave("crash-third"), vector_files=(),
+                                   vectors=False, properties=True, keyword="P-E")
+    assert [r["id"] for r in records] == ["P-EQUAL-MASKS", "P-EQUIVALENCE"]
+    assert [r["verdict"] for r in records] == ["crashed", "passed"]
+    assert status == 1
+
+
+def test_a_failed_property_carries_a_replayable_counterexample(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, records, _, _ = run(tmp_path, misbehave("wrong"), vectors=False,
+                                   properties=True, keyword="P-EQUIVALENCE")
+    (record,) = records
+    assert status == 1 and record["verdict"] == "failed"
+    assert "equivalence(" in record["message"]  # the shrunk example, as Hypothesis prints it
+    assert record["counterexample"]["providers"] is not None
+    capsys.readouterr()
+    report = str(tmp_path / "out" / "report.jsonl")
+    assert main(["replay", report, "--id", "P-EQUIVALENCE", "--impl", misbehave("wrong")]) == 1
+    assert '"admit": false' in capsys.readouterr().out
+
+
+def test_the_progress_bar_draws_only_when_asked_and_after_a_while() -> None:
+    from numaspec.conformance.reports import Progress
+
+    quiet = io.StringIO()
+    Progress(10, quiet).update(5, 0, "x")  # not a terminal: nothing
+    assert quiet.getvalue() == ""
+    shown = io.StringIO()
+    bar = Progress(10, shown, after=0.0, enabled=True)
+    bar.update(5, 1, "case-5")
+    bar.finish()
+    assert "5/10 (1 failing) case-5" in shown.getvalue()
