@@ -369,7 +369,8 @@ def test_a_failed_property_carries_a_replayable_counterexample(
     status, _, records, _, _ = run(tmp_path, misbehave("wrong"), vectors=False,
                                    properties=True, keyword="P-EQUIVALENCE")
     (record,) = records
-    assert status == 1 and record["verdict"] == "failed"
+    assert status == 1
+    assert record["verdict"] == "failed"
     assert "equivalence(" in record["message"]  # the shrunk example, as Hypothesis prints it
     assert record["counterexample"]["providers"] is not None
     capsys.readouterr()
