@@ -330,7 +330,11 @@ _EOF = ("eof", b"")
 
 
 class _Process:
-    """One running instance of the command, with its reader threads."""
+    """One running instance of the command, with its reader threads and its writer thread.
+
+    Requests are written by a thread of their own: an implementation that stops reading its
+    stdin cannot block the runner on a full pipe; it only fails to answer (a timeout).
+    """
 
     def __init__(self, argv: list[str], max_line: int, env: dict[str, str] | None,
                  cwd: str | None) -> None:
@@ -340,9 +344,24 @@ class _Process:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True, env=env,
                                      cwd=cwd)
+        self.outbox: queue.Queue[bytes | None] = queue.Queue()
+        self.write_failed = threading.Event()
         threading.Thread(target=self._pump, daemon=True, name="numaspec-stdout").start()
         threading.Thread(target=self.stderr.pump, args=(self.proc.stderr,), daemon=True,
                          name="numaspec-stderr").start()
+        threading.Thread(target=self._write, daemon=True, name="numaspec-stdin").start()
+
+    def _write(self) -> None:
+        """Write queued lines to stdin; ``None`` closes it."""
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while (data := self.outbox.get()) is not None:
+                stdin.write(data)
+                stdin.flush()
+            stdin.close()
+        except (OSError, ValueError):
+            self.write_failed.set()
 
     def _pump(self) -> None:
         """RUN-2: hand over whole lines; a line over the cap is reported, then drained."""
@@ -364,13 +383,10 @@ class _Process:
         self.lines.put(_EOF)
 
     def send(self, message: dict[str, Any]) -> bool:
-        stdin = self.proc.stdin
-        assert stdin is not None
-        try:
-            stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-            stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
+        """Queue one request line; False once writing to the process has failed."""
+        if self.write_failed.is_set():
             return False
+        self.outbox.put(json.dumps(message, separators=(",", ":")).encode() + b"\n")
         return True
 
     def receive(self, deadline: float) -> tuple[str, bytes] | None:
@@ -404,11 +420,7 @@ class _Process:
     def stop(self) -> None:
         """PROTO-5: ask politely, then kill the whole process group."""
         if self.proc.poll() is None and self.send({"cmd": "stop"}):
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-            except OSError:
-                pass
+            self.outbox.put(None)
             self.exit_status(_STOP_GRACE)
         self.kill()
 

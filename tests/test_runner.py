@@ -132,6 +132,20 @@ def test_an_adapter_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
     assert "probably broken" in printed
 
 
+def test_an_adapter_that_stops_reading_cannot_block_the_runner(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    vectors = json.loads(Path(SMALL).read_text())["vectors"]
+    merge = next(v for v in vectors if v["op"] == "merge")
+    # A case far larger than a pipe's buffer, to an implementation that no longer reads.
+    padded = {**merge, "id": "big", "case": {**merge["case"], "feature_gates": {
+        f"Gate{i}": True for i in range(20000)}}}
+    big.write_text(json.dumps({"vectors": [padded]}))
+    status, _, records, _, _ = run(tmp_path, misbehave("deaf"), vector_files=(str(big),),
+                                   timeout=0.5)
+    assert [r["verdict"] for r in records] == ["timeout"]
+    assert status == 1
+
+
 def test_every_case_failing_flags_the_adapter_as_probably_broken(tmp_path: Path) -> None:
     status, _, _, footer, _ = run(tmp_path, misbehave("all-wrong"))
     assert status == 3
