@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -41,7 +42,8 @@ from numaspec.conformance.reports import (
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.protocol import PROTOCOL_VERSION
 
-__all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance"]
+__all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance",
+           "select"]
 
 #: RUN-3: after this many cases in a row that cost a restart (a crash, a timeout, a broken
 #: line or an out-of-order answer), the implementation is given up on and the rest of the
@@ -137,6 +139,17 @@ def _vectors_from(paths: Sequence[str]) -> list[Any]:
             seen.add(vector.id)
             loaded.append(vector)
     return loaded
+
+
+def select(cases: Sequence[Case], keyword: str) -> list[Case]:
+    """RUN-4: ``-k``: alternatives separated by ``or`` or commas; a case is kept when some
+    alternative is part of its ID or is one of its rules.  Selecting nothing is an error."""
+    terms = [t.strip() for t in re.split(r"\s+or\s+|,", keyword) if t.strip()]
+    chosen = [c for c in cases if any(t in c.id or t in c.rules for t in terms)]
+    if not chosen:
+        raise InvalidFieldError(f"no case matches {keyword!r} (an ID part or a rule ID; "
+                                "alternatives separated by 'or' or commas)", where="-k")
+    return chosen
 
 
 def suite_version(cases: Sequence[Case]) -> str:
@@ -361,7 +374,14 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
     """Run the suite against ``config.impl``; write every report; return the exit status."""
     out = stream if stream is not None else sys.stdout
     report_path, md_path, junit_path = _paths(config)
-    writer = ReportWriter(report_path)
+    try:
+        writer = ReportWriter(report_path)
+        for path in (md_path, junit_path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"numaspec conformance: cannot write the report to {report_path}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     header: dict[str, Any] = {
         "type": "header", "tool": "numaspec", "tool_version": "", "suite_version": "",
         "protocol_version": PROTOCOL_VERSION, "started": _now(), "impl": config.impl,
@@ -380,7 +400,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         cases = load_cases(vectors=config.vectors, properties=config.properties,
                            vector_files=config.vector_files)
         if config.keyword:
-            cases = [c for c in cases if config.keyword in c.id or config.keyword in c.rules]
+            cases = select(cases, config.keyword)
         header["suite_version"] = suite_version(cases)
         manifest = load_manifest(config.expectations) if config.expectations else None
         if manifest is not None:
@@ -406,9 +426,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         status = _finish(footer, records, connection)
         writer.write(footer)
         writer.close()
-    md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown_summary(header, records, footer), encoding="utf-8")
-    junit_path.parent.mkdir(parents=True, exist_ok=True)
     junit_path.write_text(junit_xml(header, records, footer), encoding="utf-8")
     for line in terminal_summary(header, records, footer, rules=config.rule_table):
         print(line, file=out)

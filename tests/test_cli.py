@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import IO
 
 BIN = [sys.executable, "-m", "numaspec.cli"]
@@ -50,17 +51,35 @@ def test_answers_are_flushed_line_by_line() -> None:  # WIRE-1
         proc.kill()
 
 
-def test_conformance_command_prints_a_per_rule_summary() -> None:
-    out = subprocess.run([*BIN, "conformance", "-k", "P-NONE or seed001"], capture_output=True,
-                         text=True, timeout=600)
+def test_conformance_command_prints_a_per_rule_summary(tmp_path: Path) -> None:
+    out = subprocess.run([*BIN, "conformance", "-k", "P-NONE or seed001", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "conformance per rule" in out.stdout
+    assert "first counterexample" in out.stdout  # the per-rule table's header (RUN-6)
     assert "POLICY-1" in out.stdout
+    assert (tmp_path / "report.jsonl").exists()
 
 
-def test_conformance_command_reports_a_bad_impl_clearly() -> None:
-    out = subprocess.run([*BIN, "conformance", "--impl", "no_such_module:x"],
+def test_a_filter_that_selects_nothing_is_an_error(tmp_path: Path) -> None:
+    out = subprocess.run([*BIN, "conformance", "-k", "no-such-case", "--out", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
+    assert out.returncode == 4
+    assert "no case matches 'no-such-case'" in out.stdout
+
+
+def test_a_report_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = subprocess.run([*BIN, "conformance", "--out", str(blocker / "reports")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 4
+    assert "cannot write the report" in out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_conformance_command_reports_a_bad_impl_clearly(tmp_path: Path) -> None:
+    out = subprocess.run([*BIN, "conformance", "--impl", "no_such_module:x", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 4
     assert "cannot import 'no_such_module'" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr

@@ -35,6 +35,7 @@ def validator(definition: str) -> jsonschema.protocols.Validator:
 
 
 def test_a_session_answers_start_and_runs_in_order_and_stops() -> None:
+    """PROTO-1 framing, PROTO-2 start, PROTO-3 run, PROTO-4 answers, PROTO-5 stop."""
     answers = converse({"cmd": "start", "version": 1},
                        {"cmd": "run", "seq": 1, "op": "merge", "case": MERGE},
                        {"cmd": "run", "seq": 2, "op": "node", "case": {"steps": []}},
@@ -53,6 +54,7 @@ def test_a_session_answers_start_and_runs_in_order_and_stops() -> None:
 
 
 def test_an_unknown_protocol_version_is_refused_not_guessed() -> None:
+    """PROTO-2: ready false, with the version spoken."""
     (answer,) = converse({"cmd": "start", "version": 2})
     assert answer["ready"] is False
     assert "version 1" in answer["message"]
@@ -88,6 +90,7 @@ def test_an_invalid_case_is_a_result_carrying_the_error_kind() -> None:
 
 
 def test_strict_checker_names_the_path_of_a_violation() -> None:
+    """PROTO-6."""
     checker = StrictChecker()
     problem = checker.answer_problem({"seq": 1, "result": {"hint": {}, "admit": "yes"}}, "merge")
     assert problem is not None

@@ -205,6 +205,7 @@ def test_in_process_exceptions_crash_one_case_and_hangs_stop_the_run(tmp_path: P
 
 
 def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) -> None:
+    """RUN-4: operations (PROTO-2, PROTO-3) not declared are not sent, and say so."""
     status, _, records, _, printed = run(tmp_path, "numaspec.conformance.adapter:reference")
     undeclared = [r for r in records if r.get("skip_source") == "undeclared"]
     assert status == 0
