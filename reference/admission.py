@@ -97,9 +97,12 @@ class Node:
         gates = config.gates()
         numa = NumaInfo(machine.numa_ids, machine.distances())
         # NODE-5 (1): the Topology Manager is created first.
-        self.tm_policy, self.tm_options = check_startup(
-            config.topology_manager_policy, numa, self.version,
-            config.topology_manager_policy_options, gates)
+        try:
+            self.tm_policy, self.tm_options = check_startup(
+                config.topology_manager_policy, numa, self.version,
+                config.topology_manager_policy_options, gates)
+        except NumaspecError as exc:
+            raise _in_node_terms(exc) from None
         self.numa = numa
         if config.topology_manager_scope not in ("container", "pod"):
             raise NodeStartupError(
@@ -354,6 +357,22 @@ class Node:
             "memory": self.memory.state() if self.memory else None,
             "devices": self.devices.state(),
         }
+
+
+#: The merge request's field names (spec/merge-protocol.md) → where they come from in a node.
+_NODE_FIELDS = {"policy": "config.topologyManagerPolicy",
+                "policy_options": "config.topologyManagerPolicyOptions",
+                "feature_gates": "config.featureGates",
+                "numa_nodes": "machine.numaNodes", "numa_distances": "machine.numaNodes"}
+
+
+def _in_node_terms(error: NumaspecError) -> NumaspecError:
+    """The same error, its ``where`` named as the node's configuration names it."""
+    head, dot, rest = error.where.partition(".")
+    if head not in _NODE_FIELDS:
+        return error
+    return type(error)(error.message, where=_NODE_FIELDS[head] + dot + rest,
+                       kubelet_message=error.kubelet_message)
 
 
 def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:

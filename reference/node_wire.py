@@ -128,6 +128,18 @@ _CONFIG_FIELDS = {
 
 def decode_node(value: object) -> Node:
     """NWIRE-1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`."""
+    try:
+        return _decode_node(value)
+    except NumaspecError as exc:
+        # The node's own checks name fields relative to the node; on the wire they sit
+        # under "node".
+        if exc.where.startswith("node"):
+            raise
+        raise type(exc)(exc.message, where=f"node.{exc.where}" if exc.where else "node",
+                        kubelet_message=exc.kubelet_message) from None
+
+
+def _decode_node(value: object) -> Node:
     body = _object(value, "node", {"kubeletVersion", "machine"}, {"config"})
     version = parse_version(body["kubeletVersion"], where="node.kubeletVersion")
     machine = decode_machine(body["machine"])
