@@ -163,7 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     spec = args.spec or spec_dir()
     tests = args.tests or (spec.parent / "tests")
-    problems = check(spec, tests if tests.is_dir() else None, fix=args.fix)
+    from numaspec.errors import NumaspecError
+
+    try:
+        problems = check(spec, tests if tests.is_dir() else None, fix=args.fix)
+    except NumaspecError as exc:  # a malformed vector file, named with its place
+        print(f"speccheck: {exc.kind}: {exc.describe()}", file=sys.stderr)
+        return 2
     for problem in problems:
         print(problem)
     return 1 if problems else 0

@@ -8,6 +8,7 @@ field path.  The same format drives the Go node probe over real kubelet code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -106,6 +107,10 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
     _expect(body.get("devices", {}), dict, "an object of resource to devices", f"{where}.devices")
     for resource, raw_list in body.get("devices", {}).items():
         rw = f"{where}.devices.{resource}"
+        if not _extended_resource(resource):
+            raise InvalidFieldError(
+                f"{resource!r} is not an extended resource name (domain/name outside "
+                "kubernetes.io): kubelet accepts no device plugin for it", where=rw)
         found = []
         for i, raw in enumerate(_list(raw_list, rw)):
             item = _object(raw, f"{rw}[{i}]", {"id"}, {"numa", "healthy"})
@@ -124,6 +129,20 @@ _CONFIG_FIELDS = {
     "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions",
     "featureGates",
 }
+
+
+_QUALIFIED = re.compile(r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
+                        r"/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def _extended_resource(name: str) -> bool:
+    """NWIRE-1: what a device plugin may register (kubelet's IsExtendedResourceName): a
+    ``domain/name`` outside ``kubernetes.io``, valid as a qualified name behind ``requests.``."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    prefix, _, short = f"requests.{name}".rpartition("/")
+    return len(prefix) <= 253 and len(short) <= 63 and bool(_QUALIFIED.match(
+        f"requests.{name}"))
 
 
 def decode_node(value: object) -> Node:
