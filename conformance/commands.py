@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
             return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window)
     except NumaspecError as exc:
-        print(f"numaspec {args.command}: {exc.kind}: {exc.describe()}", file=sys.stderr)
+        print(f"numaspec {args.command}: {exc.describe()}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader of stdout (| head) has gone: no traceback
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not complain
+        return EXIT_DIFFERENT
     raise AssertionError(args.command)  # pragma: no cover - argparse knows the commands
 
 
@@ -88,17 +92,16 @@ def _report(args: argparse.Namespace) -> int:
     return int(footer.get("exit_status", 0))
 
 
-def _read_json(path: str) -> tuple[str, Any]:
+def _read_text(path: str) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidFieldError(f"cannot read: {exc.strerror or exc}", where=path) from None
-    return text, text
 
 
 def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any]:
     """(id, op, case, expected or None) from a report, a vector file or one case's JSON."""
-    text, _ = _read_json(path)
+    text = _read_text(path)
     candidates: list[dict[str, Any]] = []
     try:
         document = json.loads(text)
@@ -132,6 +135,21 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
             chosen.get("expected"))
 
 
+def _case_version(op: str, case: Any) -> str | None:
+    """The case's kubelet release as the runner reads it (RUN-4), or None when it has none
+    numaspec models (such cases go to every implementation of the operation)."""
+    from numaspec.versions import NEWEST, parse_version
+
+    try:
+        if op == "merge":
+            raw = case.get("kubelet_version", str(NEWEST)) if isinstance(case, dict) else None
+        else:
+            raw = case["steps"][0]["node"]["kubeletVersion"]
+        return str(parse_version(raw))
+    except (NumaspecError, KeyError, IndexError, TypeError):
+        return None
+
+
 def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT
            ) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
@@ -142,6 +160,10 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
     reference = reference_result(op, case)
     connection = connect(impl, timeout=timeout, max_line=DEFAULT_MAX_LINE, strict=True)
     try:
+        version = _case_version(op, case)
+        refusal = connection.implementation.declares(op, version)
+        if refusal is not None:
+            raise InvalidFieldError(f"not re-run: {refusal}", where=name)
         answer = connection.run(op, case)
     finally:
         connection.close()

@@ -142,12 +142,16 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     if counts["skipped"]:
         parts.append(f"{counts['skipped']} skipped ("
                      + ", ".join(f"{n} by {s}" for s, n in sorted(skipped_by.items())) + ")")
-    lines = [f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}) "
-             f"via {header.get('impl', '?')}",
-             f"{len(records)} cases: " + (", ".join(parts) or "none")]
+    who = (f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}) "
+           f"via {header.get('impl', '?')}" if impl
+           else f"{header.get('impl', '?')} (did not start)")
+    lines = [who, f"{len(records)} cases: " + (", ".join(parts) or "none")]
     if footer.get("adapter_probably_broken"):
         lines.append("EVERY CASE FAILED: the adapter is probably broken (check its start-up, "
                      "its stdout discipline and the stderr below), not the implementation.")
+    if footer.get("nothing_checked"):
+        lines.append("NOTHING WAS CHECKED: every case was skipped.  Declare the operations and "
+                     "kubelet versions you implement, and skip only known gaps.")
     if footer.get("gave_up"):
         lines.append(f"The run gave up on the implementation: {footer['gave_up']}")
     for stale in footer.get("stale_expectations", ()):
@@ -162,7 +166,7 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
                      max_failures: int = 15) -> list[str]:
     lines = ["", "numaspec conformance: " + _headline(header, records, footer)[0],
              *("  " + line for line in _headline(header, records, footer)[1:])]
-    if rules:
+    if rules and records:
         lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
                       "  first counterexample"]
         for row in rule_rows(records):
@@ -201,8 +205,14 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     if skipped:
         out += ["", f"## Skipped ({len(skipped)})", ""]
         out += [f"- `{r['id']}` ({r.get('skip_source', '?')}): {_md(r.get('message', ''))}"
-                for r in skipped[:200]]
+                + (f" ({r['issue_url']})" if r.get("issue_url") else "")
+                for r in skipped[:_LISTED]]
+        if len(skipped) > _LISTED:
+            out.append(f"- … and {len(skipped) - _LISTED} more, each in report.jsonl")
     return "\n".join(out) + "\n"
+
+
+_LISTED = 200  # skipped cases listed by name in the Markdown summary
 
 
 def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
@@ -235,7 +245,8 @@ def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
             ET.SubElement(case, "error", {"type": verdict, "message": _first_line(message)}
                           ).text = "\n".join(filter(None, [message, record.get("offending", "")]))
         elif verdict in ("skipped", "xfailed"):
-            ET.SubElement(case, "skipped", {"message": f"{verdict}: {_first_line(message)}"})
+            link = f" ({record['issue_url']})" if record.get("issue_url") else ""
+            ET.SubElement(case, "skipped", {"message": f"{verdict}: {_first_line(message)}{link}"})
         if record.get("stderr"):
             ET.SubElement(case, "system-err").text = str(record["stderr"])
     if footer.get("stderr_tail"):

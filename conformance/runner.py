@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -204,6 +205,7 @@ class _ProtocolMerge:
         self.kubelet_versions = tuple(v for v in SUPPORTED_VERSIONS
                                       if str(v) in impl.kubelet_versions)
         self.trouble: Answer | None = None
+        self.trouble_case: Any = None
         if subsets is not None:
             self.subsets = subsets
 
@@ -212,9 +214,10 @@ class _ProtocolMerge:
 
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
             raise _AdapterTrouble(self.trouble)
-        answer = self.connection.run("merge", encode_merge_request(request))
+        case = encode_merge_request(request)
+        answer = self.connection.run("merge", case)
         if answer.status != "result":
-            self.trouble = answer
+            self.trouble, self.trouble_case = answer, case
             raise _AdapterTrouble(answer)
         return _merge_answer(answer.result)
 
@@ -279,10 +282,15 @@ def run_property(target: Any, case: Case) -> Outcome:
     except BaseException as exc:
         trouble = getattr(target, "trouble", None)
         if trouble is not None:
+            # The request the implementation would not answer, so that it can be replayed.
+            request = getattr(target, "trouble_case", None)
             if trouble.status == "skipped":
-                return Outcome("skipped", f"the implementation skipped a request: "
-                                          f"{trouble.message}", skip_source="implementation")
-            return Outcome(trouble.status, trouble.message, answer=trouble)
+                return Outcome("skipped", f"the implementation skipped a request, so the "
+                                          f"property could not be checked: {trouble.message}",
+                               skip_source="implementation", issue_url=trouble.issue_url,
+                               counterexample=request)
+            return Outcome(trouble.status, trouble.message, answer=trouble,
+                           counterexample=request)
         # Hypothesis attaches the falsifying example and the notes to the exception (PEP 678).
         lines += [str(n) for n in getattr(exc, "__notes__", ())]
         text = "\n".join([f"{type(exc).__name__}: {exc}", *lines])
@@ -428,9 +436,13 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         writer.close()
     md_path.write_text(markdown_summary(header, records, footer), encoding="utf-8")
     junit_path.write_text(junit_xml(header, records, footer), encoding="utf-8")
-    for line in terminal_summary(header, records, footer, rules=config.rule_table):
-        print(line, file=out)
-    print(f"\nreports: {report_path}, {md_path}, {junit_path}", file=out)
+    try:
+        for line in terminal_summary(header, records, footer, rules=config.rule_table):
+            print(line, file=out)
+        print(f"\nreports: {report_path}, {md_path}, {junit_path}", file=out)
+        out.flush()
+    except BrokenPipeError:  # the reader (| head) has gone; the reports are written
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not complain
     return status
 
 
@@ -438,9 +450,12 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
             connection: Connection | None) -> int:
     counts = Counter(r["verdict"] for r in records)
     ran = [r for r in records if r["verdict"] not in ("skipped", "xfailed")]
-    # RUN-3: a handful of cases is not enough evidence to blame the adapter.
+    # RUN-3: a handful of cases is not enough evidence to blame the adapter; a run in which
+    # every case was skipped checked nothing, which is never a success.
     broken = len(ran) >= _BROKEN_EVIDENCE and not any(r["verdict"] in ("passed", "xpassed")
                                                        for r in ran)
+    if records and not ran:
+        footer["nothing_checked"] = True
     footer.update({
         "finished": _now(),
         "counts": dict(sorted(counts.items())),
@@ -451,7 +466,7 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
     footer.setdefault("stale_expectations", [])
     if footer.get("aborted"):
         status = EXIT_USAGE
-    elif broken:
+    elif broken or footer.get("nothing_checked"):
         status = EXIT_BROKEN
     elif any(counts[v] for v in BAD_VERDICTS) or footer["stale_expectations"]:
         status = EXIT_FAILED

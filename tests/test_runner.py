@@ -405,3 +405,43 @@ def test_the_progress_bar_draws_only_when_asked_and_after_a_while() -> None:
     bar.update(5, 1, "case-5")
     bar.finish()
     assert "5/10 (1 failing) case-5" in shown.getvalue()
+
+
+def test_a_run_in_which_every_case_was_skipped_is_not_a_success(tmp_path: Path) -> None:
+    """RUN-3, RUN-7: skips are counted; skipping everything checked nothing."""
+    status, _, records, footer, printed = run(tmp_path, misbehave("skip-all"))
+    assert {r["verdict"] for r in records} == {"skipped"}
+    assert footer["nothing_checked"] is True
+    assert status == 3
+    assert "NOTHING WAS CHECKED" in printed
+
+
+def test_a_long_skip_list_says_how_many_it_left_out() -> None:
+    """RUN-6: the Markdown summary never drops entries silently."""
+    from numaspec.conformance.reports import markdown_summary
+
+    records = [{"id": f"case-{i}", "rules": ["MERGE-1"], "verdict": "skipped",
+                "skip_source": "implementation", "message": "later",
+                "issue_url": "https://example.invalid/9"} for i in range(205)]
+    text = markdown_summary({"impl": "x", "implementation": None}, records, {})
+    assert "… and 5 more, each in report.jsonl" in text
+    assert "(https://example.invalid/9)" in text
+
+
+def test_replay_does_not_send_what_the_implementation_does_not_declare(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """RUN-4, RUN-8."""
+    assert main(["replay", SMALL, "--id", "small-node-admit", "--impl",
+                 misbehave("merge-only")]) == 4
+    assert "does not declare the 'node' operation" in capsys.readouterr().err
+
+
+def test_a_closed_stdout_is_no_traceback() -> None:
+    """RUN-8: ``numaspec replay ... | true``: the reader is gone before anything is written."""
+    import subprocess
+
+    command = (f"{PYTHON} -m numaspec replay {shlex.quote(SMALL)} --id small-node-admit "
+               "| true")
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr
