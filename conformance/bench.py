@@ -1,41 +1,19 @@
 """``numaspec bench``: merge cases per second through the adapter protocol.
 
 A benchmark, not a test: it prints a figure and asserts nothing about speed.  The cases are
-random but seeded (``--seed``), built with :mod:`random` so that making them costs nothing
-next to answering them: 1 to 8 NUMA nodes (ids not always contiguous), 1 to 4 providers of 0 to 4
-hints, every policy, kubelet 1.18 to 1.37.  The reference's answers are computed before the
-clock starts, so the figure also says whether the implementation agreed on every case.
+random but seeded (``--seed``, :mod:`numaspec.conformance.random_cases`), so that making them
+costs little next to answering them.  The reference's answers are computed before the clock
+starts, so the figure also says whether the implementation agreed on every case.
 """
 
 from __future__ import annotations
 
-import random
 import time
-from typing import Any
 
 from numaspec.conformance.connection import connect
-from numaspec.versions import SUPPORTED_VERSIONS
+from numaspec.conformance.random_cases import random_merge_cases
 
-__all__ = ["bench", "random_merge_cases"]
-
-_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-
-
-def random_merge_cases(count: int, seed: int = 0) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    cases = []
-    for _ in range(count):
-        nodes = sorted(rng.sample(range(12), rng.randint(1, 8)))
-        providers = []
-        for p in range(rng.randint(1, 4)):
-            hints = [{"numa_affinity": sorted(rng.sample(nodes, rng.randint(1, len(nodes)))),
-                      "preferred": rng.random() < 0.6} for _ in range(rng.randint(0, 4))]
-            providers.append({f"resource-{p}": hints if hints or rng.random() < 0.5 else None})
-        cases.append({"kubelet_version": str(rng.choice(SUPPORTED_VERSIONS)),
-                      "numa_nodes": nodes, "policy": rng.choice(_POLICIES),
-                      "providers": providers})
-    return cases
-
+__all__ = ["bench"]
 
 def bench(impl: str, *, cases: int = 20_000, seed: int = 0, window: int = 32) -> int:
     from numaspec.protocol import reference_result

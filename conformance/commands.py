@@ -33,6 +33,11 @@ def dispatch(args: argparse.Namespace) -> int:
             from numaspec.conformance.vectors import main as vectors_main
 
             return vectors_main(list(args.args))
+        if args.command == "differential":
+            from numaspec.conformance import differential
+
+            return differential.main(args.impl, cases=args.cases, seed=args.seed,
+                                     out=args.out)
         if args.command == "bench":
             from numaspec.conformance.bench import bench
 

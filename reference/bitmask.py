@@ -63,11 +63,19 @@ class NumaMask:
                     where=where,
                 )
             word |= 1 << node
-        return cls(word)
+        return cls._trusted(word)
+
+    @classmethod
+    def _trusted(cls, word: int) -> NumaMask:
+        """A mask of a word already known to be valid, without running the validator again
+        (masks are made by the hundred thousand in a merge)."""
+        mask = object.__new__(cls)
+        object.__setattr__(mask, "bits", word)
+        return mask
 
     @classmethod
     def empty(cls) -> NumaMask:
-        return cls(0)
+        return cls._trusted(0)
 
     @property
     def nodes(self) -> tuple[int, ...]:
@@ -89,10 +97,10 @@ class NumaMask:
         return 0 <= node <= MAX_NUMA_ID and bool(self.bits >> node & 1)
 
     def __and__(self, other: NumaMask) -> NumaMask:
-        return NumaMask(self.bits & other.bits)
+        return NumaMask._trusted(self.bits & other.bits)
 
     def __or__(self, other: NumaMask) -> NumaMask:
-        return NumaMask(self.bits | other.bits)
+        return NumaMask._trusted(self.bits | other.bits)
 
     def is_less_than(self, other: NumaMask) -> bool:
         """kubelet's ``IsLessThan``: plain unsigned comparison of the two words."""

@@ -129,6 +129,14 @@ def _build_parser() -> argparse.ArgumentParser:
                                              "reference-derived answers")
     vectors.add_argument("args", nargs=argparse.REMAINDER, help="check | write [FILE...]")
 
+    diff = sub.add_parser("differential",
+                          help="random merge cases: the reference against an implementation")
+    _impl_argument(diff)
+    diff.add_argument("--cases", type=int, default=20_000)
+    diff.add_argument("--seed", type=int, default=0)
+    diff.add_argument("--out", default=None, metavar="FILE",
+                      help="write the disagreements here (replayable with numaspec replay)")
+
     bench = sub.add_parser("bench", help="merge cases per second through the protocol")
     _impl_argument(bench, default=SERVE_IMPL)
     bench.add_argument("--cases", type=int, default=20_000)

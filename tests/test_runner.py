@@ -445,3 +445,41 @@ def test_a_closed_stdout_is_no_traceback() -> None:
     done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr
     assert "BrokenPipeError" not in done.stderr
+
+
+# --- numaspec differential -------------------------------------------------------------------
+
+
+def test_differential_finds_a_wrong_implementation_and_writes_replayable_cases(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "disagreements.json"
+    assert main(["differential", "--impl", misbehave("wrong"), "--cases", "200",
+                 "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "disagreements with the reference" in printed
+    first = json.loads(out.read_text())["vectors"][0]
+    assert first["expected"]["admit"] is True
+    assert first["actual"]["admit"] is False
+    assert main(["replay", str(out), "--id", first["id"], "--impl", misbehave("wrong")]) == 1
+
+
+def test_differential_against_the_reference_itself_agrees(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["differential", "--cases", "500"]) == 0
+    assert "500 agreed; 0 disagreements" in capsys.readouterr().out
+
+
+def test_random_cases_reach_what_the_differential_promises() -> None:
+    """8-NUMA machines, non-contiguous ids, distances, every policy and option, gates."""
+    from numaspec.conformance.random_cases import random_merge_cases
+
+    cases = random_merge_cases(2000, seed=1)
+    assert any(len(c["numa_nodes"]) == 8 for c in cases)
+    assert any(c["numa_nodes"] != list(range(len(c["numa_nodes"]))) for c in cases)
+    assert any("numa_distances" in c for c in cases)
+    assert {c["policy"] for c in cases} >= {"none", "best-effort", "restricted",
+                                             "single-numa-node"}
+    options = {name for c in cases for name in c.get("policy_options", {})}
+    assert options >= {"prefer-closest-numa-nodes", "max-allowable-numa-nodes"}
+    assert any("feature_gates" in c for c in cases)
+    assert random_merge_cases(50, seed=3) == random_merge_cases(50, seed=3)
