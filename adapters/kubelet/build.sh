@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Build the kubelet merge oracles: one binary per pinned kubelet release,
-# bin/kubelet-merge-<k8s.io/kubernetes version>, and, for each release dir
-# that has a node/ subdir, the node probe bin/kubelet-node-<version>.
+# Build, for each pinned kubelet release dir v1_*: the numaspec adapter
+# bin/kubelet-adapter-<k8s.io/kubernetes version> (from adapter/), the merge
+# oracle bin/kubelet-merge-<version> (from the module root) and, where the dir
+# has a node/ subdir, the node probe bin/kubelet-node-<version>.
 # Modules come from the Go module proxy (go.mod/go.sum are committed;
 # nothing else is fetched).
 # Usage: ./build.sh [v1_23 v1_30 v1_37 ...]   (default: every v1_* dir)
@@ -21,6 +22,11 @@ for d in "${dirs[@]}"; do
   start=$(date +%s)
   (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-merge-$ver" .)
   echo "   built bin/kubelet-merge-$ver in $(( $(date +%s) - start ))s" >&2
+  if [ -d "$d/adapter" ]; then
+    start=$(date +%s)
+    (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-adapter-$ver" ./adapter)
+    echo "   built bin/kubelet-adapter-$ver in $(( $(date +%s) - start ))s" >&2
+  fi
   if [ -d "$d/node" ]; then
     start=$(date +%s)
     (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-node-$ver" ./node)

@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -27,6 +26,9 @@ type NodeRequest struct {
 	Node json.RawMessage `json:"node,omitempty"`
 	Pod  json.RawMessage `json:"pod,omitempty"`
 	UID  *string         `json:"uid,omitempty"`
+	// Container names the container of a hints request (NWIRE-4); nil asks
+	// for the pod-scope hints.
+	Container *string `json:"container,omitempty"`
 }
 
 // NodeSpec is the "node" object of a create request.
@@ -149,20 +151,17 @@ func DecodeStrict(data []byte, v interface{}) error {
 	return nil
 }
 
-var minorRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?$`)
-
-// CheckKubeletVersion returns nil when want ("1.30", "v1.30.14", ...) has the
-// same major.minor as the build's version (e.g. "v1.30.14").
+// CheckKubeletVersion returns nil when want ("1.30", "v1.30.14", "1.30.4-rc.0",
+// ...) has the same minor release as the build's version (e.g. "v1.30.14").
 func CheckKubeletVersion(want, build string) *NodeError {
 	if want == "" {
 		return Errf("invalid", "create", "node.kubeletVersion is required (this probe serves kubelet %s)", build)
 	}
-	w := minorRE.FindStringSubmatch(strings.TrimSpace(want))
-	b := minorRE.FindStringSubmatch(build)
-	if w == nil {
-		return Errf("invalid", "create", "node.kubeletVersion %q is not a version like \"1.30\"", want)
+	w := MinorOf(want)
+	if w == "" {
+		return ErrNS("unsupported-version", "invalid", "create", "node.kubeletVersion %q is not a version like \"1.30\"", want)
 	}
-	if b == nil || w[1] != b[1] || w[2] != b[2] {
+	if w != MinorOf(build) {
 		return Errf("unsupported", "create", "this probe runs kubelet %s; node.kubeletVersion %q is another minor release", build, want)
 	}
 	return nil
@@ -231,12 +230,16 @@ func BuildMachine(m MachineSpec, memBytes func(string) (uint64, error), pageKiB 
 			return nil, Errf("invalid", "create", "machine.numaNodes[%d].id is missing", i)
 		}
 		if *n.ID < 0 || seenNode[*n.ID] {
-			return nil, Errf("invalid", "create", "machine.numaNodes[%d].id %d is negative or repeated", i, *n.ID)
+			return nil, ErrNS("invalid-numa-id", "invalid", "create", "machine.numaNodes[%d].id %d is negative or repeated", i, *n.ID)
 		}
 		seenNode[*n.ID] = true
 		mem, err := memBytes(n.Memory)
 		if err != nil {
-			return nil, Errf("invalid", "create", "machine.numaNodes[%d].memory %q: %v", i, n.Memory, err)
+			kind := "invalid-field"
+			if strings.Contains(err.Error(), "quantities must match") {
+				kind = "invalid-quantity"
+			}
+			return nil, ErrNS(kind, "invalid", "create", "machine.numaNodes[%d].memory %q: %v", i, n.Memory, err)
 		}
 		node := MachineNode{ID: *n.ID, Memory: mem, Distances: n.Distances}
 		// cadvisor lists /sys/devices/system/node/node<N>/hugepages/hugepages-<kib>kB
@@ -298,6 +301,18 @@ type NodeError struct {
 	// Stage names the step that failed (informational), e.g.
 	// "cpumanager.NewManager", "validate-config", "decode".
 	Stage string `json:"stage,omitempty"`
+	// Numaspec is numaspec's error kind where the probe knows it (the adapter
+	// reports it; the node probe's own line protocol does not).
+	Numaspec string `json:"-"`
+	// Trace is the stack of a panic (kind "panic"), for the adapter.
+	Trace string `json:"-"`
+}
+
+// ErrNS builds a NodeError that also carries numaspec's kind.
+func ErrNS(numaspec, kind, stage, format string, args ...interface{}) *NodeError {
+	e := Errf(kind, stage, format, args...)
+	e.Numaspec = numaspec
+	return e
 }
 
 // Errf builds a NodeError.
@@ -389,8 +404,15 @@ type NodeResponse struct {
 	OK       *bool      `json:"ok,omitempty"`
 	Decision *Decision  `json:"decision,omitempty"`
 	State    *NodeState `json:"state,omitempty"`
+	Hints    *HintsMap  `json:"hints,omitempty"`
 	Error    *NodeError `json:"error,omitempty"`
+	// Numaspec is the state in numaspec's NODE-8 shape (set with State).
+	Numaspec map[string]any `json:"-"`
 }
+
+// HintsMap is the answer to a hints request: resource -> hints (nil: no
+// preference). A resource no provider speaks about is absent.
+type HintsMap map[string][]NodeHint
 
 // OKResponse is {"ok":true}.
 func OKResponse() NodeResponse { t := true; return NodeResponse{OK: &t} }
@@ -417,10 +439,16 @@ type NodeProbe interface {
 	Admit(pod *PodSpec) NodeResponse
 	Remove(uid string) NodeResponse
 	State() NodeResponse
+	// Hints asks the hint providers about a pod on the current state
+	// (container nil: pod scope), changing nothing.
+	Hints(pod *PodSpec, container *string) NodeResponse
 	// Recover is called after a request panicked, to drop any half-done
 	// request state (e.g. the pod being admitted).
 	Recover()
 }
+
+// HandleNode answers one node-protocol request line (used by the adapter).
+func HandleNode(p NodeProbe, line []byte) NodeResponse { return handleNode(p, line) }
 
 func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 	defer func() {
@@ -429,7 +457,7 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 			if os.Getenv("ORACLE_PANIC_STACK") != "" {
 				msg += "\n" + string(debug.Stack())
 			}
-			resp = ErrResponse(&NodeError{Kind: "panic", Stage: "evaluate", Message: msg})
+			resp = ErrResponse(&NodeError{Kind: "panic", Stage: "evaluate", Message: msg, Trace: string(debug.Stack())})
 			func() {
 				defer func() { _ = recover() }()
 				p.Recover()
@@ -459,6 +487,15 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 			return ErrResponse(Errf("invalid", "decode", "pod: %v", err))
 		}
 		return p.Admit(&pod)
+	case "hints":
+		if len(req.Pod) == 0 || string(bytes.TrimSpace(req.Pod)) == "null" {
+			return ErrResponse(Errf("invalid", "decode", "hints needs a \"pod\" object"))
+		}
+		var pod PodSpec
+		if err := DecodeStrict(req.Pod, &pod); err != nil {
+			return ErrResponse(Errf("invalid", "decode", "pod: %v", err))
+		}
+		return p.Hints(&pod, req.Container)
 	case "remove":
 		if req.UID == nil {
 			return ErrResponse(Errf("invalid", "decode", "remove needs a \"uid\""))
@@ -467,7 +504,7 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 	case "state":
 		return p.State()
 	default:
-		return ErrResponse(Errf("invalid", "decode", "unknown op %q (want create, admit, remove or state)", req.Op))
+		return ErrResponse(Errf("invalid", "decode", "unknown op %q (want create, admit, hints, remove or state)", req.Op))
 	}
 }
 

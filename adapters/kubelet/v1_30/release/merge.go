@@ -1,0 +1,123 @@
+package release
+
+import (
+	"fmt"
+
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
+	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager/bitmask"
+
+	"numaspec.invalid/kubelet-oracle/common"
+)
+
+// Oracle answers the merge oracle's own line format (bin/kubelet-merge-*):
+// NewManager with this binary's default feature gates, then the policy's
+// Merge; errors are kind kubelet-error with kubelet's text.
+type Oracle struct{}
+
+func (Oracle) Version() string { return kubeletVersion }
+
+func (Oracle) Evaluate(req *common.Request) common.Response {
+	mgr, err := topologymanager.NewManager(caseTopology(req), req.Policy, "container", req.PolicyOptions)
+	if err != nil {
+		return common.Fail("kubelet-error", "new-manager", err.Error())
+	}
+	providers, err := common.ConvertProviders(req.Providers, mkHint)
+	if err != nil {
+		return common.Fail("kubelet-error", "bitmask", err.Error())
+	}
+	hint, admit := mgr.GetPolicy().Merge(providers)
+	return common.OK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
+}
+
+// caseTopology is the fabricated cadvisor topology: one Node per requested NUMA
+// id, in the given order, with the distance row for that id (nil if not given).
+func caseTopology(req *common.Request) []cadvisorapi.Node {
+	topo := make([]cadvisorapi.Node, 0, len(req.NUMANodes))
+	for _, id := range req.NUMANodes {
+		topo = append(topo, cadvisorapi.Node{Id: id, Distances: req.NUMADistances[id]})
+	}
+	return topo
+}
+
+func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint, error) {
+	h := topologymanager.TopologyHint{Preferred: preferred}
+	if !isNil {
+		m, err := bitmask.NewBitMask(aff...)
+		if err != nil {
+			return h, err
+		}
+		h.NUMANodeAffinity = m
+	}
+	return h, nil
+}
+
+// Merge answers a numaspec merge case as a kubelet of this release starting
+// with that configuration would, then merges the providers' hints:
+//
+//  1. a fresh copy of the feature gate as kubelet's init leaves it;
+//  2. a KubeletConfiguration file with topologyManagerPolicy,
+//     topologyManagerPolicyOptions (when the case has the field) and
+//     featureGates, read by kubelet's config decoder (strict, defaulted);
+//  3. the feature gates set from it (SetFromMap), as server.go does;
+//  4. ValidateKubeletConfiguration;
+//  5. server.go's refusal of policy options while the
+//     TopologyManagerPolicyOptions gate is off (RE-IMPLEMENTED: server.go is
+//     package main; same condition, same text);
+//  6. topologymanager.NewManager (options, distances, node count, policy);
+//  7. the policy's Merge over the providers (hints built with kubelet's
+//     bitmask.NewBitMask).
+//
+// Errors carry kubelet's text; their numaspec kind comes from the step that
+// failed and common.Classify*.
+func Merge(c *common.MergeCase) common.MergeResult {
+	gates := freshGates()
+	policy := c.Policy
+	spec := common.ConfigSpec{TopologyManagerPolicy: &policy, TopologyManagerPolicyOptions: c.PolicyOptions, FeatureGates: c.FeatureGates}
+	kc, resp := loadConfig(spec)
+	if resp != nil {
+		return configFail(resp.Error)
+	}
+	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
+		return common.MergeFail("invalid-field", err.Error())
+	}
+
+	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
+		return classified(common.ClassifyConfigError(err.Error()), err)
+	}
+	var options map[string]string
+	if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.TopologyManagerPolicyOptions) {
+		options = kc.TopologyManagerPolicyOptions
+	} else if kc.TopologyManagerPolicyOptions != nil {
+		return common.MergeFail("policy-option-not-enabled", fmt.Sprintf("topology manager policy options %v require feature gates %q enabled",
+			kc.TopologyManagerPolicyOptions, kubefeatures.TopologyManagerPolicyOptions))
+	}
+	mgr, err := topologymanager.NewManager(caseTopology(&c.Request), kc.TopologyManagerPolicy, kc.TopologyManagerScope, options)
+	if err != nil {
+		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
+	}
+	providers, err := common.ConvertProviders(c.Providers, mkHint)
+	if err != nil {
+		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
+	}
+	hint, admit := mgr.GetPolicy().Merge(providers)
+	return common.MergeOK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
+}
+
+func classified(kind string, err error) common.MergeResult {
+	if kind == "" {
+		return common.MergeResult{Error: &common.MergeError{Kind: "internal-error", KubeletMessage: err.Error(),
+			Message: "kubelet refused the case with an error the adapter does not classify: " + err.Error()}}
+	}
+	return common.MergeFail(kind, err.Error())
+}
+
+// configFail classifies an error of kubelet's config decoding: a panic in
+// its defaulting (an unknown feature gate) or a decoding error, both about
+// a field numaspec names (invalid-field).
+func configFail(e *common.NodeError) common.MergeResult {
+	return common.MergeFail("invalid-field", e.Message)
+}

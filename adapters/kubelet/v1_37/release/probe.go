@@ -1,0 +1,827 @@
+// Package release drives the kubelet code of k8s.io/kubernetes v1.37.x for
+// numaspec: the merge evaluator (merge.go), the node probe (probe.go: the
+// real kubelet topology, CPU and memory managers through pod admissions) and
+// the adapter (adapter.go). See ../../README.md.
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	cadvisorapi "github.com/google/cadvisor/lib/model"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
+	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
+	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
+	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
+	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/topology"
+	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/eviction"
+	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
+	utilcodec "k8s.io/kubernetes/pkg/kubelet/kubeletconfig/util/codec"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+	"k8s.io/kubernetes/pkg/kubelet/stats/pidlimit"
+	"k8s.io/utils/cpuset"
+
+	"numaspec.invalid/kubelet-oracle/common"
+)
+
+const kubeletVersion = "v1.37.1" // keep in sync with ../go.mod
+
+// reconcilePeriod keeps the CPU manager's reconcile loop asleep after its
+// first (immediate) run.
+const reconcilePeriod = 1000000 * time.Hour
+
+// pristineGates is the process-wide feature gate as this binary's init left
+// it; each create starts from a copy of it.
+var pristineGates featuregate.MutableVersionedFeatureGate
+
+// logger receives kubelet's contextual logging; discarded unless ORACLE_KLOG is set (see klog.go).
+var logger = logr.Discard()
+
+type probe struct {
+	mu      sync.Mutex // guards live and pending (read by the managers' activePods)
+	live    []*v1.Pod  // admitted, not removed, in admission order
+	pending *v1.Pod    // the pod under admission (kubelet's pod manager already holds it)
+
+	dir  string
+	tm   topologymanager.Manager
+	cpu  cpumanager.Manager
+	mem  memorymanager.Manager
+	pods map[string]*v1.Pod // live pods by uid
+
+	cpuPolicy, memPolicy string // the started node's configured policies
+	allCPUs              []int  // the machine's logical CPUs
+}
+
+func (p *probe) Version() string { return kubeletVersion }
+
+// activePods is what kubelet's GetActivePods returns: pods in the pod manager
+// that are not terminal. Kubelet adds a pod to its pod manager before running
+// the admit handlers, so the pod under admission is in it; a rejected pod is
+// marked Failed and drops out.
+func (p *probe) activePods() []*v1.Pod {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(p.live)+1)
+	out = append(out, p.live...)
+	if p.pending != nil {
+		out = append(out, p.pending)
+	}
+	return out
+}
+
+func (p *probe) setPending(pod *v1.Pod) {
+	p.mu.Lock()
+	p.pending = pod
+	p.mu.Unlock()
+}
+
+// Recover drops the pod whose request panicked and frees what it had
+// allocated (it is not active).
+func (p *probe) Recover() {
+	p.setPending(nil)
+	if p.cpu != nil {
+		p.cleanup()
+	}
+}
+
+// ---- fakes ----
+
+type sourcesReady struct{}
+
+func (sourcesReady) AddSource(string) {}
+func (sourcesReady) AllReady() bool   { return true }
+
+type podStatusProvider struct{}
+
+func (podStatusProvider) GetPodStatus(types.UID) (v1.PodStatus, bool) { return v1.PodStatus{}, false }
+
+type runtimeService struct{}
+
+func (runtimeService) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
+	return nil
+}
+
+// ---- create ----
+
+func startupErr(stage string, err error) common.NodeResponse {
+	return common.ErrResponse(&common.NodeError{Kind: "startup", Stage: stage, Message: err.Error()})
+}
+
+func memBytes(s string) (uint64, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := q.AsInt64()
+	if !ok || v < 0 {
+		return 0, fmt.Errorf("not a non-negative whole number of bytes")
+	}
+	return uint64(v), nil
+}
+
+func pageKiB(name string) (uint64, error) {
+	q, err := v1helper.HugePageSizeFromResourceName(v1.ResourceName(name))
+	if err != nil {
+		return 0, err
+	}
+	v, ok := q.AsInt64()
+	if !ok || v <= 0 || v%1024 != 0 {
+		return 0, fmt.Errorf("page size is not a positive multiple of 1Ki")
+	}
+	return uint64(v / 1024), nil
+}
+
+func machineInfo(m *common.Machine) *cadvisorapi.MachineInfo {
+	mi := &cadvisorapi.MachineInfo{
+		NumCores:         m.NumCores,
+		NumPhysicalCores: m.NumPhysicalCores,
+		NumSockets:       m.NumSockets,
+		MemoryCapacity:   m.MemoryCapacity,
+	}
+	for _, h := range m.HugePages {
+		mi.HugePages = append(mi.HugePages, cadvisorapi.HugePagesInfo{PageSize: h.PageSize, NumPages: h.NumPages})
+	}
+	for _, n := range m.Topology {
+		node := cadvisorapi.Node{Id: n.ID, Memory: n.Memory, Distances: n.Distances}
+		for _, h := range n.HugePages {
+			node.HugePages = append(node.HugePages, cadvisorapi.HugePagesInfo{PageSize: h.PageSize, NumPages: h.NumPages})
+		}
+		for _, c := range n.Cores {
+			node.Cores = append(node.Cores, cadvisorapi.Core{Id: c.ID, Threads: c.Threads, SocketID: c.SocketID})
+		}
+		mi.Topology = append(mi.Topology, node)
+	}
+	return mi
+}
+
+// loadConfig does what kubelet does with a config file: strict decode with
+// v1beta1 defaulting (pkg/kubelet/kubeletconfig/util/codec), then
+// cmd/kubelet/app/server.go:loadConfigFile's evictionHard default.
+// A panic in kubelet's defaulting (which crashes kubelet at startup) is
+// answered as a "startup" error too.
+func loadConfig(spec common.ConfigSpec) (kc *kubeletconfig.KubeletConfiguration, resp *common.NodeResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			e := common.ErrResponse(&common.NodeError{Kind: "startup", Stage: "decode-config-panic", Message: fmt.Sprint(r)})
+			kc, resp = nil, &e
+		}
+	}()
+	kc, err := decodeConfig(spec)
+	if err != nil {
+		e := startupErr("decode-config", err)
+		return nil, &e
+	}
+	return kc, nil
+}
+
+func decodeConfig(spec common.ConfigSpec) (*kubeletconfig.KubeletConfiguration, error) {
+	data, err := spec.KubeletConfigJSON()
+	if err != nil {
+		return nil, err
+	}
+	_, codecs, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := utilcodec.DecodeKubeletConfiguration(ctx(), codecs, data)
+	if err != nil {
+		return nil, err
+	}
+	if kc.EvictionHard == nil {
+		kc.EvictionHard = eviction.DefaultEvictionHard
+	} else if kc.MergeDefaultEvictionSettings {
+		for k, v := range eviction.DefaultEvictionHard {
+			if _, exists := kc.EvictionHard[k]; !exists {
+				kc.EvictionHard[k] = v
+			}
+		}
+	}
+	return kc, nil
+}
+
+// The next three functions redo what cmd/kubelet/app/server.go (unexported
+// getReservedCPUs, parseResourceList) and pkg/kubelet/cm
+// (GetNodeAllocatableReservation, hardEvictionReservation: methods of an
+// unexported type) compute, with the same exported kubelet helpers.
+
+func getReservedCPUs(mi *cadvisorapi.MachineInfo, cpus string) (cpuset.CPUSet, error) {
+	emptyCPUSet := cpuset.New()
+	if cpus == "" {
+		return emptyCPUSet, nil
+	}
+	topo, err := topology.Discover(logger, mi)
+	if err != nil {
+		return emptyCPUSet, fmt.Errorf("unable to discover CPU topology info: %s", err)
+	}
+	reservedCPUSet, err := cpuset.Parse(cpus)
+	if err != nil {
+		return emptyCPUSet, fmt.Errorf("unable to parse reserved-cpus list: %s", err)
+	}
+	allCPUSet := topo.CPUDetails.CPUs()
+	if !reservedCPUSet.IsSubsetOf(allCPUSet) {
+		return emptyCPUSet, fmt.Errorf("reserved-cpus: %s is not a subset of online-cpus: %s", cpus, allCPUSet.String())
+	}
+	return reservedCPUSet, nil
+}
+
+func parseResourceList(m map[string]string) (v1.ResourceList, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	rl := make(v1.ResourceList)
+	for k, v := range m {
+		switch v1.ResourceName(k) {
+		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, pidlimit.PIDs:
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				return nil, fmt.Errorf("failed to parse quantity %q for %q resource: %w", v, k, err)
+			}
+			if q.Sign() == -1 {
+				return nil, fmt.Errorf("resource quantity for %q cannot be negative: %v", k, v)
+			}
+			if v1.ResourceName(k) == v1.ResourceCPU {
+				q.SetMilli((q.ScaledValue(resource.Micro) + 500) / 1000)
+			}
+			rl[v1.ResourceName(k)] = q
+		default:
+			return nil, fmt.Errorf("cannot reserve %q resource", k)
+		}
+	}
+	return rl, nil
+}
+
+// capacityFromMachineInfo is pkg/kubelet/cadvisor.CapacityFromMachineInfo
+// (that package drags all of cadvisor's container handlers in on linux).
+func capacityFromMachineInfo(info *cadvisorapi.MachineInfo) v1.ResourceList {
+	c := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(int64(info.NumCores*1000), resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(int64(info.MemoryCapacity), resource.BinarySI),
+	}
+	for _, hp := range info.HugePages {
+		pageSizeBytes := int64(hp.PageSize * 1024)
+		pageSizeQuantity := resource.NewQuantity(pageSizeBytes, resource.BinarySI)
+		c[v1helper.HugePageResourceName(*pageSizeQuantity)] = *resource.NewQuantity(pageSizeBytes*int64(hp.NumPages), resource.BinarySI)
+	}
+	return c
+}
+
+func nodeAllocatableReservation(capacity, kubeReserved, systemReserved v1.ResourceList, thresholds []evictionapi.Threshold) v1.ResourceList {
+	var evictionReservation v1.ResourceList
+	if len(thresholds) > 0 {
+		evictionReservation = v1.ResourceList{}
+		for _, t := range thresholds {
+			if t.Operator != evictionapi.OpLessThan {
+				continue
+			}
+			switch t.Signal {
+			case evictionapi.SignalMemoryAvailable:
+				c := capacity[v1.ResourceMemory]
+				evictionReservation[v1.ResourceMemory] = *evictionapi.GetThresholdQuantity(t.Value, &c)
+			case evictionapi.SignalNodeFsAvailable:
+				c := capacity[v1.ResourceEphemeralStorage]
+				evictionReservation[v1.ResourceEphemeralStorage] = *evictionapi.GetThresholdQuantity(t.Value, &c)
+			}
+		}
+	}
+	result := make(v1.ResourceList)
+	for k := range capacity {
+		value := resource.NewQuantity(0, resource.DecimalSI)
+		if systemReserved != nil {
+			value.Add(systemReserved[k])
+		}
+		if kubeReserved != nil {
+			value.Add(kubeReserved[k])
+		}
+		if evictionReservation != nil {
+			value.Add(evictionReservation[k])
+		}
+		if !value.IsZero() {
+			result[k] = *value
+		}
+	}
+	return result
+}
+
+func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
+	if e := common.CheckKubeletVersion(spec.KubeletVersion, kubeletVersion); e != nil {
+		return common.ErrResponse(e)
+	}
+	m, e := common.BuildMachine(spec.Machine, memBytes, pageKiB)
+	if e != nil {
+		return common.ErrResponse(e)
+	}
+	// A new create replaces the node, also when it fails.
+	p.reset()
+	mi := machineInfo(m)
+
+	// cmd/kubelet/app/server.go: load the config file, set the feature
+	// gates from it, validate it.
+	// The process-wide feature gate starts from this binary's defaults for
+	// every node (kubelet's config defaulting may read it).
+	gates := freshGates()
+	kc, resp := loadConfig(spec.Config)
+	if resp != nil {
+		return *resp
+	}
+	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
+		return startupErr("feature-gates", err)
+	}
+	// The one host-dependent check in validation (validation_linux.go) looks at
+	// this machine's cgroup version; the modelled node is taken to run cgroup v2.
+	kc.FailCgroupV1 = false
+	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
+		return startupErr("validate-config", err)
+	}
+
+	// server.go run(): reserved CPUs override the cpu reservations.
+	reservedSystemCPUs, err := getReservedCPUs(mi, kc.ReservedSystemCPUs)
+	if err != nil {
+		return startupErr("reserved-cpus", err)
+	}
+	kubeReservedIn := copyMap(kc.KubeReserved)
+	systemReservedIn := copyMap(kc.SystemReserved)
+	if reservedSystemCPUs.Size() > 0 {
+		if kubeReservedIn != nil {
+			delete(kubeReservedIn, "cpu")
+		}
+		if systemReservedIn == nil {
+			systemReservedIn = make(map[string]string)
+		}
+		systemReservedIn["cpu"] = strconv.Itoa(reservedSystemCPUs.Size())
+	}
+	kubeReserved, err := parseResourceList(kubeReservedIn)
+	if err != nil {
+		return startupErr("kube-reserved", fmt.Errorf("--kube-reserved value failed to parse: %w", err))
+	}
+	systemReserved, err := parseResourceList(systemReservedIn)
+	if err != nil {
+		return startupErr("system-reserved", fmt.Errorf("--system-reserved value failed to parse: %w", err))
+	}
+	// (--experimental-allocatable-ignore-eviction is a flag, default false)
+	thresholds, err := eviction.ParseThresholdConfig([]string{}, kc.EvictionHard, nil, nil, nil)
+	if err != nil {
+		return startupErr("eviction-hard", err)
+	}
+	var topologyManagerPolicyOptions map[string]string
+	if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.TopologyManagerPolicyOptions) {
+		topologyManagerPolicyOptions = kc.TopologyManagerPolicyOptions
+	} else if kc.TopologyManagerPolicyOptions != nil {
+		return startupErr("topology-manager-policy-options", fmt.Errorf("topology manager policy options %v require feature gates %q enabled",
+			kc.TopologyManagerPolicyOptions, kubefeatures.TopologyManagerPolicyOptions))
+	}
+
+	// pkg/kubelet/cm/container_manager_linux.go NewContainerManager.
+	reservation := nodeAllocatableReservation(capacityFromMachineInfo(mi), kubeReserved, systemReserved, thresholds)
+	dir, err := os.MkdirTemp("", "kubelet-node-probe-")
+	if err != nil {
+		return common.ErrResponse(common.Errf("probe", "tempdir", "%v", err))
+	}
+	p.dir = dir
+
+	tm, err := topologymanager.NewManager(logger, mi.Topology, kc.TopologyManagerPolicy, kc.TopologyManagerScope, topologyManagerPolicyOptions)
+	if err != nil {
+		return startupErr("topologymanager.NewManager", err)
+	}
+	// (kubelet creates the device manager here and registers it first; not modelled)
+	cpu, err := cpumanager.NewManager(logger, kc.CPUManagerPolicy, kc.CPUManagerPolicyOptions, reconcilePeriod, mi,
+		reservedSystemCPUs, reservation, dir, tm)
+	if err != nil {
+		return startupErr("cpumanager.NewManager", err)
+	}
+	tm.AddHintProvider(logger, cpu)
+	mem, err := memorymanager.NewManager(logger, kc.MemoryManagerPolicy, mi, reservation, kc.ReservedMemory, dir, tm)
+	if err != nil {
+		return startupErr("memorymanager.NewManager", err)
+	}
+	tm.AddHintProvider(logger, mem)
+
+	// ContainerManager.Start: no containers exist yet.
+	var once sync.Once
+	firstCall := make(chan struct{})
+	active := func() []*v1.Pod {
+		once.Do(func() { close(firstCall) })
+		return p.activePods()
+	}
+	if err := cpu.Start(ctx(), cpumanager.ActivePodsFunc(active), sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+		return startupErr("cpumanager.Start", err)
+	}
+	if kc.CPUManagerPolicy != "none" {
+		// Let the reconcile loop's immediate first pass finish its
+		// activePods call before the first request (it finds nothing).
+		select {
+		case <-firstCall:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	if err := mem.Start(ctx(), memorymanager.ActivePodsFunc(p.activePods), sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+		return startupErr("memorymanager.Start", err)
+	}
+	p.tm, p.cpu, p.mem = tm, cpu, mem
+	p.cpuPolicy, p.memPolicy = kc.CPUManagerPolicy, kc.MemoryManagerPolicy
+	for _, n := range m.Topology {
+		for _, c := range n.Cores {
+			p.allCPUs = append(p.allCPUs, c.Threads...)
+		}
+	}
+	return common.OKResponse()
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *probe) reset() {
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
+	p.mu.Lock()
+	p.live, p.pending = nil, nil
+	p.mu.Unlock()
+	p.dir, p.tm, p.cpu, p.mem = "", nil, nil, nil
+	p.pods = map[string]*v1.Pod{}
+	p.cpuPolicy, p.memPolicy, p.allCPUs = "", "", nil
+}
+
+// ---- admit / remove ----
+
+func noNode() common.NodeResponse {
+	return common.ErrResponse(common.Errf("invalid", "no-node", "no node: send a successful create first"))
+}
+
+func resourceList(m map[string]string, where string) (v1.ResourceList, *common.NodeError) {
+	if m == nil {
+		return nil, nil
+	}
+	rl := v1.ResourceList{}
+	for k, s := range m {
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return nil, common.ErrNS("invalid-quantity", "invalid", "pod", "%s[%q] %q: %v", where, k, s, err)
+		}
+		rl[v1.ResourceName(k)] = q
+	}
+	return rl, nil
+}
+
+// buildPod makes the v1.Pod the API server would store: defaulted (a limit
+// without a request requests the limit) and with status.qosClass set.
+func buildPod(spec *common.PodSpec) (*v1.Pod, *common.NodeError) {
+	if spec.UID == "" {
+		return nil, common.Errf("invalid", "pod", "pod.uid is required")
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(spec.UID), Name: spec.Name, Namespace: spec.Namespace}}
+	seen := map[string]bool{}
+	conv := func(cs []common.ContainerSpec, kind string) ([]v1.Container, *common.NodeError) {
+		var out []v1.Container
+		for i, c := range cs {
+			if c.Name == "" || seen[c.Name] {
+				return nil, common.Errf("invalid", "pod", "pod.%s[%d]: container name %q is empty or repeated", kind, i, c.Name)
+			}
+			seen[c.Name] = true
+			req, e := resourceList(c.Resources.Requests, fmt.Sprintf("%s[%d].resources.requests", kind, i))
+			if e != nil {
+				return nil, e
+			}
+			lim, e := resourceList(c.Resources.Limits, fmt.Sprintf("%s[%d].resources.limits", kind, i))
+			if e != nil {
+				return nil, e
+			}
+			vc := v1.Container{Name: c.Name, Resources: v1.ResourceRequirements{Requests: req, Limits: lim}}
+			if c.RestartPolicy != nil {
+				// The API server's validation: only an init container (a
+				// sidecar) may set restartPolicy, and only to Always.
+				if kind != "initContainers" || *c.RestartPolicy != string(v1.ContainerRestartPolicyAlways) {
+					return nil, common.ErrNS("invalid-field", "invalid", "pod", "pod.%s[%d].restartPolicy %q: only an init container may have one, and only \"Always\"", kind, i, *c.RestartPolicy)
+				}
+				rp := v1.ContainerRestartPolicy(*c.RestartPolicy)
+				vc.RestartPolicy = &rp
+			}
+			out = append(out, vc)
+		}
+		return out, nil
+	}
+	var e *common.NodeError
+	if pod.Spec.InitContainers, e = conv(spec.InitContainers, "initContainers"); e != nil {
+		return nil, e
+	}
+	if pod.Spec.Containers, e = conv(spec.Containers, "containers"); e != nil {
+		return nil, e
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, common.Errf("invalid", "pod", "pod.containers: a pod needs at least one container")
+	}
+	corev1defaults.SetObjectDefaults_Pod(pod)
+	// A pod the API server refuses never reaches kubelet. GLUE: of its
+	// validation only the non-negativity of quantities is redone here
+	// (ValidateNonnegativeQuantity); values beyond int64 are skipped.
+	for _, c := range allContainers(pod) {
+		for _, rl := range []v1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+			for name, q := range rl {
+				if f := q.AsApproximateFloat64(); f >= 9.2e18 {
+					return nil, common.ErrNS("skip", "invalid", "pod", "container %q %s %q: the value does not fit kubelet's int64 arithmetic "+
+						"(numaspec refuses it as invalid-quantity; kubelet overflows, or hangs when the exponent wrapped)", c.Name, name, q.String())
+				}
+				if q.Sign() < 0 {
+					return nil, common.ErrNS("invalid-quantity", "invalid", "pod", "container %q %s %q: must be greater than or equal to 0 (API server validation)", c.Name, name, q.String())
+				}
+			}
+		}
+	}
+	pod.Status.QOSClass = v1qos.ComputePodQOS(pod)
+	return pod, nil
+}
+
+func allContainers(pod *v1.Pod) []v1.Container {
+	return append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+}
+
+func containerID(pod *v1.Pod, c *v1.Container) string {
+	return fmt.Sprintf("probe://%s/%s", pod.UID, c.Name)
+}
+
+// cleanup makes each manager run removeStaleState now, as the next
+// admission would: GetTopologyHints of a BestEffort pod has no other effect.
+func (p *probe) cleanup() {
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{UID: "numaspec-node-probe-cleanup", Name: "cleanup", Namespace: "numaspec"},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "cleanup"}}},
+		Status:     v1.PodStatus{QOSClass: v1.PodQOSBestEffort},
+	}
+	p.cpu.GetTopologyHints(logger, pod, &pod.Spec.Containers[0], lifecycle.AddOperation)
+	p.mem.GetTopologyHints(logger, pod, &pod.Spec.Containers[0], lifecycle.AddOperation)
+}
+
+func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	pod, e := buildPod(spec)
+	if e != nil {
+		return common.ErrResponse(e)
+	}
+	if _, dup := p.pods[spec.UID]; dup {
+		return common.ErrResponse(common.ErrNS("pod-already-admitted", "invalid", "pod", "pod uid %q is already admitted", spec.UID))
+	}
+
+	p.setPending(pod)
+	res := p.tm.Admit(ctx(), &lifecycle.PodAdmitAttributes{Pod: pod, OtherPods: p.activePodsExcept(pod), Operation: lifecycle.AddOperation})
+	d := &common.Decision{Admitted: res.Admit, Reason: res.Reason, Message: res.Message, Containers: []common.ContainerResult{}}
+	if !res.Admit {
+		p.setPending(nil) // rejected: kubelet marks it Failed, so it is no longer active
+		p.cleanup()
+		return common.NodeResponse{Decision: d}
+	}
+	cs := allContainers(pod)
+	for i := range cs {
+		d.Containers = append(d.Containers, p.containerResult(pod, &cs[i]))
+	}
+	p.mu.Lock()
+	p.live = append(p.live, pod)
+	p.pending = nil
+	p.mu.Unlock()
+	p.pods[spec.UID] = pod
+	// kubelet's internal container lifecycle PreStartContainer, init
+	// containers first, in order.
+	for i := range cs {
+		id := containerID(pod, &cs[i])
+		p.cpu.AddContainer(logger, pod, &cs[i], id)
+		p.mem.AddContainer(logger, pod, &cs[i], id)
+		p.tm.AddContainer(logger, pod, &cs[i], id)
+	}
+	return common.NodeResponse{Decision: d}
+}
+
+func (p *probe) activePodsExcept(pod *v1.Pod) []*v1.Pod {
+	var out []*v1.Pod
+	for _, q := range p.activePods() {
+		if q != pod {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func (p *probe) containerResult(pod *v1.Pod, c *v1.Container) common.ContainerResult {
+	uid := string(pod.UID)
+	hint := p.tm.GetAffinity(logger, uid, c.Name)
+	r := common.ContainerResult{Name: c.Name, CPUs: []int{}, Memory: []common.MemBlock{}, Devices: map[string]interface{}{}}
+	r.Hint.Preferred = hint.Preferred
+	if hint.NUMANodeAffinity != nil {
+		r.Hint.NUMA = common.SortedInts(hint.NUMANodeAffinity.GetBits())
+	}
+	if set, ok := p.cpu.State().GetCPUSet(uid, c.Name); ok {
+		r.CPUs = common.SortedInts(set.List())
+	}
+	r.Memory = memBlocks(p.mem.State().GetMemoryBlocks(uid, c.Name))
+	return r
+}
+
+func (p *probe) Remove(uid string) common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	pod, ok := p.pods[uid]
+	if !ok {
+		return common.ErrResponse(common.Errf("unknown-pod", "remove", "no admitted pod with uid %q", uid))
+	}
+	delete(p.pods, uid)
+	p.mu.Lock()
+	for i, q := range p.live {
+		if q == pod {
+			p.live = append(p.live[:i:i], p.live[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	// The containers are gone: kubelet's PostStopContainer (at container
+	// removal) tells the topology manager; CPU and memory are released by
+	// removeStaleState once the pod is no longer active.
+	cs := allContainers(pod)
+	for i := range cs {
+		_ = p.tm.RemoveContainer(logger, containerID(pod, &cs[i]))
+	}
+	p.cleanup()
+	return common.OKResponse()
+}
+
+// ---- state ----
+
+func memBlocks(bs []state.Block) []common.MemBlock {
+	out := make([]common.MemBlock, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, common.MemBlock{Type: string(b.Type), Size: b.Size, NUMA: append([]int{}, b.NUMAAffinity...)})
+	}
+	return common.SortBlocks(out)
+}
+
+func (p *probe) State() common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	st := &common.NodeState{
+		CPU:    common.CPUState{DefaultCPUSet: []int{}, Assignments: map[string]map[string][]int{}},
+		Memory: common.MemState{MachineState: map[string]common.NUMAState{}, Assignments: map[string]map[string][]common.MemBlock{}},
+	}
+	cs := p.cpu.State()
+	st.CPU.DefaultCPUSet = common.SortedInts(cs.GetDefaultCPUSet().List())
+	for uid, m := range cs.GetCPUAssignments() {
+		st.CPU.Assignments[uid] = map[string][]int{}
+		for name, set := range m {
+			st.CPU.Assignments[uid][name] = common.SortedInts(set.List())
+		}
+	}
+	{
+		ms := p.mem.State()
+		for id, n := range ms.GetMachineState() {
+			ns := common.NUMAState{NumberOfAssignments: n.NumberOfAssignments, Cells: common.SortedInts(n.Cells), MemoryMap: map[string]common.MemTable{}}
+			for t, mt := range n.MemoryMap {
+				ns.MemoryMap[string(t)] = common.MemTable{Total: mt.TotalMemSize, SystemReserved: mt.SystemReserved, Allocatable: mt.Allocatable, Reserved: mt.Reserved, Free: mt.Free}
+			}
+			st.Memory.MachineState[common.Itoa(id)] = ns
+		}
+		for uid, m := range ms.GetMemoryAssignments() {
+			st.Memory.Assignments[uid] = map[string][]common.MemBlock{}
+			for name, bs := range m {
+				st.Memory.Assignments[uid][name] = memBlocks(bs)
+			}
+		}
+	}
+	uids := make([]string, 0, len(p.pods))
+	for uid := range p.pods {
+		uids = append(uids, uid)
+	}
+	sort.Strings(uids)
+	var reserved []int
+	if p.cpuPolicy == "static" {
+		reserved = cpuset.New(p.allCPUs...).Difference(p.cpu.GetAllocatableCPUs()).List()
+	}
+	return common.NodeResponse{State: st, Numaspec: common.NumaspecState(st, uids, p.cpuPolicy == "static", reserved,
+		p.mem != nil && p.memPolicy == "Static")}
+}
+
+// Hints asks the CPU and Memory Managers for their hints about a pod on the
+// current state (NWIRE-4): GetTopologyHints(pod, container) for a named
+// container, GetPodTopologyHints(pod) without one. Nothing is admitted or
+// allocated. The pod is checked as for admit, but its uid may be one on the
+// node (its containers' hints are then regenerated from what they hold).
+func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	pod, e := buildPod(spec)
+	if e != nil {
+		return common.ErrResponse(e)
+	}
+	type provider interface {
+		GetTopologyHints(klog.Logger, *v1.Pod, *v1.Container, lifecycle.Operation) map[string][]topologymanager.TopologyHint
+		GetPodTopologyHints(klog.Logger, *v1.Pod, lifecycle.Operation) map[string][]topologymanager.TopologyHint
+	}
+	providers := []provider{p.cpu}
+	if p.mem != nil {
+		providers = append(providers, p.mem)
+	}
+	var c *v1.Container
+	if container != nil {
+		cs := allContainers(pod)
+		for i := range cs {
+			if cs[i].Name == *container {
+				c = &cs[i]
+			}
+		}
+		if c == nil {
+			return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "hints", "container: pod %q has no container %q", spec.UID, *container))
+		}
+	}
+	out := common.HintsMap{}
+	for _, hp := range providers {
+		var got map[string][]topologymanager.TopologyHint
+		if c != nil {
+			got = hp.GetTopologyHints(logger, pod, c, lifecycle.AddOperation)
+		} else {
+			got = hp.GetPodTopologyHints(logger, pod, lifecycle.AddOperation)
+		}
+		for res, hints := range got {
+			if hints == nil {
+				out[res] = nil
+				continue
+			}
+			list := make([]common.NodeHint, 0, len(hints))
+			for _, h := range hints {
+				nh := common.NodeHint{Preferred: h.Preferred}
+				if h.NUMANodeAffinity != nil {
+					nh.NUMA = common.SortedInts(h.NUMANodeAffinity.GetBits())
+				}
+				list = append(list, nh)
+			}
+			out[res] = list
+		}
+	}
+	return common.NodeResponse{Hints: &out}
+}
+
+func ctx() context.Context { return klog.NewContext(context.Background(), logger) }
+
+var setupOnce sync.Once
+
+// Setup does, once per process, what kubelet's init does before any
+// configuration is read: silence klog (see common.SilenceKlog), add the
+// logging feature gates (cmd/kubelet/app/server.go init), and keep a copy of
+// the feature gate as it then is (pristineGates) for every node and case.
+func Setup() {
+	setupOnce.Do(func() {
+		common.SilenceKlog()
+		if err := logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
+			panic(fmt.Sprintf("adding logging feature gates: %v", err))
+		}
+		pristineGates = utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	})
+}
+
+// freshGates installs a copy of pristineGates as the process-wide feature
+// gate, as a freshly started kubelet has it, and returns it.
+func freshGates() featuregate.MutableVersionedFeatureGate {
+	gates := pristineGates.DeepCopy()
+	utilfeature.DefaultMutableFeatureGate = gates
+	utilfeature.DefaultFeatureGate = gates
+	return gates
+}
+
+// Probe is the node probe of this release.
+type Probe = probe
+
+// NewProbe returns a probe with no node (call Setup first).
+func NewProbe() *Probe { return &probe{pods: map[string]*v1.Pod{}} }
+
+// Close removes the probe's state-file directory.
+func (p *probe) Close() { p.reset() }
