@@ -27,6 +27,7 @@ __all__ = [
     "PREFER_CLOSEST_NUMA_NODES",
     "Maturity",
     "PolicyOptions",
+    "feature_gate_errors",
     "go_atoi",
     "go_parse_bool",
     "option_maturity",
@@ -183,6 +184,34 @@ def _go_map(raw: Mapping[str, str]) -> str:
     return "map[" + " ".join(f"{k}:{raw[k]}" for k in sorted(raw)) + "]"
 
 
+#: The feature gates numaspec knows (VER-2); other names are passed over unchecked.
+_TOPOLOGY_GATES = ("TopologyManagerPolicyOptions", "TopologyManagerPolicyAlphaOptions",
+                   "TopologyManagerPolicyBetaOptions")
+
+
+def feature_gate_errors(gates: Mapping[str, bool], version: KubeletVersion
+                        ) -> list[NumaspecError]:
+    """VER-2: kubelet sets the configuration's feature gates before anything else looks at the
+    configuration, and stops at a gate its release does not have (the Topology Manager gates
+    before 1.26) or one locked to another value (``TopologyManagerPolicyOptions``, locked on
+    from 1.36): ``invalid-field``, with component-base's wording (featuregate ``SetFromMap``).
+    Only the Topology Manager's gates are known to numaspec; other names pass unchecked."""
+    known = default_feature_gates(version)
+    errors: list[NumaspecError] = []
+    for name in sorted(gates):
+        if name in _TOPOLOGY_GATES and name not in known:
+            msg = f"unrecognized feature gate: {name}"
+        elif name == "TopologyManagerPolicyOptions" and version.minor >= 36 \
+                and gates[name] is not True:
+            msg = (f"cannot set feature gate {name} to {str(gates[name]).lower()}, feature is "
+                   "locked to true")
+        else:
+            continue
+        errors.append(InvalidFieldError(msg, where=f"feature_gates.{name}",
+                                        kubelet_message=msg))
+    return errors
+
+
 def options_allowed_errors(
     raw: Mapping[str, str], version: KubeletVersion, gates: Mapping[str, bool] | None = None
 ) -> list[NumaspecError]:
@@ -194,11 +223,6 @@ def options_allowed_errors(
     Topology Manager starts, whatever the policy (``cmd/kubelet/app/server.go``, ``run``).
     """
     gates = {} if gates is None else gates
-    if version.minor >= 36 and gates.get("TopologyManagerPolicyOptions") is False:
-        # VER-2: the gate is locked on from 1.36; kubelet refuses to start when told otherwise.
-        return [InvalidFieldError(
-            f"feature gate TopologyManagerPolicyOptions is locked on in kubelet {version}",
-            where="feature_gates.TopologyManagerPolicyOptions")]
     if not raw or not version.has_policy_options:
         return []
     if not _gate_enabled(gates, version, "TopologyManagerPolicyOptions"):

@@ -16,7 +16,12 @@ from numaspec.errors import TooManyNumaNodesError, UnknownPolicyError
 from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
 from numaspec.merge import MergeMode, best_hint
 from numaspec.numa import NumaInfo
-from numaspec.options import PolicyOptions, options_allowed_errors, parse_policy_options
+from numaspec.options import (
+    PolicyOptions,
+    feature_gate_errors,
+    options_allowed_errors,
+    parse_policy_options,
+)
 from numaspec.versions import NEWEST, KubeletVersion
 
 __all__ = [
@@ -76,6 +81,8 @@ def check_startup(
 ) -> tuple[Policy, PolicyOptions]:
     """POLICY-6: the checks a kubelet makes before its Topology Manager runs, in its order.
 
+    0. VER-2: feature gates the release does not have, or locked to another value, stop the
+       kubelet before anything else; POLICY-5: an empty policy name defaults to ``none``;
     1. POLICY-5: from 1.20, configuration validation rejects an unknown policy name first;
     2. OPT-1: from 1.26, options with their gate off stop the kubelet, whatever the policy;
     3. then ``NewManager``:
@@ -88,6 +95,12 @@ def check_startup(
          (OPT-6), node count against the limit (OPT-5), policy name.
     """
     raw = raw_options or {}
+    # VER-2: the configuration's feature gates are set before anything reads it.
+    gate_errors = feature_gate_errors(feature_gates or {}, version)
+    if gate_errors:
+        raise gate_errors[0]
+    # POLICY-5: the configuration's defaulting turns an empty name into the default, none.
+    policy = policy or Policy.NONE.value
     known = policy in {p.value for p in Policy}
     if not known and version.minor >= 20:
         raise _unknown_policy(policy, version, validated=True)

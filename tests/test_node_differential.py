@@ -7,22 +7,20 @@ ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, CPU-6, CPU-7, CPU-8, CPU-9, CPU-10, CPU-12, 
 CPU-16, CPU-17, MEM-1, MEM-2, MEM-3, MEM-4, MEM-6, MEM-7, MEM-8, MEM-9, MEM-10.
 
 The probe has no Device Manager, so these machines have no devices.  Skipped with a message
-when the probes are not built (adapters/kubelet/build.sh)."""
+when Go is not installed (a failure under NUMASPEC_REQUIRE_KUBELET=1); the test run builds
+the probes itself (tests/kubelet_builds.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+import kubelet_builds
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.node_machine import make_node_machine
-
-BIN = Path(__file__).resolve().parent.parent / "adapters" / "kubelet" / "bin"
-PROBES = {"1.30": "kubelet-node-v1.30.14", "1.37": "kubelet-node-v1.37.1"}
 
 
 def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -50,9 +48,7 @@ def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
     "1.37",
 ])
 def test_reference_agrees_with_kubelet_node(version: str) -> None:
-    binary = BIN / PROBES[version]
-    if not binary.exists():
-        pytest.skip(f"kubelet node probe not built ({binary.name}): run adapters/kubelet/build.sh")
+    binary = kubelet_builds.binary("node", version)
     probes: list[ExecNode] = []
 
     def factory() -> ExecNode:

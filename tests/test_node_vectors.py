@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 import pytest
-from test_node_differential import BIN, normalize
+from kubelet_builds import binary as kubelet_binary
+from test_node_differential import normalize
 
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.vectors import Vector, compare, load_vectors
@@ -45,10 +46,8 @@ def test_reference_replays_node_vector(vector: Vector) -> None:
 def test_kubelet_agrees_with_node_vector(vector: Vector) -> None:
     match = re.search(r"kubelet (1\.\d+\.\d+)", vector.notes)
     assert match, vector.notes
-    binary = BIN / f"kubelet-node-v{match.group(1)}"
-    if not binary.exists():
-        pytest.skip(f"kubelet node probe not built ({binary.name}): run adapters/kubelet/build.sh")
     minor = match.group(1).rsplit(".", 1)[0]
+    binary = kubelet_binary("node", minor)
     probe = ExecNode([str(binary)], name=binary.name)
     try:
         def handle(request: dict[str, Any]) -> dict[str, Any]:

@@ -37,3 +37,40 @@ def test_gate_defaults() -> None:  # VER-2
     assert default_feature_gates(KubeletVersion(30)) == {
         "TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": False,
         "TopologyManagerPolicyBetaOptions": True}
+
+
+def test_an_empty_policy_name_is_none_as_kubelet_defaults_it() -> None:
+    """POLICY-5, found by the suite against kubelet: SetDefaults_KubeletConfiguration turns
+    an empty topologyManagerPolicy into none in every release."""
+    from numaspec.bitmask import NumaMask
+    from numaspec.hints import TopologyHint
+    from numaspec.wire import MergeRequest, evaluate_request
+
+    for minor in (18, 19, 23, 30, 37):
+        outcome = evaluate_request(MergeRequest(
+            numa_nodes=(0, 1), policy="", version=KubeletVersion(minor),
+            providers=({"cpu": (TopologyHint(NumaMask.of([0]), True),)},)))
+        assert outcome.hint == TopologyHint(None, False)
+        assert outcome.admit
+
+
+@pytest.mark.parametrize(("minor", "gates", "message"), [
+    (23, {"TopologyManagerPolicyOptions": True},
+     "unrecognized feature gate: TopologyManagerPolicyOptions"),
+    (25, {"TopologyManagerPolicyBetaOptions": False},
+     "unrecognized feature gate: TopologyManagerPolicyBetaOptions"),
+    (36, {"TopologyManagerPolicyOptions": False},
+     "cannot set feature gate TopologyManagerPolicyOptions to false, feature is locked to true"),
+])
+def test_bad_feature_gates_stop_kubelet_before_the_policy_name(
+        minor: int, gates: dict[str, bool], message: str) -> None:
+    """VER-2, POLICY-6: found by the suite against kubelet (1.23 gates, 1.37 lock order)."""
+    from numaspec.errors import InvalidFieldError
+    from numaspec.numa import NumaInfo
+    from numaspec.policy import check_startup
+
+    with pytest.raises(InvalidFieldError) as caught:
+        check_startup("Restricted", NumaInfo((0, 1)), KubeletVersion(minor), {}, gates)
+    assert caught.value.kubelet_message == message
+    assert check_startup("restricted", NumaInfo((0, 1)), KubeletVersion(minor), {},
+                         {"SomeOtherGate": True})  # other names pass unchecked
