@@ -67,16 +67,28 @@ class Property:
     check: Callable[[MergeImplementation], None]
     #: An optional adapter capability the property needs (it is skipped, visibly, without it).
     requires: str | None = None
+    #: The oldest kubelet minor the property speaks of; an implementation that models none of
+    #: the releases from there on gets it skipped, visibly (its cases would all be filtered).
+    since: int | None = None
+
+    def applies_to(self, impl: object) -> str | None:
+        """Why the property cannot be judged for ``impl``, or None."""
+        if self.since is not None and all(v.minor < self.since
+                                          for v in supported_versions(impl)):
+            return (f"it speaks of kubelet 1.{self.since} and later, which "
+                    f"{getattr(impl, 'name', 'the implementation')} does not declare")
+        return None
 
 
 PROPERTIES: dict[str, Property] = {}
 
 
-def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None
+def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
+              since: int | None = None
               ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         title = (fn.__doc__ or pid).strip().splitlines()[0]
-        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires)
+        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since)
         return fn
     return register
 
@@ -161,7 +173,8 @@ def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
         f"expected the narrowest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant")
+@_property("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant",
+           since=28)
 @given(case=merge_requests(_CLOSEST_VERSIONS, policies=_MERGING), data=st.data())
 def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
     """With prefer-closest-numa-nodes, equal-width preferred candidates go by mean distance."""
@@ -211,7 +224,7 @@ def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.D
         f"target count {target}: expected {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant")
+@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant", since=24)
 @given(case=merge_requests(_NEW_MERGE_VERSIONS, policies=_MERGING))
 def equal_masks(impl: MergeImplementation, case: MergeRequest) -> None:
     """From 1.24, a preferred result comes from hints whose affinities are all one mask."""
@@ -370,7 +383,7 @@ def too_many_nodes(impl: MergeImplementation, case: MergeRequest, count: int,
         f"got {answer}")
 
 
-@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant")
+@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant", since=28)
 @given(case=merge_requests(_CLOSEST_VERSIONS,
                           policies=("best-effort", "restricted", "single-numa-node")),
        data=st.data())

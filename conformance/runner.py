@@ -269,6 +269,9 @@ def run_property(target: Any, case: Case) -> Outcome:
     from numaspec.conformance.properties import PROPERTIES
 
     prop = PROPERTIES[case.id]
+    reason = prop.applies_to(target)
+    if reason is not None:
+        return Outcome("skipped", reason, skip_source="undeclared")
     if prop.requires is not None and not hasattr(target, prop.requires):
         return Outcome("skipped", f"{target.name} does not offer the {prop.requires!r} "
                                   "capability (in-process implementations only)",

@@ -483,3 +483,31 @@ def test_random_cases_reach_what_the_differential_promises() -> None:
     assert options >= {"prefer-closest-numa-nodes", "max-allowable-numa-nodes"}
     assert any("feature_gates" in c for c in cases)
     assert random_merge_cases(50, seed=3) == random_merge_cases(50, seed=3)
+
+
+class Only123:
+    """The reference's merge, declaring kubelet 1.23 alone."""
+
+    name = "only-1.23"
+
+    def __init__(self) -> None:
+        from numaspec.versions import KubeletVersion
+
+        self.kubelet_versions = (KubeletVersion(23),)
+
+    def merge(self, request: Any) -> Any:
+        from numaspec.conformance.adapter import reference
+
+        return reference.merge(request)
+
+
+def test_properties_about_later_releases_are_skipped_for_an_older_implementation(
+        tmp_path: Path) -> None:
+    """RUN-4: a property whose releases the implementation does not declare is not judged."""
+    status, _, records, _, _ = run(tmp_path, "test_runner:Only123", vectors=False,
+                                   properties=True, keyword="P-EQUAL-MASKS, P-DISTANCES, P-NONE")
+    verdicts = {r["id"]: (r["verdict"], r.get("skip_source")) for r in records}
+    assert verdicts["P-EQUAL-MASKS"] == ("skipped", "undeclared")
+    assert verdicts["P-DISTANCES-REQUIRED"] == ("skipped", "undeclared")
+    assert verdicts["P-NONE"] == ("passed", None)
+    assert status == 0
