@@ -129,6 +129,8 @@ class BruteForce:
 
     def _merge(self, request: MergeRequest) -> MergeOutcome:
         self._startup(request)
+        if not request.policy:  # POLICY-5: the configuration's defaulting makes it none
+            request = attrs.evolve(request, policy="none")
         if self._m("distances_optional"):  # ... and then runs without prefer-closest
             request = attrs.evolve(request, policy_options={
                 k: v for k, v in request.policy_options.items()
