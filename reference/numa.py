@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from numaspec.bitmask import NumaMask
+from numaspec.bitmask import MAX_NUMA_ID, NumaMask
 from numaspec.errors import InvalidNumaDistancesError, InvalidNumaIdError, MissingNumaDistancesError
 
 __all__ = ["NumaInfo"]
@@ -45,6 +45,9 @@ class NumaInfo:
 
     @nodes.validator
     def _check_nodes(self, _attribute: object, value: tuple[int, ...]) -> None:
+        if len(set(value)) == len(value) and all(
+                type(node) is int and 0 <= node <= MAX_NUMA_ID for node in value):
+            return  # the common case, checked in one pass
         seen: set[int] = set()
         for index, node in enumerate(value):
             NumaMask.of([node], where=f"numa_nodes[{index}]")

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from numaspec.bitmask import NumaMask
+from numaspec.bitmask import MAX_NUMA_ID, NumaMask
 from numaspec.errors import (
     InvalidFieldError,
     InvalidNumaDistancesError,
@@ -126,11 +126,11 @@ def _expect(value: object, kind: type | tuple[type, ...], what: str, where: str)
 def _node_list(value: object, where: str) -> tuple[int, ...]:
     _expect(value, list, "an array of NUMA node ids", where)
     assert isinstance(value, list)
-    nodes = []
+    if all(type(node) is int and 0 <= node <= MAX_NUMA_ID for node in value):
+        return tuple(value)  # the common case, checked in one pass
     for i, node in enumerate(value):
-        NumaMask.of([node], where=f"{where}[{i}]")  # type and range, MASK-1
-        nodes.append(node)
-    return tuple(nodes)
+        NumaMask.of([node], where=f"{where}[{i}]")  # type and range, MASK-1: names the culprit
+    return tuple(value)
 
 
 def _hint(value: object, where: str) -> TopologyHint:
