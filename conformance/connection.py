@@ -37,7 +37,7 @@ import attrs
 from numaspec.conformance.adapter import MergeImplementation, resolve_object, supported_versions
 from numaspec.conformance.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
-from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter, ReferenceAdapter
+from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
 from numaspec.wire import decode_merge_request, encode_error
 
 __all__ = [
@@ -445,7 +445,6 @@ class ExecConnection:
         self.max_failed_starts = max_failed_starts
         self.restarts = -1  # the first start is not a restart
         self.broken: str | None = None
-        self.stderr_before_cases = ""
         self._failed_starts = 0
         self._seq = 0
         self._process: _Process | None = None
@@ -497,7 +496,6 @@ class ExecConnection:
             return self._failed_start(process, exc.describe())
         if not hasattr(self, "implementation"):
             self.implementation = implementation
-            self.stderr_before_cases = process.stderr.since(0)
         self._process = process
         self._failed_starts = 0
         return None
@@ -645,6 +643,3 @@ def connect(spec: str, *, timeout: float = DEFAULT_TIMEOUT, max_line: int = DEFA
                            "merge implementation (name and merge(request))", where="--impl")
     return InProcessConnection(adapter, timeout=timeout, strict=checker, label=spec)
 
-
-#: The default ``--impl``: the reference, in-process.
-REFERENCE = ReferenceAdapter

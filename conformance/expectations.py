@@ -131,6 +131,17 @@ def load_manifest(path: str | Path) -> Manifest:
     return Manifest(name, str(raw.get("implementation", "")), entries)
 
 
+def _still_expected(record: Mapping[str, Any]) -> str | None:
+    """The verdict a regenerated manifest must expect for this record, or None: a failing
+    verdict, ``xfailed``, or ``skip`` for a case the manifest kept from being sent."""
+    verdict = record.get("verdict")
+    if verdict == "skipped":
+        manifest_skip = (record.get("skip_source") == "manifest"
+                         and (record.get("expectation") or {}).get("outcome") == "skip")
+        return "skip" if manifest_skip else None
+    return str(verdict) if verdict in FAILING or verdict == "xfailed" else None
+
+
 def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
                previous: Manifest | None = None) -> dict[str, Any]:
     """RUN-5: a manifest that expects exactly the failures of a report.
@@ -146,15 +157,12 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
     old: dict[tuple[str | None, str], Expectation] = {
         (e.vector, e.outcome): e for e in (previous.entries if previous else ())}
     for record in records:
-        verdict = record.get("verdict")
-        if verdict == "skipped" and record.get("skip_source") == "manifest":
-            verdict = record.get("expectation", {}).get("outcome") == "skip" and "skip"
-        if verdict not in FAILING and verdict not in ("xfailed", "skip"):
+        verdict = _still_expected(record)
+        if verdict is None:
             continue
         failing_rules.update(record.get("rules", ()))
-        covered_by_rule = (record.get("expectation") or {}).get("rule")
-        if covered_by_rule:
-            continue
+        if (record.get("expectation") or {}).get("rule"):
+            continue  # covered by a rule entry, kept below
         outcome = "skip" if verdict in ("crashed", "timeout", "skip") else "fail"
         kept = old.get((str(record["id"]), outcome))
         entries.append(kept.to_json() if kept else {

@@ -164,8 +164,8 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
 def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                      footer: Mapping[str, Any], *, rules: bool = True,
                      max_failures: int = 15) -> list[str]:
-    lines = ["", "numaspec conformance: " + _headline(header, records, footer)[0],
-             *("  " + line for line in _headline(header, records, footer)[1:])]
+    head = _headline(header, records, footer)
+    lines = ["", "numaspec conformance: " + head[0], *("  " + line for line in head[1:])]
     if rules and records:
         lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
                       "  first counterexample"]

@@ -41,7 +41,7 @@ from numaspec.conformance.reports import (
     terminal_summary,
 )
 from numaspec.errors import InvalidFieldError, NumaspecError
-from numaspec.protocol import PROTOCOL_VERSION
+from numaspec.protocol import PROTOCOL_VERSION, REFERENCE_IMPL
 
 __all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance",
            "select"]
@@ -86,7 +86,7 @@ class Outcome:
 
 @attrs.define
 class RunConfig:
-    impl: str = "numaspec.protocol:ReferenceAdapter"
+    impl: str = REFERENCE_IMPL
     out: str = "numaspec-report"
     report: str | None = None
     markdown: str | None = None
@@ -110,9 +110,9 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
     the spec's vectors by the given files (same format)."""
     cases: list[Case] = []
     if vectors:
-        from numaspec.conformance.vectors import load_vectors
+        from numaspec.conformance.vectors import load_vector_paths, load_vectors
 
-        loaded = _vectors_from(vector_files) if vector_files else load_vectors()
+        loaded = load_vector_paths(vector_files) if vector_files else load_vectors()
         cases += [Case(v.id, "vector", v.op, tuple(v.rules), v.kubelet_version, v.description,
                        v.case, v.expected) for v in loaded]
     if properties:
@@ -121,25 +121,6 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
         cases += [Case(p.id, "property", "merge", tuple(p.rules), "", p.title)
                   for p in PROPERTIES.values()]
     return cases
-
-
-def _vectors_from(paths: Sequence[str]) -> list[Any]:
-    """RUN-1: the vectors of the given files, in the spec's format, IDs unique across them."""
-    from numaspec.conformance.vectors import load_vector_file
-
-    loaded: list[Any] = []
-    seen: set[str] = set()
-    for path in paths:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidFieldError(f"cannot read: {exc.strerror or exc}", where=path) from None
-        for vector in load_vector_file(path, text):
-            if vector.id in seen:
-                raise InvalidFieldError(f"duplicate vector id {vector.id!r}", where=path)
-            seen.add(vector.id)
-            loaded.append(vector)
-    return loaded
 
 
 def select(cases: Sequence[Case], keyword: str) -> list[Case]:
@@ -223,24 +204,15 @@ class _ProtocolMerge:
 
 
 def _merge_answer(result: Any) -> Any:
-    """A merge response (``spec/merge-protocol.md``) → the answer type the properties take."""
-    from numaspec.bitmask import NumaMask
-    from numaspec.conformance.adapter import ErrorAnswer
-    from numaspec.hints import TopologyHint
-    from numaspec.policy import MergeOutcome
+    """A merge response (``spec/merge-protocol.md``) → the answer type the properties take;
+    anything else fails the property."""
+    from numaspec.conformance.vectors import decode_answer
 
     try:
-        if isinstance(result, dict) and set(result) == {"error"}:
-            return ErrorAnswer(str(result["error"]["kind"]),
-                               str(result["error"].get("message", "")))
-        affinity = result["hint"]["numa_affinity"]
-        mask = None if affinity is None else NumaMask.of(affinity)
-        preferred, admit = result["hint"]["preferred"], result["admit"]
-        if isinstance(preferred, bool) and isinstance(admit, bool):
-            return MergeOutcome(TopologyHint(mask, preferred), admit)
-    except (KeyError, TypeError, NumaspecError):
-        pass
-    raise AssertionError(f"not a merge response: {json.dumps(result)[:300]}")
+        return decode_answer(result, "result")
+    except NumaspecError as exc:
+        raise AssertionError(f"not a merge response ({exc.describe()}): "
+                             f"{json.dumps(result)[:300]}") from None
 
 
 def _property_target(connection: Connection) -> Any:

@@ -44,9 +44,11 @@ __all__ = [
     "DERIVATIONS",
     "OPS",
     "Vector",
+    "case_version",
     "compare",
     "decode_answer",
     "load_vector_file",
+    "load_vector_paths",
     "load_vectors",
     "main",
     "merge_vectors",
@@ -90,7 +92,7 @@ def vector_files() -> Iterator[tuple[str, str]]:
         yield path.name, path.read_text(encoding="utf-8")
 
 
-def _version_of(op: str, case: Any) -> str:
+def case_version(op: str, case: Any) -> str:
     """The kubelet version a case is about, as ``1.N``: the merge request's (default: the
     newest), or the first create step's.  ``""`` when that version is not one numaspec models
     for the op (a vector about refusing it holds for every implementation), or when there is
@@ -157,7 +159,7 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
                  "a session with a hints step is op 'hints', any other op 'node'", f"{where}.op")
     return Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
                   case=case, expected=expected, derived=raw["derived"],
-                  kubelet_version=_version_of(op, case), source=source, notes=notes)
+                  kubelet_version=case_version(op, case), source=source, notes=notes)
 
 
 def load_vector_file(name: str, text: str) -> list[Vector]:
@@ -185,6 +187,18 @@ def _load(files: Sequence[tuple[str, str]]) -> list[Vector]:
             seen[vector.id] = name
             vectors.append(vector)
     return vectors
+
+
+def load_vector_paths(paths: Sequence[str]) -> list[Vector]:
+    """The vectors of the given files (``numaspec conformance --vectors``), IDs unique across
+    them; an unreadable file is an :class:`InvalidFieldError` naming it."""
+    files = []
+    for path in paths:
+        try:
+            files.append((path, Path(path).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise InvalidFieldError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    return _load(files)
 
 
 def load_vectors() -> list[Vector]:

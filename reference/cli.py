@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, BinaryIO, TextIO
 
 from numaspec.errors import NumaspecError
+from numaspec.protocol import REFERENCE_IMPL
 from numaspec.wire import (
     DEFAULT_MAX_PERMUTATIONS,
     decode_json_line,
@@ -146,12 +147,11 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_DEFAULT_IMPL = "numaspec.protocol:ReferenceAdapter"
 #: ``numaspec serve`` of this very installation, as an ``--impl``.
 SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
 
 
-def _impl_argument(parser: argparse.ArgumentParser, default: str = _DEFAULT_IMPL) -> None:
+def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL) -> None:
     parser.add_argument("--impl", default=default,
                         help="exec:COMMAND (a subprocess speaking the adapter protocol) or "
                              f"module:object (in-process Python); default: {default}")

@@ -36,6 +36,7 @@ from numaspec.wire import (
 __all__ = [
     "OPERATIONS",
     "PROTOCOL_VERSION",
+    "REFERENCE_IMPL",
     "JsonAdapter",
     "ReferenceAdapter",
     "reference_result",
@@ -44,6 +45,9 @@ __all__ = [
 
 #: PROTO-2: the protocol version this numaspec speaks.
 PROTOCOL_VERSION = 1
+
+#: The reference, in-process: the default ``--impl``.
+REFERENCE_IMPL = "numaspec.protocol:ReferenceAdapter"
 
 #: PROTO-3: the operations a case can ask for.
 OPERATIONS = ("merge", "hints", "node")
