@@ -8,11 +8,9 @@ package common
 // (../v1_*/adapter) supplies a Release that calls that release's kubelet code.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -183,35 +181,11 @@ func answer(r Release, line []byte) (out any, stop bool) {
 // (exit status 0). stdout carries protocol answers only, one line each,
 // flushed after each.
 func AdapterMain(r Release) {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			a, stop := answer(r, line)
-			if stop {
-				_ = out.Flush()
-				os.Exit(0)
-			}
-			if e := enc.Encode(a); e != nil {
-				// An unencodable result is a bug of ours: say so in-band.
-				Debugf("encode: %v", e)
-				_ = enc.Encode(errored(nil, "could not encode the answer: "+e.Error(), ""))
-			}
-			if e := out.Flush(); e != nil {
-				os.Exit(2)
-			}
-		}
-		if err == io.EOF {
-			os.Exit(0)
-		}
-		if err != nil {
-			Debugf("read: %v", err)
-			os.Exit(2)
-		}
-	}
+	serveLines(func(line []byte) (any, bool) { return answer(r, line) },
+		// An unencodable result is a bug of ours: say so in-band (stderr stays quiet).
+		func(e error) any { return errored(nil, "could not encode the answer: "+e.Error(), "") },
+		Debugf)
+	os.Exit(0)
 }
 
 // ---- versions ----

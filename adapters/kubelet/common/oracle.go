@@ -268,6 +268,17 @@ func evaluateRepeated(ev Evaluator, req *Request, n int) Response {
 // on stdout each, flushed after each. It never exits on a bad line; it exits 2
 // only when stdin or stdout fail.
 func ServeLines(answer func(line []byte) any) {
+	serveLines(func(line []byte) (any, bool) { return answer(line), false }, nil,
+		func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) })
+}
+
+// serveLines is the one line loop of every binary here: each non-blank stdin
+// line gets answer(line), encoded as one JSON line on stdout and flushed,
+// until answer says stop or stdin ends. An answer that cannot be encoded is
+// replaced by encodeFailed(err) when that is given; otherwise, and when stdin
+// or stdout fail, logf says why and the process exits 2.
+func serveLines(answer func(line []byte) (any, bool), encodeFailed func(error) any,
+	logf func(format string, args ...any)) {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
@@ -275,9 +286,17 @@ func ServeLines(answer func(line []byte) any) {
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			if e := enc.Encode(answer(line)); e != nil {
-				fmt.Fprintln(os.Stderr, "encode:", e)
-				os.Exit(2)
+			a, stop := answer(line)
+			if stop {
+				_ = out.Flush()
+				return
+			}
+			if e := enc.Encode(a); e != nil {
+				logf("encode: %v", e)
+				if encodeFailed == nil {
+					os.Exit(2)
+				}
+				_ = enc.Encode(encodeFailed(e))
 			}
 			if e := out.Flush(); e != nil {
 				os.Exit(2)
@@ -287,7 +306,7 @@ func ServeLines(answer func(line []byte) any) {
 			return
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "read:", err)
+			logf("read: %v", err)
 			os.Exit(2)
 		}
 	}
