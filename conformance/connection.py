@@ -48,6 +48,7 @@ __all__ = [
     "ExecConnection",
     "Implementation",
     "InProcessConnection",
+    "LineProcess",
     "MergeObjectAdapter",
     "connect",
 ]
@@ -329,7 +330,7 @@ class _Stderr:
 _EOF = ("eof", b"")
 
 
-class _Process:
+class LineProcess:
     """One running instance of the command, with its reader threads and its writer thread.
 
     Requests are written by a thread of their own: an implementation that stops reading its
@@ -447,7 +448,7 @@ class ExecConnection:
         self.broken: str | None = None
         self._failed_starts = 0
         self._seq = 0
-        self._process: _Process | None = None
+        self._process: LineProcess | None = None
         self._stderr_log: list[str] = []
         problem = self._start()
         if problem:
@@ -459,7 +460,7 @@ class ExecConnection:
         """Start the command and shake hands; a description of what went wrong, or None."""
         self.restarts += 1
         try:
-            process = _Process(self.argv, self.max_line, self.env, self.cwd)
+            process = LineProcess(self.argv, self.max_line, self.env, self.cwd)
         except OSError as exc:
             return f"cannot run {self.argv[0]!r}: {exc.strerror or exc}"
         request = {"cmd": "start", "version": PROTOCOL_VERSION}
@@ -500,7 +501,7 @@ class ExecConnection:
         self._failed_starts = 0
         return None
 
-    def _failed_start(self, process: _Process, problem: str) -> str:
+    def _failed_start(self, process: LineProcess, problem: str) -> str:
         process.kill()
         process.stderr.done.wait(1.0)
         tail = process.stderr.since(0)
@@ -532,7 +533,7 @@ class ExecConnection:
                                                  f"{problem}", restarted=True)
         return None
 
-    def _send(self, process: _Process, op: str, case: Any) -> int | None:
+    def _send(self, process: LineProcess, op: str, case: Any) -> int | None:
         self._seq += 1
         request = {"cmd": "run", "seq": self._seq, "op": op, "case": case}
         if self.strict is not None:
@@ -575,7 +576,7 @@ class ExecConnection:
                     break  # discarded: the rest of the batch goes to a fresh process
         return answers
 
-    def _receive(self, process: _Process, seq: int, op: str, mark: int) -> Answer:
+    def _receive(self, process: LineProcess, seq: int, op: str, mark: int) -> Answer:
         item = process.receive(time.monotonic() + self.timeout)
         if item is None:
             stderr = process.stderr.since(mark)
@@ -606,7 +607,7 @@ class ExecConnection:
             answer = attrs.evolve(answer, restarted=True)
         return attrs.evolve(answer, stderr=stderr) if stderr else answer
 
-    def _crashed(self, process: _Process, mark: int, how: str) -> Answer:
+    def _crashed(self, process: LineProcess, mark: int, how: str) -> Answer:
         status = process.exit_status()
         process.stderr.done.wait(1.0)
         stderr = process.stderr.since(mark)

@@ -1,19 +1,19 @@
 """A node-protocol implementation that runs as a subprocess (one JSON line in, one out).
 
-Used for the Go node probe over real kubelet code.  A process that dies, hangs past the
-timeout or answers with something other than one JSON object is reported as an
-:class:`~numaspec.errors.AdapterError` naming the command and what it printed.
+Used for the Go node probe over real kubelet code.  The process is a
+:class:`~numaspec.conformance.connection.LineProcess` (the runner's supervised subprocess);
+one that dies, hangs past the timeout or answers with something other than one JSON object is
+reported as an :class:`~numaspec.errors.AdapterError` naming the command and what it printed.
 """
 
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
-import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from numaspec.conformance.connection import DEFAULT_MAX_LINE, LineProcess
 from numaspec.errors import AdapterError
 
 __all__ = ["ExecNode"]
@@ -27,38 +27,29 @@ class ExecNode:
         self.command = list(command)
         self.name = name or " ".join(self.command)
         self.timeout = timeout
-        self.process = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
+        self.process = LineProcess(self.command, DEFAULT_MAX_LINE, None, None)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(json.dumps(request, separators=(",", ":")) + "\n")
-            self.process.stdin.flush()
-            line = self.lines.get(timeout=self.timeout)
-        except (BrokenPipeError, queue.Empty) as exc:
+        if not self.process.send(request):
             self.close()
-            raise AdapterError(f"{self.name} did not answer ({type(exc).__name__})") from None
-        if line is None:
-            raise AdapterError(f"{self.name} exited (code {self.process.poll()})")
+            raise AdapterError(f"{self.name} did not answer (its stdin is closed)")
+        item = self.process.receive(time.monotonic() + self.timeout)
+        if item is None:
+            self.close()
+            raise AdapterError(f"{self.name} did not answer within {self.timeout:g}s")
+        tag, line = item
+        if tag == "eof":
+            raise AdapterError(f"{self.name} exited (code {self.process.exit_status()})")
+        if tag == "overflow":
+            raise AdapterError(f"{self.name} answered with a line over {DEFAULT_MAX_LINE} "
+                               f"bytes: {line[:200]!r}")
         try:
             answer = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise AdapterError(f"{self.name} answered with non-JSON: {line[:200]!r}") from None
         if not isinstance(answer, dict):
             raise AdapterError(f"{self.name} answered with {line[:200]!r}, not an object")
         return answer
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
+        self.process.kill()
