@@ -44,7 +44,8 @@ class StrictChecker:
         self._start = validator("startAnswer")
         self._run = validator("runAnswer")
         self._results = {"merge": validator("mergeResult"), "hints": validator("sessionResult"),
-                         "node": validator("sessionResult")}
+                         "node": validator("sessionResult"),
+                         "affinity": validator("sessionResult")}
 
     @staticmethod
     def _problem(validator: Any, value: Any, what: str) -> str | None:

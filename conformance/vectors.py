@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node")
+OPS = ("merge", "hints", "node", "affinity")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
@@ -155,8 +155,9 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
                  and isinstance(expected["answers"], list), '{"answers": [answer, ...]}',
                  f"{where}.expected")
         has_hints = any(isinstance(s, dict) and s.get("op") == "hints" for s in case["steps"])
-        _require(has_hints == (op == "hints"),
-                 "a session with a hints step is op 'hints', any other op 'node'", f"{where}.op")
+        _require(op == "affinity" or has_hints == (op == "hints"),
+                 "a session with a hints step is op 'hints', any other op 'node' (an "
+                 "'affinity' session may have both)", f"{where}.op")
     return Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
                   case=case, expected=expected, derived=raw["derived"],
                   kubelet_version=case_version(op, case), source=source, notes=notes)
@@ -288,11 +289,11 @@ def _label(index: int, request: Any) -> str:
     op = request.get("op")
     pod = request.get("pod")
     uid = pod.get("uid") if isinstance(pod, dict) else None
-    if op in ("admit", "hints") and uid is not None:
+    if op in ("admit", "hints", "schedule", "reserve") and uid is not None:
         what = f"{op} pod {uid!r}"
         if op == "hints" and "container" in request:
             what += f" container {request['container']!r}"
-    elif op == "remove":
+    elif op in ("remove", "unreserve"):
         what = f"remove {request.get('uid')!r}"
     else:
         what = str(op)
@@ -373,12 +374,12 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     """How ``actual`` differs from ``expected`` for ``case``: ``[]`` when they agree.
 
     ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
-    several are bad, OPT-1).  ``node``/``hints``: step by step, errors by kind, decisions and
+    several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind, decisions and
     states equal, each resource's hints compared without regard to order (NWIRE-4).
     """
     if op == "merge":
         return _compare_merge(case, expected, actual)
-    if op in ("hints", "node"):
+    if op in ("hints", "node", "affinity"):
         return _compare_session(case, expected, actual)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
 

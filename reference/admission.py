@@ -15,6 +15,14 @@ from typing import Protocol
 
 import attrs
 
+from numaspec.affinity import (
+    AffinityTerms,
+    Placed,
+    Region,
+    admissible_region,
+    filter_hints,
+    parse_affinity,
+)
 from numaspec.bitmask import NumaMask
 from numaspec.cpu_assignment import CPUAllocationError
 from numaspec.cpu_manager import (
@@ -43,11 +51,14 @@ from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_polic
 from numaspec.quantity import parse_quantity
 from numaspec.rejection import Rejection
 
-__all__ = ["ContainerAssignment", "Decision", "Node", "TOPOLOGY_AFFINITY_ERROR"]
+__all__ = ["AFFINITY_ERROR", "ContainerAssignment", "Decision", "Node",
+           "TOPOLOGY_AFFINITY_ERROR"]
 
 #: ADMIT-3: the reason and message of a Topology Manager policy rejection.
 TOPOLOGY_AFFINITY_ERROR = ("TopologyAffinityError",
                            "Resources cannot be allocated with Topology locality")
+#: AFF-9: the reason of a rejection for a placement outside the pod's admissible region.
+AFFINITY_ERROR = "NUMAInterPodAffinityError"
 #: NODE-4: resource names a pod may ask for besides device-plugin resources.
 _NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
@@ -114,6 +125,13 @@ class Node:
         self.memory = self._memory_manager()
         self.pods: dict[str, Pod] = {}
         self.hints: dict[str, dict[str, TopologyHint]] = {}
+        # AFF-*: the affinity extension, when the configuration turns it on.
+        self.affinity_labels = config.inter_pod_affinity_labels
+        self.terms: dict[str, AffinityTerms] = {}
+        self._socket_peers = _socket_peers(machine)
+        self._cpu_numa = {c.cpu: c.numa for c in machine.cpu_topology().cpus}
+        self._device_numa = {(resource, d.id): d.numa
+                             for resource, listed in machine.devices.items() for d in listed}
 
     # -- start-up ------------------------------------------------------------------------------
 
@@ -243,10 +261,11 @@ class Node:
     def admit(self, pod: Pod) -> Decision:
         """ADMIT-1..ADMIT-6: admit ``pod`` or say why not."""
         self._check_pod(pod)
+        region = self.region(pod)
         saved = (self.devices.snapshot(), self.cpu and self.cpu.snapshot(),
                  self.memory and self.memory.snapshot())
         try:
-            decision = self._admit(pod)
+            decision = self._admit(pod, region)
         except NumaspecError:
             self.devices, self.cpu, self.memory = saved
             self.hints.pop(pod.uid, None)
@@ -257,9 +276,58 @@ class Node:
             self._release(pod.uid)
             return decision
         self.pods[pod.uid] = pod
+        if self.affinity_labels is not None:
+            self.terms[pod.uid] = self._terms(pod)
         if self.memory is not None:
             self.memory.start_pod(pod)
         return decision
+
+    # -- NUMA-level inter-pod affinity (affinity.md) -------------------------------------------
+
+    def _terms(self, pod: Pod) -> AffinityTerms:
+        assert self.affinity_labels is not None
+        return parse_affinity(pod.labels, pod.annotations, self.affinity_labels)
+
+    def numa_of(self, pod_uid: str) -> frozenset[int]:
+        """AFF-5: the NUMA nodes a live pod holds resources on: its exclusive CPUs, its
+        Memory Manager blocks and its devices that report a NUMA node."""
+        pod = self.pods.get(pod_uid)
+        if pod is None:
+            return frozenset()
+        found: set[int] = set()
+        for container in pod.all_containers():
+            found |= self._container_numa(pod_uid, container.name)
+        return frozenset(found)
+
+    def _container_numa(self, pod_uid: str, name: str) -> set[int]:
+        found: set[int] = set()
+        if self.cpu is not None:
+            found |= {self._cpu_numa[c] for c in self.cpu.cpus_of(pod_uid, name)}
+        if self.memory is not None:
+            for block in self.memory.blocks_of(pod_uid, name):
+                found |= set(block.numa)
+        for resource, ids in self.devices.devices_of(pod_uid, name).items():
+            for device in ids:
+                found |= set(self._device_numa.get((resource, device), ()))
+        return found
+
+    def region(self, pod: Pod) -> Region | None:
+        """AFF-7: where ``pod`` may hold resources beside the other live pods; ``None`` when
+        the node does not run the affinity extension.  The pod itself never counts as one of
+        the others (AFF-5), so a live pod's regenerated hints are not judged against itself.
+        Raises the annotation errors of :func:`~numaspec.affinity.parse_affinity`."""
+        if self.affinity_labels is None:
+            return None
+        others = [Placed(uid, self.terms[uid], self.numa_of(uid))
+                  for uid in self.pods if uid != pod.uid]
+        return admissible_region(self._terms(pod), others, self.machine.numa_ids,
+                                 self._socket_peers)
+
+    def _filtered(self, hints: ProviderHints, region: Region | None) -> ProviderHints:
+        """AFF-8: inside each provider, before the merge."""
+        if region is None:
+            return hints
+        return filter_hints(hints, region, self.machine.numa_ids)
 
     def provider_hints(self, pod: Pod, container: str | None = None
                        ) -> dict[str, tuple[TopologyHint, ...] | None]:
@@ -273,15 +341,17 @@ class Node:
         what they hold: CPU-8, DEV-1, MEM-5).
         """
         self._check_pod(pod, live_ok=True)
+        region = self.region(pod)
         if container is None:
-            answers = [p.pod_hints(pod) for p in self._providers()]
+            answers = [self._filtered(p.pod_hints(pod), region) for p in self._providers()]
         else:
             found = next((c for c in pod.all_containers() if c.name == container), None)
             if found is None:
                 raise InvalidFieldError(
                     f"pod {pod.uid!r} has no container {container!r} (it has: "
                     f"{', '.join(c.name for c in pod.all_containers())})", where="container")
-            answers = [p.container_hints(pod, found) for p in self._providers()]
+            answers = [self._filtered(p.container_hints(pod, found), region)
+                       for p in self._providers()]
         merged: dict[str, tuple[TopologyHint, ...] | None] = {}
         for answer in answers:
             for resource, hints in (answer or {}).items():
@@ -291,31 +361,33 @@ class Node:
     def _merge(self, hints: Sequence[ProviderHints]) -> MergeOutcome:
         return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options, self.version)
 
-    def _admit(self, pod: Pod) -> Decision:
+    def _admit(self, pod: Pod, region: Region | None) -> Decision:
         stored = self.hints.setdefault(pod.uid, {})
         containers = pod.all_containers()
         try:
             if self.tm_policy is Policy.NONE:
                 # ADMIT-1: no hints at all; every container allocates without an affinity.
                 for container in containers:
-                    self._allocate(pod, container, TopologyHint(None, False))
+                    self._allocate(pod, container, TopologyHint(None, False), region)
             elif self.config.topology_manager_scope == "pod":
                 # ADMIT-2: one merge for the whole pod, stored for every container.
-                outcome = self._merge([p.pod_hints(pod) for p in self._providers()])
+                outcome = self._merge([self._filtered(p.pod_hints(pod), region)
+                                       for p in self._providers()])
                 if not outcome.admit:
                     return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
                 for container in containers:
                     stored[container.name] = outcome.hint
-                    self._allocate(pod, container, outcome.hint)
+                    self._allocate(pod, container, outcome.hint, region)
             else:
                 # ADMIT-1: container by container: hints, merge, store, allocate.
                 for container in containers:
-                    outcome = self._merge([p.container_hints(pod, container)
+                    outcome = self._merge([self._filtered(p.container_hints(pod, container),
+                                                          region)
                                            for p in self._providers()])
                     if not outcome.admit:
                         return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
                     stored[container.name] = outcome.hint
-                    self._allocate(pod, container, outcome.hint)
+                    self._allocate(pod, container, outcome.hint, region)
         except Rejection as rejection:
             return Decision(False, rejection.reason, rejection.message)
         return Decision(True, containers=tuple(
@@ -328,14 +400,23 @@ class Node:
                          self.devices.devices_of(pod.uid, c.name).items()})
             for c in containers))
 
-    def _allocate(self, pod: Pod, container: Container, hint: TopologyHint) -> None:
-        """ADMIT-4: providers allocate in registration order; the first failure rejects."""
+    def _allocate(self, pod: Pod, container: Container, hint: TopologyHint,
+                  region: Region | None) -> None:
+        """ADMIT-4: providers allocate in registration order; the first failure rejects.
+        AFF-9: with the affinity extension, so does a placement outside the region."""
         affinity: NumaMask | None = hint.numa_affinity
         self.devices.allocate(pod, container, affinity)
         if self.cpu is not None:
             self.cpu.allocate(pod, container, affinity)
         if self.memory is not None:
             self.memory.allocate(pod, container, affinity, hint.preferred)
+        if region is not None:
+            held = self._container_numa(pod.uid, container.name)
+            if not region.admits(held):
+                raise Rejection(AFFINITY_ERROR, (
+                    f"container {container.name!r} would hold resources on NUMA nodes "
+                    f"{sorted(held)}, outside what NUMA-level inter-pod affinity allows "
+                    f"({region.explain(held)})"))
 
     def _release(self, pod_uid: str) -> None:
         for provider in self._providers():
@@ -347,6 +428,7 @@ class Node:
         if pod_uid not in self.pods:
             raise UnknownPodError(f"no pod {pod_uid!r} on the node", where="uid")
         del self.pods[pod_uid]
+        self.terms.pop(pod_uid, None)
         self._release(pod_uid)
 
     def state(self) -> dict[str, object]:
@@ -380,6 +462,14 @@ def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
     msg = f'unknown policy: "{name}"'
     return NodeStartupError(f"{msg} (known: {known})", where=f"config.{field}",
                             kubelet_message=msg)
+
+
+def _socket_peers(machine: Machine) -> dict[int, frozenset[int]]:
+    """AFF-5: each NUMA node → the NUMA nodes that share a socket with it (itself included;
+    a NUMA node without CPUs shares a socket with no other)."""
+    sockets = {n.id: {core.socket for core in n.cores} for n in machine.numa_nodes}
+    return {n: frozenset({n} | {m for m, theirs in sockets.items() if theirs & mine})
+            for n, mine in sockets.items()}
 
 
 def _cpuset(cpus: frozenset[int]) -> str:

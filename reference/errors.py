@@ -15,6 +15,7 @@ from __future__ import annotations
 
 __all__ = [
     "AdapterError",
+    "InvalidAffinityError",
     "InvalidFieldError",
     "InvalidNumaDistancesError",
     "InvalidNumaIdError",
@@ -168,6 +169,14 @@ class NotModelledError(NumaspecError):
     itself would not answer (it would loop forever).  Never a silent approximation."""
 
     kind = "not-modelled"
+
+
+class InvalidAffinityError(NumaspecError):
+    """A pod's NUMA-level affinity annotations that cannot be used (spec chapter
+    ``affinity.md``): an empty selector, an unknown zone, a label key the node does not keep,
+    affinity on a NUMA-exclusive pod."""
+
+    kind = "invalid-affinity"
 
 
 # --- running other implementations ------------------------------------------------------------

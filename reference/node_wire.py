@@ -19,6 +19,7 @@ from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod
 from numaspec.quantity import parse_quantity
+from numaspec.scheduling import NodeScheduler
 from numaspec.versions import parse_version
 from numaspec.wire import _expect, _string_map, decode_json_line, encode_error
 
@@ -145,10 +146,13 @@ def _extended_resource(name: str) -> bool:
         f"requests.{name}"))
 
 
-def decode_node(value: object) -> Node:
-    """NWIRE-1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`."""
+def decode_node(value: object, *, affinity: bool = False) -> Node:
+    """NWIRE-1: ``{"kubeletVersion", "machine", "config"}`` → a started :class:`Node`.
+
+    ``affinity``: the node runs NUMA-level inter-pod affinity (AWIRE-1), and its config may
+    name ``interPodAffinityLabels``."""
     try:
-        return _decode_node(value)
+        return _decode_node(value, affinity)
     except NumaspecError as exc:
         # The node's own checks name fields relative to the node; on the wire they sit
         # under "node".
@@ -158,12 +162,18 @@ def decode_node(value: object) -> Node:
                         kubelet_message=exc.kubelet_message) from None
 
 
-def _decode_node(value: object) -> Node:
+def _decode_node(value: object, affinity: bool) -> Node:
     body = _object(value, "node", {"kubeletVersion", "machine"}, {"config"})
     version = parse_version(body["kubeletVersion"], where="node.kubeletVersion")
     machine = decode_machine(body["machine"])
-    raw = _object(body.get("config", {}), "node.config", set(), _CONFIG_FIELDS)
+    raw = _object(body.get("config", {}), "node.config", set(),
+                  _CONFIG_FIELDS | ({"interPodAffinityLabels"} if affinity else set()))
     w = "node.config"
+    kept: frozenset[str] | None = None
+    if affinity:
+        keys = _list(raw.get("interPodAffinityLabels", []), f"{w}.interPodAffinityLabels")
+        kept = frozenset(_str(k, f"{w}.interPodAffinityLabels[{i}]")
+                         for i, k in enumerate(keys))
     reserved_memory = []
     for i, item in enumerate(_list(raw.get("reservedMemory", []), f"{w}.reservedMemory")):
         entry = _object(item, f"{w}.reservedMemory[{i}]", {"numaNode", "limits"}, set())
@@ -191,6 +201,7 @@ def _decode_node(value: object) -> Node:
         topology_manager_policy_options=_str_map(raw.get("topologyManagerPolicyOptions", {}),
                                                  f"{w}.topologyManagerPolicyOptions"),
         feature_gates=_bool_map(raw.get("featureGates", {}), f"{w}.featureGates"),
+        inter_pod_affinity_labels=kept,
     )
     return Node(machine, config)
 
@@ -215,7 +226,7 @@ def _container(value: object, where: str, *, init: bool) -> Container:
 def decode_pod(value: object) -> Pod:
     """NWIRE-2: a pod with its init and app containers."""
     body = _object(value, "pod", {"uid", "containers"},
-                   {"name", "namespace", "initContainers"})
+                   {"name", "namespace", "initContainers", "labels", "annotations"})
     uid = _str(body["uid"], "pod.uid")
     containers = tuple(_container(c, f"pod.containers[{i}]", init=False)
                        for i, c in enumerate(_list(body["containers"], "pod.containers")))
@@ -225,7 +236,9 @@ def decode_pod(value: object) -> Pod:
                   for i, c in enumerate(_list(body.get("initContainers", []),
                                               "pod.initContainers")))
     name = _str(body.get("name", uid), "pod.name")
-    return Pod(name, containers, inits, uid)
+    return Pod(name, containers, inits, uid,
+               labels=_str_map(body.get("labels", {}), "pod.labels"),
+               annotations=_str_map(body.get("annotations", {}), "pod.annotations"))
 
 
 def encode_decision(decision: Decision) -> dict[str, Any]:
@@ -260,24 +273,38 @@ def encode_hints(hints: Mapping[str, Sequence[TopologyHint] | None]) -> dict[str
 
 
 class NodeSession:
-    """NWIRE-3: one line-protocol conversation: at most one node at a time."""
+    """NWIRE-3: one line-protocol conversation: at most one node at a time.
 
-    def __init__(self) -> None:
+    ``affinity``: the session's nodes run NUMA-level inter-pod affinity, and the scheduler's
+    steps ``schedule``, ``reserve`` and ``unreserve`` are open (AWIRE-1..AWIRE-3)."""
+
+    def __init__(self, *, affinity: bool = False) -> None:
+        self.affinity = affinity
         self.node: Node | None = None
+        self.scheduler: NodeScheduler | None = None
+
+    def _ops(self) -> str:
+        known = "create, admit, hints, remove, state"
+        return known + (", schedule, reserve, unreserve" if self.affinity else "")
 
     def handle(self, request: object) -> dict[str, Any]:
         body = _object(request, "", {"op"}, {"node", "pod", "uid", "container"})
         op = body["op"]
         if op == "create":
             _object(body, "", {"op", "node"}, set())
-            self.node = decode_node(body["node"])
+            self.node = decode_node(body["node"], affinity=self.affinity)
+            self.scheduler = NodeScheduler(self.node) if self.affinity else None
             return {"ok": True}
         if self.node is None:
             raise InvalidFieldError(f"{op!r} before a node was created (send "
                                     "{\"op\": \"create\", ...} first)", where="op")
         if op == "admit":
             _object(body, "", {"op", "pod"}, set())
-            return encode_decision(self.node.admit(decode_pod(body["pod"])))
+            pod = decode_pod(body["pod"])
+            decision = self.node.admit(pod)
+            if self.scheduler is not None:
+                self.scheduler.settle(pod.uid)
+            return encode_decision(decision)
         if op == "hints":
             _object(body, "", {"op", "pod"}, {"container"})
             pod = decode_pod(body["pod"])
@@ -289,9 +316,25 @@ class NodeSession:
             return {"ok": True}
         if op == "state":
             _object(body, "", {"op"}, set())
-            return {"state": self.node.state()}
-        raise InvalidFieldError(f"unknown op {op!r} (known: create, admit, hints, remove, state)",
-                                where="op")
+            state = self.node.state()
+            if self.scheduler is not None:
+                state["reserved"] = list(self.scheduler.reserved)
+            return {"state": state}
+        if self.scheduler is not None:
+            if op == "schedule":
+                _object(body, "", {"op", "pod"}, set())
+                verdict = self.scheduler.check(decode_pod(body["pod"]))
+                return {"schedule": {"passes": verdict.passes, "reason": verdict.reason,
+                                     "message": verdict.message}}
+            if op == "reserve":
+                _object(body, "", {"op", "pod"}, set())
+                self.scheduler.reserve(decode_pod(body["pod"]))
+                return {"ok": True}
+            if op == "unreserve":
+                _object(body, "", {"op", "uid"}, set())
+                self.scheduler.unreserve(_str(body["uid"], "uid"))
+                return {"ok": True}
+        raise InvalidFieldError(f"unknown op {op!r} (known: {self._ops()})", where="op")
 
     def answer(self, line: bytes | str) -> dict[str, Any]:
         """One request line → one answer; never raises for bad input."""

@@ -77,6 +77,10 @@ class NodeConfig:
     topology_manager_scope: str = "container"
     topology_manager_policy_options: Mapping[str, str] = attrs.field(factory=dict)
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+    #: AFF-3: the label keys kept for NUMA-level inter-pod affinity (Katalyst's agent flag
+    #: ``--qos-inter-pod-affinity-labels``).  ``None``: the node does not run the affinity
+    #: extension at all, as kubelet alone does not.
+    inter_pod_affinity_labels: frozenset[str] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.kubelet_version.minor not in NODE_VERSIONS:

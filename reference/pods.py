@@ -83,6 +83,10 @@ class Pod:
     init_containers: tuple[Container, ...] = ()
     #: The pod's UID; the node model keys its state by it.  Defaults to the name.
     uid: str = attrs.field(default=attrs.Factory(lambda self: self.name, takes_self=True))
+    #: Labels and annotations: kubelet ignores them; NUMA-level inter-pod affinity (spec
+    #: chapter ``affinity.md``) reads them when the node runs it.
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    annotations: Mapping[str, str] = attrs.field(factory=dict)
 
     def all_containers(self) -> tuple[Container, ...]:
         """Init containers, then app containers: the order kubelet admits them in."""

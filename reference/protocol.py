@@ -5,7 +5,8 @@ and writes one JSON answer per line on stdout; stderr is for diagnostics only.
 
 * ``{"cmd": "start", "version": 1}`` → ``{"ready": true, "version": 1, "implementation":
   {...}}`` (PROTO-2);
-* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node", "case": {...}}`` → exactly one
+* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity", "case": {...}}``
+  → exactly one
   of ``{"seq": n, "result": ...}``, ``{"seq": n, "skipped": true, "message": ...}`` or
   ``{"seq": n, "errored": true, "context": {"message": ...}}`` (PROTO-3, PROTO-4);
 * ``{"cmd": "stop"}`` → no answer; the process exits (PROTO-5).
@@ -50,10 +51,10 @@ PROTOCOL_VERSION = 1
 REFERENCE_IMPL = "numaspec.protocol:ReferenceAdapter"
 
 #: PROTO-3: the operations a case can ask for.
-OPERATIONS = ("merge", "hints", "node")
+OPERATIONS = ("merge", "hints", "node", "affinity")
 
 #: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
-_NODE_OPS = ("hints", "node")
+_NODE_OPS = ("hints", "node", "affinity")
 
 
 class JsonAdapter(Protocol):
@@ -93,7 +94,7 @@ def reference_result(op: str, case: Any) -> Any:
     if op in _NODE_OPS:
         from numaspec.node_wire import NodeSession
 
-        session = NodeSession()
+        session = NodeSession(affinity=op == "affinity")
         answers = []
         for step in _steps(case):
             try:
