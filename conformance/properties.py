@@ -70,6 +70,9 @@ class Property:
     #: The oldest kubelet minor the property speaks of; an implementation that models none of
     #: the releases from there on gets it skipped, visibly (its cases would all be filtered).
     since: int | None = None
+    #: The operation the property's requests use (PROTO-3): an implementation that does not
+    #: declare it gets the property skipped, visibly.
+    op: str = "merge"
 
     def applies_to(self, impl: object) -> str | None:
         """Why the property cannot be judged for ``impl``, or None."""
@@ -84,11 +87,11 @@ PROPERTIES: dict[str, Property] = {}
 
 
 def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
-              since: int | None = None
+              since: int | None = None, op: str = "merge"
               ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         title = (fn.__doc__ or pid).strip().splitlines()[0]
-        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since)
+        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op)
         return fn
     return register
 
@@ -426,3 +429,7 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
     got = [tuple(sorted(s)) for s in enumerate_subsets(list(nodes))]
     expected = [tuple(sorted(s)) for s in reference.subsets(list(nodes))]
     assert got == expected, f"subset order differs for {nodes}: {got} vs {expected}"
+
+
+# The affinity properties register themselves here (spec chapter affinity.md).
+from numaspec.conformance import affinity_properties as _affinity  # noqa: E402,F401

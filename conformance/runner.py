@@ -118,7 +118,7 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
     if properties:
         from numaspec.conformance.properties import PROPERTIES
 
-        cases += [Case(p.id, "property", "merge", tuple(p.rules), "", p.title)
+        cases += [Case(p.id, "property", p.op, tuple(p.rules), "", p.title)
                   for p in PROPERTIES.values()]
     return cases
 
@@ -189,18 +189,27 @@ class _ProtocolMerge:
         self.trouble_case: Any = None
         if subsets is not None:
             self.subsets = subsets
+        if "affinity" in impl.operations:
+            self.affinity_session = self._affinity_session
+            self.node_kubelet_versions = impl.node_kubelet_versions
+
+    def _affinity_session(self, case: Any) -> Any:
+        """The affinity properties' channel (spec chapter affinity.md): one session."""
+        return self._run("affinity", case)
+
+    def _run(self, op: str, case: Any) -> Any:
+        if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
+            raise _AdapterTrouble(self.trouble)
+        answer = self.connection.run(op, case)
+        if answer.status != "result":
+            self.trouble, self.trouble_case = answer, case
+            raise _AdapterTrouble(answer)
+        return answer.result
 
     def merge(self, request: Any) -> Any:
         from numaspec.wire import encode_merge_request
 
-        if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
-            raise _AdapterTrouble(self.trouble)
-        case = encode_merge_request(request)
-        answer = self.connection.run("merge", case)
-        if answer.status != "result":
-            self.trouble, self.trouble_case = answer, case
-            raise _AdapterTrouble(answer)
-        return _merge_answer(answer.result)
+        return _merge_answer(self._run("merge", encode_merge_request(request)))
 
 
 def _merge_answer(result: Any) -> Any:
@@ -245,6 +254,9 @@ def run_property(target: Any, case: Case) -> Outcome:
     if reason is not None:
         return Outcome("skipped", reason, skip_source="undeclared")
     if prop.requires is not None and not hasattr(target, prop.requires):
+        if prop.op != "merge":
+            return Outcome("skipped", f"{target.name} does not declare the {prop.op!r} "
+                                      "operation", skip_source="undeclared")
         return Outcome("skipped", f"{target.name} does not offer the {prop.requires!r} "
                                   "capability (in-process implementations only)",
                        skip_source="undeclared")

@@ -10,10 +10,16 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import HealthCheck, Phase, seed, settings
 from mutants import KILLED_BY, MUTANTS, MUTATIONS, brute_force
+from mutants.affinity_mutants import AFFINITY_KILLED_BY, AFFINITY_MUTATIONS, AffinityMutant
 
 from numaspec.conformance.properties import PROPERTIES
 
 PAIRS = [(m, p) for m in MUTATIONS for p in KILLED_BY[m]]
+#: NUMA-level inter-pod affinity (spec chapter affinity.md): its own mutants, the reference
+#: with one rule broken, since those properties speak of node sessions, not merges.
+AFFINITY_PAIRS = [(m, p) for m in AFFINITY_MUTATIONS for p in AFFINITY_KILLED_BY[m]]
+MERGE_PROPERTIES = sorted(p for p, prop in PROPERTIES.items() if prop.op == "merge")
+AFFINITY_PROPERTIES = sorted(p for p, prop in PROPERTIES.items() if prop.op == "affinity")
 
 #: Whether the suite rejects a mutant must be a fixed fact, not a property of the run: one
 #: seed, no shrinking (the mutant only has to be caught), and the ci profile's budget in every
@@ -46,8 +52,11 @@ def for_kill(check: Callable[..., None]) -> Iterator[Callable[..., None]]:
 
 
 def test_every_property_is_shown_to_fail_on_some_mutant() -> None:
-    assert {p for _, p in PAIRS} == set(PROPERTIES)
+    assert {p for _, p in PAIRS} == set(MERGE_PROPERTIES)
+    assert {p for _, p in AFFINITY_PAIRS} == set(AFFINITY_PROPERTIES)
+    assert set(MERGE_PROPERTIES) | set(AFFINITY_PROPERTIES) == set(PROPERTIES)
     assert set(KILLED_BY) == set(MUTATIONS)
+    assert set(AFFINITY_KILLED_BY) == set(AFFINITY_MUTATIONS)
 
 
 def test_at_least_eight_mutants() -> None:
@@ -61,6 +70,22 @@ def test_suite_rejects_mutant(mutation: str, prop_id: str) -> None:
         check(getattr(MUTANTS, mutation))
 
 
-@pytest.mark.parametrize("prop_id", sorted(PROPERTIES))
+@pytest.mark.parametrize("prop_id", MERGE_PROPERTIES)
 def test_unmutated_brute_force_passes(prop_id: str) -> None:
     PROPERTIES[prop_id].check(brute_force)
+
+
+@pytest.mark.parametrize(("mutation", "prop_id"), AFFINITY_PAIRS)
+def test_suite_rejects_affinity_mutant(mutation: str, prop_id: str) -> None:
+    """AFF-*, SCHED-*: each affinity mutant is caught by the property named for it."""
+    with for_kill(PROPERTIES[prop_id].check) as check, pytest.raises(
+            (AssertionError, ExceptionGroup)):
+        check(AffinityMutant(mutation))
+
+
+@pytest.mark.parametrize("prop_id", AFFINITY_PROPERTIES)
+def test_unmutated_affinity_passes(prop_id: str) -> None:
+    """The patching harness itself is sound: with no mutation every affinity property
+    passes, under the same fixed seed the mutants are caught with."""
+    with for_kill(PROPERTIES[prop_id].check) as check:
+        check(AffinityMutant())
