@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -70,6 +70,12 @@ class ReferenceImplementation:
             return evaluate_request(request)
         except NumaspecError as exc:
             return ErrorAnswer(exc.kind, exc.describe())
+
+    def affinity_session(self, case: Any) -> Any:
+        """An ``affinity`` session (spec chapter affinity.md), for the affinity properties."""
+        from numaspec.protocol import reference_result
+
+        return reference_result("affinity", case)
 
     def subsets(self, nodes: Sequence[int]) -> list[tuple[int, ...]]:
         return [mask.nodes for mask in iterate_masks(nodes)]

@@ -157,10 +157,8 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
     steps: list[dict[str, Any]] = [{"op": "create", "node": {
         "kubeletVersion": version, "machine": machine, "config": config}}]
     devices = "devices" in machine
-    count = 0
     admitted_uids: list[str] = []
-    for _ in range(draw(st.integers(1, 9))):
-        count += 1
+    for count in range(1, draw(st.integers(1, 9)) + 1):
         pod = draw(_pod(f"p{count}", devices))
         action = draw(st.integers(0, 9))
         if action == 0 and admitted_uids:
@@ -267,7 +265,7 @@ def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
     """Send the session; call ``visit(step, answer, live)`` for every step, ``live`` being the
     pods on the node *before* the step; then bring ``live`` up to date."""
     case = session.case(impl)
-    note(f"request: {json.dumps({'op': 'affinity', 'case': case}, separators=(',', ':'))}")
+    note(f"request: {json.dumps(case, separators=(',', ':'))}")
     result = impl.affinity_session(case)
     assert isinstance(result, dict) and isinstance(result.get("answers"), list), (
         f"not a session result: {str(result)[:300]}")
@@ -434,7 +432,7 @@ def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> No
     passed: set[str] = set()
     reserved: set[str] = set()
 
-    def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
+    def visit(step: dict[str, Any], answer: Any, _live: dict[str, _Live]) -> None:
         # The sessions check a pod, admit the pods reserved before it in reservation order,
         # then admit the pod: the node's state is then the one the scheduler judged.
         op = step["op"]
@@ -467,7 +465,7 @@ def affinity_equivalence(impl: AffinityImplementation, session: Session) -> None
     from numaspec.protocol import reference_result
 
     case = session.case(impl)
-    note(f"request: {json.dumps({'op': 'affinity', 'case': case}, separators=(',', ':'))}")
+    note(f"request: {json.dumps(case, separators=(',', ':'))}")
     expected = reference_result("affinity", case)
     actual = impl.affinity_session(case)
     differences = compare("affinity", case, expected, actual)

@@ -131,8 +131,9 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
         raise InvalidFieldError(f"holds {len(candidates)} cases; name one with --id",
                                 where=path)
     chosen = candidates[0]
-    if "counterexample" in chosen:  # a failed property: its shrunk merge request
-        return str(chosen.get("id", "")), "merge", chosen["counterexample"], None
+    if "counterexample" in chosen:  # a failed property: its shrunk request
+        return (str(chosen.get("id", "")), str(chosen.get("op", "merge")),
+                chosen["counterexample"], None)
     if "case" not in chosen:
         raise InvalidFieldError("this record carries no case to re-run (a property that did "
                                 "not fail, or a case skipped before it ran)", where=path)

@@ -374,8 +374,9 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     """How ``actual`` differs from ``expected`` for ``case``: ``[]`` when they agree.
 
     ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
-    several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind, decisions and
-    states equal, each resource's hints compared without regard to order (NWIRE-4).
+    several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind,
+    decisions and states equal, each resource's hints compared without regard to order
+    (NWIRE-4).
     """
     if op == "merge":
         return _compare_merge(case, expected, actual)

@@ -57,8 +57,10 @@ __all__ = ["AFFINITY_ERROR", "ContainerAssignment", "Decision", "Node",
 #: ADMIT-3: the reason and message of a Topology Manager policy rejection.
 TOPOLOGY_AFFINITY_ERROR = ("TopologyAffinityError",
                            "Resources cannot be allocated with Topology locality")
-#: AFF-9: the reason of a rejection for a placement outside the pod's admissible region.
-AFFINITY_ERROR = "NUMAInterPodAffinityError"
+#: AFF-9: the reason and message of a rejection for a placement outside the pod's admissible
+#: region (fixed words, so that every implementation can give them).
+AFFINITY_ERROR = ("NUMAInterPodAffinityError",
+                  "Resources cannot be allocated within the NUMA nodes inter-pod affinity allows")
 #: NODE-4: resource names a pod may ask for besides device-plugin resources.
 _NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
@@ -413,10 +415,7 @@ class Node:
         if region is not None:
             held = self._container_numa(pod.uid, container.name)
             if not region.admits(held):
-                raise Rejection(AFFINITY_ERROR, (
-                    f"container {container.name!r} would hold resources on NUMA nodes "
-                    f"{sorted(held)}, outside what NUMA-level inter-pod affinity allows "
-                    f"({region.explain(held)})"))
+                raise Rejection(*AFFINITY_ERROR)
 
     def _release(self, pod_uid: str) -> None:
         for provider in self._providers():

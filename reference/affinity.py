@@ -102,11 +102,6 @@ class Region:
     def admits(self, numa: Iterable[int]) -> bool:
         return set(numa) <= self.allowed
 
-    def explain(self, numa: Iterable[int]) -> str:
-        bad = sorted(set(numa) - self.allowed)
-        return "; ".join(f"NUMA node {n}: {', '.join(self.excluded.get(n, ('excluded',)))}"
-                         for n in bad)
-
 
 # --- parsing (AFF-1, AFF-2, AFF-3, AFF-6) ------------------------------------------------------
 
@@ -189,7 +184,7 @@ def _exclusive(annotations: Mapping[str, str]) -> bool:
     if not isinstance(body, dict):
         raise InvalidAffinityError("the value is a JSON object of enhancement name to "
                                    "string", where=_where(key))
-    value = body.get("numa_exclusive", "false")
+    value: object = body.get("numa_exclusive", "false")
     if value not in ("true", "false"):
         raise InvalidAffinityError('numa_exclusive is the string "true" or "false"',
                                    where=_where(key, ".numa_exclusive"))

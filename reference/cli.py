@@ -56,10 +56,10 @@ def serve_merge(stdin: BinaryIO, stdout: TextIO, *,
     return 0
 
 
-def serve_node(stdin: BinaryIO, stdout: TextIO) -> int:
+def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False) -> int:
     from numaspec.node_wire import NodeSession
 
-    session = NodeSession()
+    session = NodeSession(affinity=affinity)
     for raw in stdin:
         response = session.answer(raw.rstrip(b"\r\n"))
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
@@ -75,7 +75,10 @@ def _build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--max-permutations", type=int, default=DEFAULT_MAX_PERMUTATIONS,
                        help="refuse (error kind merge-too-large) above this many permutations")
 
-    sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
+    node = sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
+    node.add_argument("--affinity", action="store_true",
+                      help="the node runs NUMA-level inter-pod affinity, and the scheduler's "
+                           "steps are open (spec/affinity.md, AWIRE-1..AWIRE-3)")
     sub.add_parser("serve", help="the reference behind the adapter protocol (start/run/stop)")
 
     conf = sub.add_parser("conformance", help="run the conformance suite against an impl")
@@ -170,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(lambda: serve_merge(sys.stdin.buffer, sys.stdout,
                                           max_permutations=args.max_permutations))
     if args.command == "node":
-        return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout))
+        return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout,
+                                         affinity=args.affinity))
     if args.command == "serve":
         from numaspec.protocol import ReferenceAdapter, serve_adapter
 

@@ -62,7 +62,8 @@ def _check_without_fit(self: NodeScheduler, pod: Pod) -> Verdict:
 _ALLOCATE = Node._allocate
 
 
-def _allocate_unchecked(self: Node, pod: Any, container: Any, hint: Any, region: Any) -> None:
+def _allocate_unchecked(self: Node, pod: Any, container: Any, hint: Any,
+                        region: Any) -> None:  # noqa: ARG001 - AFF-9's check dropped
     _ALLOCATE(self, pod, container, hint, None)
 
 
