@@ -149,11 +149,16 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
     (a pod, then the same pod with no labels or annotations); ``schedule``: add scheduler
     checks and reservations, each reserved pod later admitted."""
     machine, cpu_numa, device_numa, peers = draw(_machine())
-    config = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
+    config: dict[str, Any] = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
               "topologyManagerPolicy": draw(st.sampled_from(
                   ["none", "best-effort", "restricted", "single-numa-node"])),
               "topologyManagerScope": draw(st.sampled_from(["container", "pod"])),
               "interPodAffinityLabels": list(KEPT)}
+    if draw(st.integers(0, 2)) == 0:
+        # The Memory Manager too: its blocks are where a pod is as well (AFF-5).  The default
+        # eviction threshold, 100Mi, is all node allocatable reserves of memory.
+        config["memoryManagerPolicy"] = "Static"
+        config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "100Mi"}}]
     steps: list[dict[str, Any]] = [{"op": "create", "node": {
         "kubeletVersion": version, "machine": machine, "config": config}}]
     devices = "devices" in machine
@@ -275,16 +280,14 @@ def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
     note(f"answers: {json.dumps(answers, separators=(',', ':'))[:4000]}")
     assert "error" not in answers[0], f"the node did not start: {answers[0]}"
     live: dict[str, _Live] = {}
-    for index, (step, answer) in enumerate(zip(session.steps, answers, strict=True)):
+    for index, (step, answer) in enumerate(zip(session.steps, answers, strict=True), 1):
         try:
             visit(step, answer, live)
         except AssertionError as exc:
             raise AssertionError(f"step {index} ({step.get('op')}): {exc}") from None
-        if step["op"] == "admit" and isinstance(answer, dict) and "decision" in answer:
-            decision = answer["decision"]
-            if decision.get("admitted"):
-                pod = step["pod"]
-                live[pod["uid"]] = _Live(pod["uid"], _terms(pod), _placement(decision, session))
+        new = _newly_live(step, answer, session)
+        if new is not None:
+            live[new.uid] = new
         elif step["op"] == "remove" and answer == {"ok": True}:
             live.pop(step["uid"], None)
 
@@ -292,6 +295,14 @@ def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
 def _admitted(step: Mapping[str, Any], answer: Any) -> bool:
     return (step["op"] == "admit" and isinstance(answer, dict)
             and bool(answer.get("decision", {}).get("admitted")))
+
+
+def _newly_live(step: Mapping[str, Any], answer: Any, session: Session) -> _Live | None:
+    """The pod an ``admit`` step put on the node, with where it landed; None otherwise."""
+    if not _admitted(step, answer):
+        return None
+    pod = step["pod"]
+    return _Live(pod["uid"], _terms(pod), _placement(answer["decision"], session))
 
 
 # --- the properties ------------------------------------------------------------------------
@@ -310,10 +321,10 @@ _D1 = Session(
                        "topologyManagerPolicy": "single-numa-node",
                        "interPodAffinityLabels": list(KEPT)}}},
         {"op": "admit", "pod": {"uid": "e", "labels": {"app": "a"}, "containers": [
-            {"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]}},
+            {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}},
         {"op": "admit", "pod": {"uid": "p", "annotations": {AFFINITY_ANNOTATION: json.dumps(
             {"required": [{"matchLabels": {"app": "a", "role": "ps"}}]})}, "containers": [
-            {"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]}},
+            {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}},
         {"op": "state"}),
     cpu_numa={4 * n + i: n for n in range(4) for i in range(4)}, device_numa={},
     socket_peers={n: frozenset({n - n % 2, n - n % 2 + 1}) for n in range(4)},
@@ -327,11 +338,8 @@ def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
     """No pod shares a NUMA node or socket (by zone) with a pod it is anti-affine to, either
     way round."""
     def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
-        if not _admitted(step, answer):
-            return
-        pod = step["pod"]
-        new = _Live(pod["uid"], _terms(pod), _placement(answer["decision"], session))
-        if not new.numa:
+        new = _newly_live(step, answer, session)
+        if new is None or not new.numa:
             return
         for other in live.values():
             for a, b in ((new, other), (other, new)):
@@ -374,10 +382,9 @@ def exclusive_pods_alone(impl: AffinityImplementation, session: Session) -> None
     """A NUMA-exclusive pod shares none of its NUMA nodes with another pod that holds
     resources there."""
     def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
-        if not _admitted(step, answer):
+        new = _newly_live(step, answer, session)
+        if new is None:
             return
-        pod = step["pod"]
-        new = _Live(pod["uid"], _terms(pod), _placement(answer["decision"], session))
         for other in live.values():
             if new.terms.exclusive or other.terms.exclusive:
                 shared = new.numa & other.numa

@@ -5,9 +5,23 @@ is in ``spec/`` of the source tree; rule IDs such as ``MERGE-3`` in the docstrin
 """
 
 from numaspec.admission import ContainerAssignment, Decision, Node
+from numaspec.affinity import (
+    AFFINITY_ANNOTATION,
+    ANTI_AFFINITY_ANNOTATION,
+    MEMORY_ENHANCEMENT_ANNOTATION,
+    AffinityTerms,
+    Placed,
+    Region,
+    Selector,
+    Zone,
+    admissible_region,
+    filter_hints,
+    parse_affinity,
+)
 from numaspec.bitmask import MAX_NUMA_ID, NumaMask, iterate_masks
 from numaspec.errors import (
     AdapterError,
+    InvalidAffinityError,
     InvalidFieldError,
     InvalidNumaDistancesError,
     InvalidNumaIdError,
@@ -41,24 +55,30 @@ from numaspec.numa import NumaInfo
 from numaspec.options import PolicyOptions, parse_policy_options
 from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
+from numaspec.scheduling import NodeScheduler, Verdict
 from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
 from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AFFINITY_ANNOTATION",
+    "ANTI_AFFINITY_ANNOTATION",
     "MAX_NUMA_ID",
+    "MEMORY_ENHANCEMENT_ANNOTATION",
     "NEWEST",
     "NO_POSSIBLE_PLACEMENT",
     "NO_PREFERENCE",
     "OLDEST",
     "SUPPORTED_VERSIONS",
     "AdapterError",
+    "AffinityTerms",
     "Container",
     "ContainerAssignment",
     "Core",
     "Decision",
     "Device",
+    "InvalidAffinityError",
     "InvalidFieldError",
     "InvalidNumaDistancesError",
     "InvalidNumaIdError",
@@ -73,12 +93,14 @@ __all__ = [
     "MissingNumaDistancesError",
     "Node",
     "NodeConfig",
+    "NodeScheduler",
     "NodeStartupError",
     "NotModelledError",
     "NumaInfo",
     "NumaMask",
     "NumaNode",
     "NumaspecError",
+    "Placed",
     "Pod",
     "PodAlreadyAdmittedError",
     "Policy",
@@ -86,6 +108,8 @@ __all__ = [
     "PolicyOptions",
     "ProviderHints",
     "QOSClass",
+    "Region",
+    "Selector",
     "TooManyNumaNodesError",
     "TopologyHint",
     "UnknownPodError",
@@ -93,15 +117,20 @@ __all__ = [
     "UnknownPolicyOptionError",
     "UnknownResourceError",
     "UnsupportedVersionError",
+    "Verdict",
+    "Zone",
     "__version__",
+    "admissible_region",
     "best_hint",
     "check_startup",
     "decode_merge_request",
     "evaluate_request",
+    "filter_hints",
     "flatten_provider_hints",
     "iterate_masks",
     "merge_for_policy",
     "merge_permutation",
+    "parse_affinity",
     "parse_policy_options",
     "parse_version",
     "qos_class",

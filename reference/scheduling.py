@@ -44,7 +44,11 @@ class NodeScheduler:
 
     def _view(self) -> Node:
         """SCHED-2: the node's state with every reserved pod admitted on top, in reservation
-        order; one the copy refuses is left out (the node will most likely refuse it too)."""
+        order; one the copy refuses is left out (the node will most likely refuse it too).
+        SCHED-4: a reserved pod the node now reports as live is no longer a reservation (a
+        rejected one the node cannot report: the caller says so with :meth:`settle`)."""
+        for uid in [u for u in self.reserved if u in self.node.pods]:
+            del self.reserved[uid]
         view = copy.deepcopy(self.node)
         for pod in self.reserved.values():
             try:
