@@ -17,9 +17,10 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "adapters" / "katalyst_or_matching.py"
 
 
-def _run(tmp_path: Path, impl: str, keyword: str) -> tuple[int, list[dict[str, Any]]]:
+def _run(tmp_path: Path, impl: str, keyword: str, *, properties: bool = True
+         ) -> tuple[int, list[dict[str, Any]]]:
     config = RunConfig(impl=impl, out=str(tmp_path / "out"), keyword=keyword, timeout=60.0,
-                       progress=False)
+                       progress=False, properties=properties)
     status = run_conformance(config, stream=None)
     _, records, _ = read_report(tmp_path / "out" / "report.jsonl")
     return status, records
@@ -29,7 +30,7 @@ def test_or_matching_fixture_is_rejected(tmp_path: Path) -> None:
     """AFF-4: the fixture fails the D1 vectors and the required-affinity property, with a
     counterexample that replays; the run exits 1."""
     impl = f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURE))}"
-    status, records = _run(tmp_path, impl, "AFF-4")
+    status, records = _run(tmp_path, impl, "aff-divergence-d1,P-AFF-REQUIRED")
     verdicts = {r["id"]: r["verdict"] for r in records}
     assert status == 1, verdicts
     d1 = [i for i in verdicts if "divergence-d1" in i and "d1b" not in i and "d1c" not in i]
@@ -42,9 +43,11 @@ def test_or_matching_fixture_is_rejected(tmp_path: Path) -> None:
     assert "required affinity" in failed["message"]
 
 
-def test_reference_passes_the_same_selection(tmp_path: Path) -> None:
-    """The same selection passes on the reference, so the failures above are the defect's."""
-    status, records = _run(tmp_path, "numaspec.protocol:ReferenceAdapter", "AFF-4")
+def test_reference_passes_the_same_vectors(tmp_path: Path) -> None:
+    """The same vectors pass on the reference (and P-AFF-REQUIRED does, in
+    tests/test_reference_conforms.py), so the failures above are the defect's."""
+    status, records = _run(tmp_path, "numaspec.protocol:ReferenceAdapter",
+                           "aff-divergence-d1", properties=False)
     assert status == 0
     assert {r["verdict"] for r in records} == {"passed"}
 
@@ -60,4 +63,5 @@ def test_undeclared_affinity_is_skipped_visibly(tmp_path: Path) -> None:
     assert all(r["skip_source"] == "undeclared" for r in records)
     assert all(f"'{r['op']}'" in r["message"] for r in records)
     assert any(r["op"] == "affinity" for r in records)
+    assert any(r["kind"] == "property" for r in records)
     assert status == 3

@@ -123,6 +123,10 @@ type PodSpec struct {
 	Namespace      string          `json:"namespace"`
 	InitContainers []ContainerSpec `json:"initContainers"`
 	Containers     []ContainerSpec `json:"containers"`
+	// Labels and Annotations go onto the pod's metadata; kubelet's managers
+	// never read them (numaspec spec/affinity.md, AWIRE-1).
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
 }
 
 // ContainerSpec is one container of a PodSpec.

@@ -495,7 +495,8 @@ func buildPod(spec *common.PodSpec) (*v1.Pod, *common.NodeError) {
 	if spec.UID == "" {
 		return nil, common.Errf("invalid", "pod", "pod.uid is required")
 	}
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(spec.UID), Name: spec.Name, Namespace: spec.Namespace}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(spec.UID), Name: spec.Name, Namespace: spec.Namespace,
+		Labels: spec.Labels, Annotations: spec.Annotations}}
 	seen := map[string]bool{}
 	conv := func(cs []common.ContainerSpec, kind string) ([]v1.Container, *common.NodeError) {
 		var out []v1.Container
