@@ -163,7 +163,7 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
         "kubeletVersion": version, "machine": machine, "config": config}}]
     devices = "devices" in machine
     admitted_uids: list[str] = []
-    for count in range(1, draw(st.integers(1, 9)) + 1):
+    for count in range(1, draw(st.integers(1, 7)) + 1):
         pod = draw(_pod(f"p{count}", devices))
         action = draw(st.integers(0, 9))
         if action == 0 and admitted_uids:

@@ -100,6 +100,8 @@ class RunConfig:
     vector_files: tuple[str, ...] = ()
     profile: str | None = None
     keyword: str | None = None
+    #: Exactly these case IDs (for callers of the API; ``-k`` matches parts of IDs).
+    ids: tuple[str, ...] | None = None
     progress: bool | None = None
     rule_table: bool = True
 
@@ -396,6 +398,9 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
                            vector_files=config.vector_files)
         if config.keyword:
             cases = select(cases, config.keyword)
+        if config.ids is not None:
+            wanted = set(config.ids)
+            cases = [c for c in cases if c.id in wanted]
         header["suite_version"] = suite_version(cases)
         manifest = load_manifest(config.expectations) if config.expectations else None
         if manifest is not None:
