@@ -1,12 +1,13 @@
 """NUMA-level inter-pod affinity (spec chapter affinity.md, AFF-*, SCHED-*) through the Python
 API: seed 003's parameter-server/worker example, one test per divergence from Katalyst PR #347
-(the D numbers of the chapter's "Divergences" table and of /work/scratch/katalyst-notes.md,
-section 6), bad annotations, and a node without the extension.
+(the D numbers of the chapter's "Divergences" table), its worked examples W1-W5, bad
+annotations, and a node without the extension.
 
-Every node here is "layout L", the PR's test machine: 2 sockets, 4 NUMA nodes with 4 CPUs each
-(one thread per core), socket 0 = NUMA {0, 1}, socket 1 = NUMA {2, 3}; static CPU policy with
-500m kube-reserved (CPU 0 is reserved, so NUMA 0 has 3 free CPUs); single-numa-node unless a
-test says otherwise; label keys kept for affinity: role, app, job.  Pods are Guaranteed with one
+Every node here is "layout L" (the chapter's "Worked examples"), the PR's test machine: 2
+sockets, 4 NUMA nodes with 4 CPUs each (one thread per core), socket 0 = NUMA {0, 1}, socket 1 =
+NUMA {2, 3}; static CPU policy with 500m kube-reserved (CPU 0 is reserved, so NUMA 0 has 3 free
+CPUs); single-numa-node unless a test says otherwise; label keys kept for affinity: role, app,
+job.  Pods are Guaranteed with one
 container.  The same cases, as protocol sessions, are in spec/vectors/affinity.json.
 """
 
@@ -149,7 +150,7 @@ def region_of(node: Node, pod: Pod) -> frozenset[int]:
 
 
 def test_ps_worker_example() -> None:
-    """Seed 003 section 1, notes section 7 W1 (AFF-4, AFF-7, AFF-8, SCHED-1): workers that
+    """Seed 003 section 1, worked example W1 (AFF-4, AFF-7, AFF-8, SCHED-1): workers that
     must not share a NUMA node with a parameter server end up on NUMA 2 and 3, and the fifth
     worker fits nowhere, on the node and in the scheduler."""
     node = make_node()
@@ -173,7 +174,7 @@ def test_ps_worker_example() -> None:
 
 
 def test_existing_anti_affinity_keeps_ps_off() -> None:
-    """Notes section 7 W2, AFF-7 part 1: the workers' anti-affinity, not the new pod's, keeps
+    """Worked example W2, AFF-7 part 1: the workers' anti-affinity, not the new pod's, keeps
     a parameter server off their NUMA nodes."""
     node = make_node()
     assert admit_on(node, worker("w-0")) == (0,)
@@ -421,7 +422,7 @@ def test_d11_reserved_pods_are_placed_on_the_view() -> None:
 
 
 def test_socket_zone_and_numa_zone() -> None:
-    """Notes section 7 W3 (AFF-2, AFF-5): zone socket covers both NUMA nodes of a socket,
+    """Worked example W3 (AFF-2, AFF-5): zone socket covers both NUMA nodes of a socket,
     zone numa (also "" and a missing zone) one."""
     node = make_node()
     assert admit_on(node, ps("ps-0")) == (0,)
@@ -431,7 +432,7 @@ def test_socket_zone_and_numa_zone() -> None:
 
 
 def test_required_affinity_numa_and_socket_zone() -> None:
-    """Notes section 7 W4 (AFF-7 part 4, Q9): affinity allows the matching pod's zone; with no
+    """Worked example W4 (AFF-7 part 4, Q9): affinity allows the matching pod's zone; with no
     matching pod nothing is allowed."""
     node = make_node()
     assert admit_on(node, make_pod("cache-0", 1, labels=CACHE)) == (0,)
@@ -441,7 +442,7 @@ def test_required_affinity_numa_and_socket_zone() -> None:
 
 
 def test_exclusive_pods() -> None:
-    """Notes section 7 W5 (AFF-6): an exclusive pod keeps every pod off its NUMA node, and a
+    """Worked example W5 (AFF-6): an exclusive pod keeps every pod off its NUMA node, and a
     new exclusive pod takes only NUMA nodes no pod holds."""
     node = make_node()
     assert admit_on(node, make_pod("p-0", 1)) == (0,)

@@ -1,8 +1,8 @@
 """The node model on the seeds' worked examples and on bad input: NODE-4, NODE-6, NODE-7,
 ADMIT-3, ADMIT-4, ADMIT-5, CPU-6, CPU-9, CPU-10, CPU-12, CPU-13, CPU-14, CPU-15, CPU-16,
 CPU-17, DEV-1, DEV-3, DEV-4, DEV-5, DEV-7, MEM-2, MEM-4, MEM-5, MEM-6, MEM-8, MEM-9, MEM-10,
-NWIRE-3.  Seed numbers refer to ../shared/seeds; the derivations are in
-/work/scratch/seed-examples.md and spec/admission.md."""
+NWIRE-3.  Seed numbers refer to ../shared/seeds; each test's docstring gives its derivation
+from the seed, and spec/admission.md the rules it follows."""
 
 from __future__ import annotations
 
