@@ -107,6 +107,9 @@ def _pod(draw: st.DrawFn, uid: str, devices: bool) -> dict[str, Any]:
     if not exclusive and draw(st.integers(0, 3)) == 0:
         annotations[AFFINITY_ANNOTATION] = json.dumps(
             {"required": draw(st.lists(_selector(), min_size=1, max_size=2))})
+    for key in (AFFINITY_ANNOTATION, ANTI_AFFINITY_ANNOTATION, MEMORY_ENHANCEMENT_ANNOTATION):
+        if key not in annotations and draw(st.integers(0, 15)) == 0:
+            annotations[key] = ""  # AFF-1: the same as no annotation
     cpu = draw(st.sampled_from(["1", "1", "2", "2", "3", "5", "500m"]))
     limits = {"cpu": cpu, "memory": "1Gi"}
     if devices and draw(st.integers(0, 3)) == 0:
@@ -199,7 +202,7 @@ class _Terms:
 
 def _selectors(annotations: Mapping[str, str], key: str) -> tuple[tuple[Mapping[str, str], str],
                                                                    ...]:
-    if key not in annotations:
+    if not annotations.get(key):  # AFF-1: missing or empty
         return ()
     return tuple((s["matchLabels"], s.get("zone") or "numa")
                  for s in json.loads(annotations[key]).get("required", []))
@@ -207,7 +210,7 @@ def _selectors(annotations: Mapping[str, str], key: str) -> tuple[tuple[Mapping[
 
 def _terms(pod: Mapping[str, Any]) -> _Terms:
     annotations = pod.get("annotations", {})
-    exclusive = MEMORY_ENHANCEMENT_ANNOTATION in annotations and json.loads(
+    exclusive = bool(annotations.get(MEMORY_ENHANCEMENT_ANNOTATION)) and json.loads(
         annotations[MEMORY_ENHANCEMENT_ANNOTATION]).get("numa_exclusive") == "true"
     return _Terms({k: v for k, v in pod.get("labels", {}).items() if k in KEPT},
                   _selectors(annotations, ANTI_AFFINITY_ANNOTATION),

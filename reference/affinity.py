@@ -159,11 +159,18 @@ def _selectors(raw: object, key: str, part: str, kept: frozenset[str]) -> tuple[
     return tuple(found)
 
 
+def _value(annotations: Mapping[str, str], key: str) -> str | None:
+    """AFF-1, AFF-6: the annotation's value, or ``None`` when it is missing or empty (an
+    empty value is the same as none: the PR parses only non-empty values)."""
+    return annotations.get(key) or None
+
+
 def _required(annotations: Mapping[str, str], key: str, kept: frozenset[str]
               ) -> tuple[Selector, ...]:
-    if key not in annotations:
+    raw = _value(annotations, key)
+    if raw is None:
         return ()
-    body = _load(annotations[key], key)
+    body = _load(raw, key)
     if not isinstance(body, dict):
         raise InvalidAffinityError('the value is a JSON object {"required": [...]}',
                                    where=_where(key))
@@ -178,9 +185,10 @@ def _required(annotations: Mapping[str, str], key: str, kept: frozenset[str]
 
 def _exclusive(annotations: Mapping[str, str]) -> bool:
     key = MEMORY_ENHANCEMENT_ANNOTATION
-    if key not in annotations:
+    raw = _value(annotations, key)
+    if raw is None:
         return False
-    body = _load(annotations[key], key)
+    body = _load(raw, key)
     if not isinstance(body, dict):
         raise InvalidAffinityError("the value is a JSON object of enhancement name to "
                                    "string", where=_where(key))

@@ -418,6 +418,28 @@ def test_d11_reserved_pods_are_placed_on_the_view() -> None:
     assert fresh.check(make_pod("p-2", 2, affinity=required(sel(CACHE)))).passes
 
 
+@pytest.mark.parametrize(("value", "error"), [
+    ('{"numa_binding": "true", "numa_exclusive": true}', InvalidAffinityError),
+    ('{"numa_exclusive": "True"}', InvalidAffinityError),
+    ("numa_exclusive=true", MalformedJSONError),
+], ids=["json-boolean", "capitalised", "not-json"])
+def test_d12_exclusivity_is_never_lost_silently(value: str, error: type[NumaspecError]) -> None:
+    """D12 (AFF-6): Katalyst drops a memory_enhancement value it cannot decode into strings and
+    makes a pod exclusive only for the exact string "true", so these pods would land beside
+    ps-0 as plain pods.  numaspec refuses them and changes nothing; spelled right, the pod is
+    exclusive and avoids ps-0's NUMA node."""
+    node = make_node()
+    scheduler = NodeScheduler(node)
+    assert admit_on(node, ps("ps-0")) == (0,)
+    before = snapshot(node)
+    mistyped = make_pod("x", 1, annotations={MEMORY_ENHANCEMENT_ANNOTATION: value})
+    for attempt in (node.admit, scheduler.check):
+        with pytest.raises(error):
+            attempt(mistyped)
+    assert snapshot(node) == before
+    assert admit_on(node, make_pod("x", 1, exclusive=True)) == (1,)
+
+
 # --- the region's other parts -----------------------------------------------------------------
 
 
@@ -530,6 +552,20 @@ def test_bad_annotations(annotations: dict[str, str], error: type[NumaspecError]
         assert raised.value.where == where
     assert snapshot(node) == before
     assert scheduler.reserved == {}
+
+
+def test_an_empty_annotation_value_is_no_annotation() -> None:
+    """AFF-1, AFF-6: an empty value of any of the three annotations is the same as none (the
+    PR parses only non-empty values): no relation, no exclusivity, no error."""
+    empty = {AFFINITY_ANNOTATION: "", ANTI_AFFINITY_ANNOTATION: "",
+             MEMORY_ENHANCEMENT_ANNOTATION: ""}
+    assert parse_affinity(WORKER, empty, KEPT) == AffinityTerms(WORKER)
+    node = make_node()
+    assert admit_on(node, ps("ps-0")) == (0,)
+    pod = make_pod("p", 1, labels=WORKER, annotations=empty)
+    assert region_of(node, pod) == set(ALL_NUMA)
+    assert NodeScheduler(node).check(pod).passes
+    assert admit_on(node, pod) == (0,)
 
 
 def test_reservation_errors_change_nothing() -> None:

@@ -67,6 +67,12 @@ def _allocate_unchecked(self: Node, pod: Any, container: Any, hint: Any,
     _ALLOCATE(self, pod, container, hint, None)
 
 
+def _empty_is_a_value(annotations: Any, key: str) -> str | None:
+    """AFF-1 read literally: an empty annotation value is parsed (and is malformed JSON)."""
+    value: str | None = annotations.get(key)
+    return value
+
+
 @contextmanager
 def _patched(target: str, replacement: Any) -> Iterator[None]:
     with mock.patch(target, replacement):
@@ -86,11 +92,12 @@ _PATCHES: dict[str, Callable[[], AbstractContextManager[None]]] = {
                                               _check_without_fit),
     "no_hard_check": lambda: _patched("numaspec.admission.Node._allocate",
                                       _allocate_unchecked),
+    "empty_value_malformed": lambda: _patched("numaspec.affinity._value", _empty_is_a_value),
 }
 
 
 def _region_without_others_anti() -> Callable[..., Region]:
-    """Relation R1 forgotten: existing pods' anti-affinity no longer keeps the new pod out."""
+    """AFF-7 part 1 forgotten: existing pods' anti-affinity no longer keeps the new pod out."""
     def region(terms: AffinityTerms, others: Sequence[Placed], numa_ids: Any,
                peers: Any) -> Region:
         return admissible_region(terms, [attrs.evolve(o, terms=attrs.evolve(
@@ -107,6 +114,7 @@ AFFINITY_KILLED_BY: dict[str, tuple[str, ...]] = {
     "filter_marks_preferred": ("P-AFF-FILTER",),
     "scheduler_ignores_fit": ("P-AFF-SCHEDULE",),
     "no_hard_check": ("P-AFF-ANTI",),
+    "empty_value_malformed": ("P-AFF-EQUIVALENCE",),
 }
 
 
