@@ -16,7 +16,11 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
 
-from numaspec.conformance.node_machine import ReferenceNode, make_node_machine
+from numaspec.conformance.node_machine import (
+    ReferenceNode,
+    irregular_memory_groups,
+    make_node_machine,
+)
 
 STEPS = 30
 
@@ -59,3 +63,25 @@ def test_node_mutant_breaks_an_invariant(mutation: str, invariant: str) -> None:
     machine = make_node_machine(lambda: MutantNode(mutation), compare=False)
     with pytest.raises(AssertionError, match=f"{invariant}:"):
         run_state_machine_as_test(machine, settings=KILL)
+
+
+def _memory_state(cells: dict[int, list[int]], blocks: list[list[int]]) -> dict[str, object]:
+    return {"memory": {
+        "machineState": {str(n): {"cells": c, "numberOfAssignments": 1} for n, c in cells.items()},
+        "assignments": {"p": {f"c{i}": [{"type": "memory", "size": 1, "numa": b}]
+                              for i, b in enumerate(blocks)}}}}
+
+
+@pytest.mark.parametrize(("cells", "blocks", "irregular"), [
+    ({0: [0], 1: [1]}, [[0], [1]], False),
+    ({0: [0, 1], 1: [0, 1]}, [[0, 1]], False),
+    ({0: [0, 1], 1: [0, 1]}, [[0, 1], [1]], True),    # pinned to one node of a group
+    ({0: [0, 1], 1: [0, 1, 2], 2: [1, 2]}, [[0, 1], [1, 2]], True),  # overlapping groups
+])
+def test_irregular_memory_groups(cells: dict[int, list[int]], blocks: list[list[int]],
+                                 irregular: bool) -> None:
+    """F-MEM-OVERLAP: the 1.30 differential compares until the reference's groups turn
+    irregular; the detector must see both shapes of it and nothing else."""
+    found = irregular_memory_groups(_memory_state(cells, blocks))
+    assert (found is not None) == irregular, found
+    assert irregular_memory_groups({"memory": None}) is None
