@@ -203,7 +203,7 @@ def irregular_memory_groups(state: dict[str, Any]) -> str | None:
     return None
 
 
-def make_node_machine(factory: Callable[[], NodeImplementation],
+def make_node_machine(factory: Callable[[], NodeImplementation], *,
                       versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
                       compare: bool = True, devices_too: bool = True,
                       normalize: Normalizer | None = None,
