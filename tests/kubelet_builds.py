@@ -31,7 +31,7 @@ REQUIRED = os.environ.get("NUMASPEC_REQUIRE_KUBELET", "") not in ("", "0")
 
 @cache
 def build() -> str | None:
-    """Build every adapter; None when done, else why not."""
+    """Build every release's binary; None when done, else why not."""
     if shutil.which("go") is None:
         return "Go is not installed, so the kubelet adapters cannot be built"
     BIN.mkdir(exist_ok=True)
@@ -44,11 +44,12 @@ def build() -> str | None:
     return None
 
 
-def binary(kind: str, minor: str) -> Path:
-    """The built ``kubelet-<kind>-<version>`` of release ``1.<minor>``; skips (or, when the
+def binary(minor: str) -> Path:
+    """The built ``kubelet-adapter-<version>`` of release ``1.<minor>`` (its one binary: the
+    adapter protocol, ``node`` the node probe, ``merge`` the merge oracle); skips (or, when the
     kubelet tests are required, fails) when it cannot be built."""
     problem = build()
-    path = BIN / f"kubelet-{kind}-{RELEASES[minor]}"
+    path = BIN / f"kubelet-adapter-{RELEASES[minor]}"
     if problem is None and not path.exists():
         problem = f"{path.name} was not built by adapters/kubelet/build.sh"
     if problem is not None:
@@ -56,3 +57,8 @@ def binary(kind: str, minor: str) -> Path:
             pytest.fail(f"NUMASPEC_REQUIRE_KUBELET is set, but: {problem}")
         pytest.skip(f"{problem} (set NUMASPEC_REQUIRE_KUBELET=1 to make this a failure)")
     return path
+
+
+def node_command(minor: str) -> list[str]:
+    """The command that runs release ``1.<minor>``'s node probe (skips or fails as binary)."""
+    return [str(binary(minor)), "node"]

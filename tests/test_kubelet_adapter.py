@@ -26,7 +26,7 @@ def manifest(minor: str) -> str | None:
 
 @pytest.mark.parametrize("minor", sorted(RELEASES))
 def test_the_suite_passes_against_kubelet(minor: str, tmp_path: Path) -> None:
-    adapter = binary("adapter", minor)
+    adapter = binary(minor)
     printed = io.StringIO()
     status = run_conformance(RunConfig(impl=f"exec:{adapter}", out=str(tmp_path), strict=True,
                                        expectations=manifest(minor), timeout=60.0),
@@ -38,7 +38,7 @@ def test_the_suite_passes_against_kubelet(minor: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("minor", sorted(RELEASES))
 def test_kubelet_and_the_reference_agree_on_random_merges(minor: str) -> None:
-    adapter = binary("adapter", minor)
+    adapter = binary(minor)
     result = differential(f"exec:{adapter}", cases=CASES, seed=int(minor.split(".")[1]))
     print(result.summary())
     assert result.cases == CASES

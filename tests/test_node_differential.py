@@ -1,6 +1,7 @@
 """The node model against the real kubelet: the node state machine drives the Go node
-probe (adapters/kubelet/*/node: kubelet's own Topology, CPU and Memory Managers) and the
-reference side by side; every decision and every CPU and memory state must agree.
+probe (adapters/kubelet/probe, run as ``kubelet-adapter-<version> node``: kubelet's own
+Topology, CPU and Memory Managers) and the reference side by side; every decision and every
+CPU and memory state must agree.
 
 What agreement covers: NODE-0, NODE-1, NODE-2, NODE-3, NODE-5, NODE-7, NODE-8, ADMIT-1,
 ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, CPU-6, CPU-7, CPU-8, CPU-9, CPU-10, CPU-12, CPU-14, CPU-15,
@@ -12,6 +13,7 @@ the probes itself (tests/kubelet_builds.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import kubelet_builds
@@ -48,11 +50,11 @@ def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
     "1.37",
 ])
 def test_reference_agrees_with_kubelet_node(version: str) -> None:
-    binary = kubelet_builds.binary("node", version)
+    command = kubelet_builds.node_command(version)
     probes: list[ExecNode] = []
 
     def factory() -> ExecNode:
-        probe = ExecNode([str(binary)], name=binary.name)
+        probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
         probes.append(probe)
         return probe
 

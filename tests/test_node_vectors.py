@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
-from kubelet_builds import binary as kubelet_binary
+from kubelet_builds import node_command
 from test_node_differential import normalize
 
 from numaspec.conformance.exec_node import ExecNode
@@ -47,8 +48,8 @@ def test_kubelet_agrees_with_node_vector(vector: Vector) -> None:
     match = re.search(r"kubelet (1\.\d+\.\d+)", vector.notes)
     assert match, vector.notes
     minor = match.group(1).rsplit(".", 1)[0]
-    binary = kubelet_binary("node", minor)
-    probe = ExecNode([str(binary)], name=binary.name)
+    command = node_command(minor)
+    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
     try:
         def handle(request: dict[str, Any]) -> dict[str, Any]:
             if request.get("op") == "create":  # the probe serves its own release only

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build, for each pinned kubelet release dir v1_*: the numaspec adapter
-# bin/kubelet-adapter-<k8s.io/kubernetes version> (from adapter/), the merge
-# oracle bin/kubelet-merge-<version> (from the module root) and, where the dir
-# has a node/ subdir, the node probe bin/kubelet-node-<version>.
+# Build, for each pinned kubelet release dir v1_*, its one binary
+# bin/kubelet-adapter-<k8s.io/kubernetes version> (from the module root): the
+# numaspec adapter protocol, "node" the node probe, "merge" the merge oracle
+# (README.md). Binaries of the former layout (kubelet-merge-*, kubelet-node-*)
+# are removed.
 # Modules come from the Go module proxy (go.mod/go.sum are committed;
 # nothing else is fetched).
 # Usage: ./build.sh [v1_23 v1_30 v1_37 ...]   (default: every v1_* dir)
@@ -20,16 +21,7 @@ for d in "${dirs[@]}"; do
   [ -n "$ver" ] || { echo "no k8s.io/kubernetes in $d/go.mod" >&2; exit 1; }
   echo "== $d: k8s.io/kubernetes $ver" >&2
   start=$(date +%s)
-  (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-merge-$ver" .)
-  echo "   built bin/kubelet-merge-$ver in $(( $(date +%s) - start ))s" >&2
-  if [ -d "$d/adapter" ]; then
-    start=$(date +%s)
-    (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-adapter-$ver" ./adapter)
-    echo "   built bin/kubelet-adapter-$ver in $(( $(date +%s) - start ))s" >&2
-  fi
-  if [ -d "$d/node" ]; then
-    start=$(date +%s)
-    (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-node-$ver" ./node)
-    echo "   built bin/kubelet-node-$ver in $(( $(date +%s) - start ))s" >&2
-  fi
+  (cd "$d" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "../bin/kubelet-adapter-$ver" .)
+  rm -f "bin/kubelet-merge-$ver" "bin/kubelet-node-$ver"
+  echo "   built bin/kubelet-adapter-$ver in $(( $(date +%s) - start ))s" >&2
 done

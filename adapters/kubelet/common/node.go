@@ -449,6 +449,8 @@ type NodeProbe interface {
 	// Recover is called after a request panicked, to drop any half-done
 	// request state (e.g. the pod being admitted).
 	Recover()
+	// Close drops the node and removes what it keeps on disk.
+	Close()
 }
 
 // HandleNode answers one node-protocol request line (used by the adapter).
@@ -512,14 +514,18 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 	}
 }
 
-// NodeMain runs the node probe line protocol on stdin/stdout: one answer line
-// per non-blank request line, flushed after each. It never exits on a bad line.
-func NodeMain(p NodeProbe) {
-	version := flag.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
-	flag.Parse()
+// nodeMain runs the node probe line protocol on stdin/stdout (the "node" mode
+// of ReleaseMain; args are its flags): one answer line per non-blank request
+// line, flushed after each. It never exits on a bad line. At the end of input
+// the probe is closed (its node's state directory removed).
+func nodeMain(p NodeProbe, args []string) {
+	fs := flag.NewFlagSet("node", flag.ExitOnError)
+	version := fs.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
+	_ = fs.Parse(args)
 	if *version {
 		fmt.Println(p.Version())
 		return
 	}
+	defer p.Close()
 	ServeLines(func(line []byte) any { return handleNode(p, line) })
 }

@@ -312,11 +312,14 @@ func serveLines(answer func(line []byte) (any, bool), encodeFailed func(error) a
 	}
 }
 
-// Main runs the line protocol on stdin/stdout. It never exits on a bad line.
-func Main(ev Evaluator) {
-	repeat := flag.Int("repeat", 0, "evaluate each request N times and report kind \"nondeterministic\" if answers differ (0 = auto: 1, or 16 when the request has >= 2 policy options)")
-	version := flag.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
-	flag.Parse()
+// oracleMain runs the merge oracle's line protocol on stdin/stdout (the
+// "merge" mode of ReleaseMain; args are its flags). It never exits on a bad
+// line.
+func oracleMain(ev Evaluator, args []string) {
+	fs := flag.NewFlagSet("merge", flag.ExitOnError)
+	repeat := fs.Int("repeat", 0, "evaluate each request N times and report kind \"nondeterministic\" if answers differ (0 = auto: 1, or 16 when the request has >= 2 policy options)")
+	version := fs.Bool("version", false, "print the pinned k8s.io/kubernetes version and exit")
+	_ = fs.Parse(args)
 	if *version {
 		fmt.Println(ev.Version())
 		return

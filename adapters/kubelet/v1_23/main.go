@@ -1,5 +1,6 @@
-// kubelet-merge: answers the merge oracle's line format (../README.md) with
-// this release's kubelet Topology Manager code (package release).
+// kubelet-adapter-v1.23.17: this release's one binary (../README.md): the
+// numaspec adapter protocol (merge only), or with "merge" the merge oracle.
+// 1.23 has no node probe and does not use package probe.
 package main
 
 import (
@@ -9,5 +10,5 @@ import (
 
 func main() {
 	release.Setup()
-	common.Main(release.Oracle{})
+	common.ReleaseMain(release.Adapter{}, release.Oracle{}, nil)
 }

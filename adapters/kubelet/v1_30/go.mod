@@ -7,11 +7,15 @@ require (
 	k8s.io/api v0.30.14
 	k8s.io/apimachinery v0.30.14
 	k8s.io/apiserver v0.30.14
-	k8s.io/component-base v0.30.14
-	k8s.io/cri-api v0.30.14
 	k8s.io/kubernetes v1.30.14
 	k8s.io/utils v0.0.0-20230726121419-3b25d923346b
 	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/probe v0.0.0
+)
+
+require (
+	k8s.io/component-base v0.30.14 // indirect
+	k8s.io/cri-api v0.30.14 // indirect
 )
 
 require (
@@ -179,3 +183,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.30.14
 	k8s.io/sample-controller => k8s.io/sample-controller v0.30.14
 )
+
+replace numaspec.invalid/kubelet-oracle/probe => ../probe

@@ -7,13 +7,17 @@ require (
 	github.com/google/cadvisor/lib v0.60.5
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
-	k8s.io/apiserver v0.37.1
-	k8s.io/component-base v0.37.1
-	k8s.io/cri-api v0.37.1
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.37.1
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/probe v0.0.0
+)
+
+require (
+	k8s.io/apiserver v0.37.1 // indirect
+	k8s.io/component-base v0.37.1 // indirect
+	k8s.io/cri-api v0.37.1 // indirect
 )
 
 require (
@@ -181,3 +185,5 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.37.1
 	k8s.io/streaming => k8s.io/streaming v0.37.1
 )
+
+replace numaspec.invalid/kubelet-oracle/probe => ../probe

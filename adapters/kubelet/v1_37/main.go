@@ -1,13 +1,11 @@
-// kubelet-merge: answers the merge oracle's line format (../README.md) with
-// this release's kubelet Topology Manager code (package release).
+// kubelet-adapter-<version>: this release's one binary (../README.md): the
+// numaspec adapter protocol, or with "node" the node probe, with "merge" the
+// merge oracle, all in package probe over this release's shim (release).
 package main
 
 import (
-	"numaspec.invalid/kubelet-oracle/common"
+	"numaspec.invalid/kubelet-oracle/probe"
 	"numaspec.invalid/kubelet-oracle/v1_37/release"
 )
 
-func main() {
-	release.Setup()
-	common.Main(release.Oracle{})
-}
+func main() { probe.Main(release.Kubelet{}) }

@@ -1,9 +1,11 @@
-package release
+package probe
+
+// The merge evaluators: the merge oracle's (Oracle) and the adapter's merge
+// operation (Merge).
 
 import (
 	"fmt"
 
-	cadvisorapi "github.com/google/cadvisor/lib/model"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
 	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
@@ -16,12 +18,12 @@ import (
 // Oracle answers the merge oracle's own line format (bin/kubelet-merge-*):
 // NewManager with this binary's default feature gates, then the policy's
 // Merge; errors are kind kubelet-error with kubelet's text.
-type Oracle struct{}
+type Oracle struct{ K Kubelet }
 
-func (Oracle) Version() string { return kubeletVersion }
+func (o Oracle) Version() string { return o.K.Version() }
 
-func (Oracle) Evaluate(req *common.Request) common.Response {
-	mgr, err := topologymanager.NewManager(logger, caseTopology(req), req.Policy, "container", req.PolicyOptions)
+func (o Oracle) Evaluate(req *common.Request) common.Response {
+	mgr, err := o.K.NewTopologyManager(caseMachine(req), req.Policy, "container", req.PolicyOptions)
 	if err != nil {
 		return common.Fail("kubelet-error", "new-manager", err.Error())
 	}
@@ -29,18 +31,19 @@ func (Oracle) Evaluate(req *common.Request) common.Response {
 	if err != nil {
 		return common.Fail("kubelet-error", "bitmask", err.Error())
 	}
-	hint, admit := mgr.GetPolicy().Merge(logger, providers)
+	hint, admit := o.K.Merge(mgr, providers)
 	return common.OK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
 }
 
-// caseTopology is the fabricated cadvisor topology: one Node per requested NUMA
-// id, in the given order, with the distance row for that id (nil if not given).
-func caseTopology(req *common.Request) []cadvisorapi.Node {
-	topo := make([]cadvisorapi.Node, 0, len(req.NUMANodes))
+// caseMachine is the fabricated machine whose cadvisor topology
+// NewTopologyManager reads: one node per requested NUMA id, in the given
+// order, with the distance row for that id (nil if not given), nothing else.
+func caseMachine(req *common.Request) *common.Machine {
+	m := &common.Machine{Topology: make([]common.MachineNode, 0, len(req.NUMANodes))}
 	for _, id := range req.NUMANodes {
-		topo = append(topo, cadvisorapi.Node{Id: id, Distances: req.NUMADistances[id]})
+		m.Topology = append(m.Topology, common.MachineNode{ID: id, Distances: req.NUMADistances[id]})
 	}
-	return topo
+	return m
 }
 
 func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint, error) {
@@ -73,18 +76,18 @@ func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint
 //
 // Errors carry kubelet's text; their numaspec kind comes from the step that
 // failed and common.Classify*.
-func Merge(c *common.MergeCase) common.MergeResult {
+func Merge(k Kubelet, c *common.MergeCase) common.MergeResult {
 	gates := freshGates()
 	policy := c.Policy
 	spec := common.ConfigSpec{TopologyManagerPolicy: &policy, TopologyManagerPolicyOptions: c.PolicyOptions, FeatureGates: c.FeatureGates}
-	kc, resp := loadConfig(spec)
+	kc, resp := loadConfig(k, spec)
 	if resp != nil {
 		return configFail(resp.Error)
 	}
 	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
 		return common.MergeFail("invalid-field", err.Error())
 	}
-	kc.FailCgroupV1 = false // the host-dependent check; see probe.go
+	k.ForModelledHost(kc)
 	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
 		return classified(common.ClassifyConfigError(err.Error()), err)
 	}
@@ -95,7 +98,7 @@ func Merge(c *common.MergeCase) common.MergeResult {
 		return common.MergeFail("policy-option-not-enabled", fmt.Sprintf("topology manager policy options %v require feature gates %q enabled",
 			kc.TopologyManagerPolicyOptions, kubefeatures.TopologyManagerPolicyOptions))
 	}
-	mgr, err := topologymanager.NewManager(logger, caseTopology(&c.Request), kc.TopologyManagerPolicy, kc.TopologyManagerScope, options)
+	mgr, err := k.NewTopologyManager(caseMachine(&c.Request), kc.TopologyManagerPolicy, kc.TopologyManagerScope, options)
 	if err != nil {
 		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
 	}
@@ -103,7 +106,7 @@ func Merge(c *common.MergeCase) common.MergeResult {
 	if err != nil {
 		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
 	}
-	hint, admit := mgr.GetPolicy().Merge(logger, providers)
+	hint, admit := k.Merge(mgr, providers)
 	return common.MergeOK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
 }
 

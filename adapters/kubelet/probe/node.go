@@ -1,62 +1,49 @@
-// Package release drives the kubelet code of k8s.io/kubernetes v1.30.x for
-// numaspec: the merge evaluator (merge.go), the node probe (probe.go: the
-// real kubelet topology, CPU and memory managers through pod admissions) and
-// the adapter (adapter.go). See ../../README.md.
-package release
+package probe
+
+// The node probe: one modelled node, driven through kubelet's own Topology,
+// CPU and Memory Managers (see ../README.md, "Node probe").
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
-	cadvisorapi "github.com/google/cadvisor/info/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/component-base/featuregate"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
-	"k8s.io/kubernetes/pkg/features"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
-	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
 	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager"
-	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/topology"
 	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 	"k8s.io/kubernetes/pkg/kubelet/eviction"
 	evictionapi "k8s.io/kubernetes/pkg/kubelet/eviction/api"
-	utilcodec "k8s.io/kubernetes/pkg/kubelet/kubeletconfig/util/codec"
-	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 	"k8s.io/kubernetes/pkg/kubelet/stats/pidlimit"
 	"k8s.io/utils/cpuset"
 
 	"numaspec.invalid/kubelet-oracle/common"
 )
 
-const kubeletVersion = "v1.30.14" // keep in sync with ../go.mod
-
-// reconcilePeriod keeps the CPU manager's reconcile loop asleep after its
+// ReconcilePeriod keeps the CPU manager's reconcile loop asleep after its
 // first (immediate) run.
-const reconcilePeriod = 1000000 * time.Hour
-
-// pristineGates is the process-wide feature gate as this binary's init left
-// it; each create starts from a copy of it.
-var pristineGates featuregate.MutableFeatureGate
+const ReconcilePeriod = 1000000 * time.Hour
 
 type probe struct {
+	k Kubelet
+
 	mu      sync.Mutex // guards live and pending (read by the managers' activePods)
 	live    []*v1.Pod  // admitted, not removed, in admission order
 	pending *v1.Pod    // the pod under admission (kubelet's pod manager already holds it)
@@ -64,14 +51,14 @@ type probe struct {
 	dir  string
 	tm   topologymanager.Manager
 	cpu  cpumanager.Manager
-	mem  memorymanager.Manager // nil when the MemoryManager gate is off (as in kubelet)
+	mem  memorymanager.Manager // nil when the release does not build it (1.30: MemoryManager gate off)
 	pods map[string]*v1.Pod    // live pods by uid
 
 	cpuPolicy, memPolicy string // the started node's configured policies
 	allCPUs              []int  // the machine's logical CPUs
 }
 
-func (p *probe) Version() string { return kubeletVersion }
+func (p *probe) Version() string { return p.k.Version() }
 
 // activePods is what kubelet's GetActivePods returns: pods in the pod manager
 // that are not terminal. Kubelet adds a pod to its pod manager before running
@@ -103,20 +90,23 @@ func (p *probe) Recover() {
 	}
 }
 
-// ---- fakes ----
+// ---- fakes (the shims pass them to the managers' Start) ----
 
-type sourcesReady struct{}
+// SourcesReady says every pod source is ready.
+type SourcesReady struct{}
 
-func (sourcesReady) AddSource(string) {}
-func (sourcesReady) AllReady() bool   { return true }
+func (SourcesReady) AddSource(string) {}
+func (SourcesReady) AllReady() bool   { return true }
 
-type podStatusProvider struct{}
+// PodStatusProvider knows no pod status.
+type PodStatusProvider struct{}
 
-func (podStatusProvider) GetPodStatus(types.UID) (v1.PodStatus, bool) { return v1.PodStatus{}, false }
+func (PodStatusProvider) GetPodStatus(types.UID) (v1.PodStatus, bool) { return v1.PodStatus{}, false }
 
-type runtimeService struct{}
+// RuntimeService is a container runtime that accepts every resource update.
+type RuntimeService struct{}
 
-func (runtimeService) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
+func (RuntimeService) UpdateContainerResources(context.Context, string, *runtimeapi.ContainerResources) error {
 	return nil
 }
 
@@ -150,42 +140,19 @@ func pageKiB(name string) (uint64, error) {
 	return uint64(v / 1024), nil
 }
 
-func machineInfo(m *common.Machine) *cadvisorapi.MachineInfo {
-	mi := &cadvisorapi.MachineInfo{
-		NumCores:         m.NumCores,
-		NumPhysicalCores: m.NumPhysicalCores,
-		NumSockets:       m.NumSockets,
-		MemoryCapacity:   m.MemoryCapacity,
-	}
-	for _, h := range m.HugePages {
-		mi.HugePages = append(mi.HugePages, cadvisorapi.HugePagesInfo{PageSize: h.PageSize, NumPages: h.NumPages})
-	}
-	for _, n := range m.Topology {
-		node := cadvisorapi.Node{Id: n.ID, Memory: n.Memory, Distances: n.Distances}
-		for _, h := range n.HugePages {
-			node.HugePages = append(node.HugePages, cadvisorapi.HugePagesInfo{PageSize: h.PageSize, NumPages: h.NumPages})
-		}
-		for _, c := range n.Cores {
-			node.Cores = append(node.Cores, cadvisorapi.Core{Id: c.ID, Threads: c.Threads, SocketID: c.SocketID})
-		}
-		mi.Topology = append(mi.Topology, node)
-	}
-	return mi
-}
-
 // loadConfig does what kubelet does with a config file: strict decode with
 // v1beta1 defaulting (pkg/kubelet/kubeletconfig/util/codec), then
 // cmd/kubelet/app/server.go:loadConfigFile's evictionHard default.
 // A panic in kubelet's defaulting (which crashes kubelet at startup) is
 // answered as a "startup" error too.
-func loadConfig(spec common.ConfigSpec) (kc *kubeletconfig.KubeletConfiguration, resp *common.NodeResponse) {
+func loadConfig(k Kubelet, spec common.ConfigSpec) (kc *kubeletconfig.KubeletConfiguration, resp *common.NodeResponse) {
 	defer func() {
 		if r := recover(); r != nil {
 			e := common.ErrResponse(&common.NodeError{Kind: "startup", Stage: "decode-config-panic", Message: fmt.Sprint(r)})
 			kc, resp = nil, &e
 		}
 	}()
-	kc, err := decodeConfig(spec)
+	kc, err := decodeConfig(k, spec)
 	if err != nil {
 		e := startupErr("decode-config", err)
 		return nil, &e
@@ -193,7 +160,7 @@ func loadConfig(spec common.ConfigSpec) (kc *kubeletconfig.KubeletConfiguration,
 	return kc, nil
 }
 
-func decodeConfig(spec common.ConfigSpec) (*kubeletconfig.KubeletConfiguration, error) {
+func decodeConfig(k Kubelet, spec common.ConfigSpec) (*kubeletconfig.KubeletConfiguration, error) {
 	data, err := spec.KubeletConfigJSON()
 	if err != nil {
 		return nil, err
@@ -202,13 +169,11 @@ func decodeConfig(spec common.ConfigSpec) (*kubeletconfig.KubeletConfiguration, 
 	if err != nil {
 		return nil, err
 	}
-	kc, err := utilcodec.DecodeKubeletConfiguration(codecs, data)
+	kc, err := k.DecodeConfig(codecs, data)
 	if err != nil {
 		return nil, err
 	}
-	if kc.EvictionHard == nil {
-		kc.EvictionHard = eviction.DefaultEvictionHard
-	}
+	k.DefaultEvictionHard(kc)
 	return kc, nil
 }
 
@@ -217,12 +182,12 @@ func decodeConfig(spec common.ConfigSpec) (*kubeletconfig.KubeletConfiguration, 
 // (GetNodeAllocatableReservation, hardEvictionReservation: methods of an
 // unexported type) compute, with the same exported kubelet helpers.
 
-func getReservedCPUs(mi *cadvisorapi.MachineInfo, cpus string) (cpuset.CPUSet, error) {
+func getReservedCPUs(k Kubelet, m *common.Machine, cpus string) (cpuset.CPUSet, error) {
 	emptyCPUSet := cpuset.New()
 	if cpus == "" {
 		return emptyCPUSet, nil
 	}
-	topo, err := topology.Discover(mi)
+	allCPUSet, err := k.OnlineCPUs(m)
 	if err != nil {
 		return emptyCPUSet, fmt.Errorf("unable to discover CPU topology info: %s", err)
 	}
@@ -230,39 +195,40 @@ func getReservedCPUs(mi *cadvisorapi.MachineInfo, cpus string) (cpuset.CPUSet, e
 	if err != nil {
 		return emptyCPUSet, fmt.Errorf("unable to parse reserved-cpus list: %s", err)
 	}
-	allCPUSet := topo.CPUDetails.CPUs()
 	if !reservedCPUSet.IsSubsetOf(allCPUSet) {
 		return emptyCPUSet, fmt.Errorf("reserved-cpus: %s is not a subset of online-cpus: %s", cpus, allCPUSet.String())
 	}
 	return reservedCPUSet, nil
 }
 
-func parseResourceList(m map[string]string) (v1.ResourceList, error) {
+func parseResourceList(k Kubelet, m map[string]string) (v1.ResourceList, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
 	rl := make(v1.ResourceList)
-	for k, v := range m {
-		switch v1.ResourceName(k) {
+	for name, v := range m {
+		switch v1.ResourceName(name) {
 		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, pidlimit.PIDs:
 			q, err := resource.ParseQuantity(v)
 			if err != nil {
-				return nil, fmt.Errorf("failed to parse quantity %q for %q resource: %w", v, k, err)
+				return nil, fmt.Errorf("failed to parse quantity %q for %q resource: %w", v, name, err)
 			}
 			if q.Sign() == -1 {
-				return nil, fmt.Errorf("resource quantity for %q cannot be negative: %v", k, v)
+				return nil, fmt.Errorf("resource quantity for %q cannot be negative: %v", name, v)
 			}
-			rl[v1.ResourceName(k)] = q
+			k.ReservedQuantity(v1.ResourceName(name), &q)
+			rl[v1.ResourceName(name)] = q
 		default:
-			return nil, fmt.Errorf("cannot reserve %q resource", k)
+			return nil, fmt.Errorf("cannot reserve %q resource", name)
 		}
 	}
 	return rl, nil
 }
 
 // capacityFromMachineInfo is pkg/kubelet/cadvisor.CapacityFromMachineInfo
-// (that package drags all of cadvisor's container handlers in on linux).
-func capacityFromMachineInfo(info *cadvisorapi.MachineInfo) v1.ResourceList {
+// (that package drags all of cadvisor's container handlers in on linux), on
+// the fields of the MachineInfo the shims build from the same Machine.
+func capacityFromMachineInfo(info *common.Machine) v1.ResourceList {
 	c := v1.ResourceList{
 		v1.ResourceCPU:    *resource.NewMilliQuantity(int64(info.NumCores*1000), resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(int64(info.MemoryCapacity), resource.BinarySI),
@@ -313,7 +279,8 @@ func nodeAllocatableReservation(capacity, kubeReserved, systemReserved v1.Resour
 }
 
 func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
-	if e := common.CheckKubeletVersion(spec.KubeletVersion, kubeletVersion); e != nil {
+	k := p.k
+	if e := common.CheckKubeletVersion(spec.KubeletVersion, k.Version()); e != nil {
 		return common.ErrResponse(e)
 	}
 	m, e := common.BuildMachine(spec.Machine, memBytes, pageKiB)
@@ -322,26 +289,26 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 	}
 	// A new create replaces the node, also when it fails.
 	p.reset()
-	mi := machineInfo(m)
 
 	// cmd/kubelet/app/server.go: load the config file, set the feature
 	// gates from it, validate it.
 	// The process-wide feature gate starts from this binary's defaults for
 	// every node (kubelet's config defaulting may read it).
 	gates := freshGates()
-	kc, resp := loadConfig(spec.Config)
+	kc, resp := loadConfig(k, spec.Config)
 	if resp != nil {
 		return *resp
 	}
 	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
 		return startupErr("feature-gates", err)
 	}
+	k.ForModelledHost(kc)
 	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
 		return startupErr("validate-config", err)
 	}
 
 	// server.go run(): reserved CPUs override the cpu reservations.
-	reservedSystemCPUs, err := getReservedCPUs(mi, kc.ReservedSystemCPUs)
+	reservedSystemCPUs, err := getReservedCPUs(k, m, kc.ReservedSystemCPUs)
 	if err != nil {
 		return startupErr("reserved-cpus", err)
 	}
@@ -356,11 +323,11 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 		}
 		systemReservedIn["cpu"] = strconv.Itoa(reservedSystemCPUs.Size())
 	}
-	kubeReserved, err := parseResourceList(kubeReservedIn)
+	kubeReserved, err := parseResourceList(k, kubeReservedIn)
 	if err != nil {
 		return startupErr("kube-reserved", fmt.Errorf("--kube-reserved value failed to parse: %w", err))
 	}
-	systemReserved, err := parseResourceList(systemReservedIn)
+	systemReserved, err := parseResourceList(k, systemReservedIn)
 	if err != nil {
 		return startupErr("system-reserved", fmt.Errorf("--system-reserved value failed to parse: %w", err))
 	}
@@ -369,47 +336,43 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 	if err != nil {
 		return startupErr("eviction-hard", err)
 	}
-	var cpuManagerPolicyOptions map[string]string
-	if utilfeature.DefaultFeatureGate.Enabled(features.CPUManagerPolicyOptions) {
-		cpuManagerPolicyOptions = kc.CPUManagerPolicyOptions
-	} else if kc.CPUManagerPolicyOptions != nil {
-		return startupErr("cpu-manager-policy-options", fmt.Errorf("CPU Manager policy options %v require feature gates %q, %q enabled",
-			kc.CPUManagerPolicyOptions, features.CPUManager, features.CPUManagerPolicyOptions))
+	cpuManagerPolicyOptions, err := k.CPUManagerPolicyOptions(kc)
+	if err != nil {
+		return startupErr("cpu-manager-policy-options", err)
 	}
 	var topologyManagerPolicyOptions map[string]string
-	if utilfeature.DefaultFeatureGate.Enabled(features.TopologyManagerPolicyOptions) {
+	if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.TopologyManagerPolicyOptions) {
 		topologyManagerPolicyOptions = kc.TopologyManagerPolicyOptions
 	} else if kc.TopologyManagerPolicyOptions != nil {
 		return startupErr("topology-manager-policy-options", fmt.Errorf("topology manager policy options %v require feature gates %q enabled",
-			kc.TopologyManagerPolicyOptions, features.TopologyManagerPolicyOptions))
+			kc.TopologyManagerPolicyOptions, kubefeatures.TopologyManagerPolicyOptions))
 	}
 
 	// pkg/kubelet/cm/container_manager_linux.go NewContainerManager.
-	reservation := nodeAllocatableReservation(capacityFromMachineInfo(mi), kubeReserved, systemReserved, thresholds)
-	dir, err := os.MkdirTemp("", "kubelet-node-probe-")
+	reservation := nodeAllocatableReservation(capacityFromMachineInfo(m), kubeReserved, systemReserved, thresholds)
+	dir, err := makeStateDir()
 	if err != nil {
 		return common.ErrResponse(common.Errf("probe", "tempdir", "%v", err))
 	}
 	p.dir = dir
 
-	tm, err := topologymanager.NewManager(mi.Topology, kc.TopologyManagerPolicy, kc.TopologyManagerScope, topologyManagerPolicyOptions)
+	tm, err := k.NewTopologyManager(m, kc.TopologyManagerPolicy, kc.TopologyManagerScope, topologyManagerPolicyOptions)
 	if err != nil {
 		return startupErr("topologymanager.NewManager", err)
 	}
 	// (kubelet creates the device manager here and registers it first; not modelled)
-	cpu, err := cpumanager.NewManager(kc.CPUManagerPolicy, cpuManagerPolicyOptions, reconcilePeriod, mi,
-		reservedSystemCPUs, reservation, dir, tm)
+	cpu, err := k.NewCPUManager(kc.CPUManagerPolicy, cpuManagerPolicyOptions, m, reservedSystemCPUs, reservation, dir, tm)
 	if err != nil {
 		return startupErr("cpumanager.NewManager", err)
 	}
-	tm.AddHintProvider(cpu)
+	k.AddHintProvider(tm, cpu)
 	var mem memorymanager.Manager
-	if utilfeature.DefaultFeatureGate.Enabled(features.MemoryManager) {
-		mem, err = memorymanager.NewManager(kc.MemoryManagerPolicy, mi, reservation, kc.ReservedMemory, dir, tm)
+	if k.MemoryManagerEnabled() {
+		mem, err = k.NewMemoryManager(kc.MemoryManagerPolicy, m, reservation, kc.ReservedMemory, dir, tm)
 		if err != nil {
 			return startupErr("memorymanager.NewManager", err)
 		}
-		tm.AddHintProvider(mem)
+		k.AddHintProvider(tm, mem)
 	}
 
 	// ContainerManager.Start: no containers exist yet.
@@ -419,7 +382,7 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 		once.Do(func() { close(firstCall) })
 		return p.activePods()
 	}
-	if err := cpu.Start(cpumanager.ActivePodsFunc(active), sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+	if err := k.StartCPUManager(cpu, active); err != nil {
 		return startupErr("cpumanager.Start", err)
 	}
 	if kc.CPUManagerPolicy != "none" {
@@ -431,7 +394,7 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 		}
 	}
 	if mem != nil {
-		if err := mem.Start(memorymanager.ActivePodsFunc(p.activePods), sourcesReady{}, podStatusProvider{}, runtimeService{}, containermap.NewContainerMap()); err != nil {
+		if err := k.StartMemoryManager(mem, p.activePods); err != nil {
 			return startupErr("memorymanager.Start", err)
 		}
 	}
@@ -458,7 +421,7 @@ func copyMap(m map[string]string) map[string]string {
 
 func (p *probe) reset() {
 	if p.dir != "" {
-		_ = os.RemoveAll(p.dir)
+		removeStateDir(p.dir)
 	}
 	p.mu.Lock()
 	p.live, p.pending = nil, nil
@@ -574,9 +537,9 @@ func (p *probe) cleanup() {
 		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "cleanup"}}},
 		Status:     v1.PodStatus{QOSClass: v1.PodQOSBestEffort},
 	}
-	p.cpu.GetTopologyHints(pod, &pod.Spec.Containers[0])
+	p.k.TopologyHints(p.cpu, pod, &pod.Spec.Containers[0])
 	if p.mem != nil {
-		p.mem.GetTopologyHints(pod, &pod.Spec.Containers[0])
+		p.k.TopologyHints(p.mem, pod, &pod.Spec.Containers[0])
 	}
 }
 
@@ -593,7 +556,7 @@ func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
 	}
 
 	p.setPending(pod)
-	res := p.tm.Admit(&lifecycle.PodAdmitAttributes{Pod: pod, OtherPods: p.activePodsExcept(pod)})
+	res := p.k.Admit(p.tm, pod, p.activePodsExcept(pod))
 	d := &common.Decision{Admitted: res.Admit, Reason: res.Reason, Message: res.Message, Containers: []common.ContainerResult{}}
 	if !res.Admit {
 		p.setPending(nil) // rejected: kubelet marks it Failed, so it is no longer active
@@ -613,11 +576,7 @@ func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
 	// containers first, in order.
 	for i := range cs {
 		id := containerID(pod, &cs[i])
-		p.cpu.AddContainer(pod, &cs[i], id)
-		if p.mem != nil {
-			p.mem.AddContainer(pod, &cs[i], id)
-		}
-		p.tm.AddContainer(pod, &cs[i], id)
+		p.k.PreStartContainer(p.cpu, p.mem, p.tm, pod, &cs[i], id)
 	}
 	return common.NodeResponse{Decision: d}
 }
@@ -634,7 +593,7 @@ func (p *probe) activePodsExcept(pod *v1.Pod) []*v1.Pod {
 
 func (p *probe) containerResult(pod *v1.Pod, c *v1.Container) common.ContainerResult {
 	uid := string(pod.UID)
-	hint := p.tm.GetAffinity(uid, c.Name)
+	hint := p.k.GetAffinity(p.tm, uid, c.Name)
 	r := common.ContainerResult{Name: c.Name, CPUs: []int{}, Memory: []common.MemBlock{}, Devices: map[string]interface{}{}}
 	r.Hint.Preferred = hint.Preferred
 	if hint.NUMANodeAffinity != nil {
@@ -671,7 +630,7 @@ func (p *probe) Remove(uid string) common.NodeResponse {
 	// removeStaleState once the pod is no longer active.
 	cs := allContainers(pod)
 	for i := range cs {
-		_ = p.tm.RemoveContainer(containerID(pod, &cs[i]))
+		_ = p.k.RemoveContainer(p.tm, containerID(pod, &cs[i]))
 	}
 	p.cleanup()
 	return common.OKResponse()
@@ -745,11 +704,7 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 	if e != nil {
 		return common.ErrResponse(e)
 	}
-	type provider interface {
-		GetTopologyHints(*v1.Pod, *v1.Container) map[string][]topologymanager.TopologyHint
-		GetPodTopologyHints(*v1.Pod) map[string][]topologymanager.TopologyHint
-	}
-	providers := []provider{p.cpu}
+	providers := []topologymanager.HintProvider{p.cpu}
 	if p.mem != nil {
 		providers = append(providers, p.mem)
 	}
@@ -769,9 +724,9 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 	for _, hp := range providers {
 		var got map[string][]topologymanager.TopologyHint
 		if c != nil {
-			got = hp.GetTopologyHints(pod, c)
+			got = p.k.TopologyHints(hp, pod, c)
 		} else {
-			got = hp.GetPodTopologyHints(pod)
+			got = p.k.PodTopologyHints(hp, pod)
 		}
 		for res, hints := range got {
 			if hints == nil {
@@ -792,36 +747,11 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 	return common.NodeResponse{Hints: &out}
 }
 
-var setupOnce sync.Once
-
-// Setup does, once per process, what kubelet's init does before any
-// configuration is read: silence klog (see common.SilenceKlog), add the
-// logging feature gates (cmd/kubelet/app/server.go init), and keep a copy of
-// the feature gate as it then is (pristineGates) for every node and case.
-func Setup() {
-	setupOnce.Do(func() {
-		common.SilenceKlog()
-		if err := logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
-			panic(fmt.Sprintf("adding logging feature gates: %v", err))
-		}
-		pristineGates = utilfeature.DefaultMutableFeatureGate.DeepCopy()
-	})
-}
-
-// freshGates installs a copy of pristineGates as the process-wide feature
-// gate, as a freshly started kubelet has it, and returns it.
-func freshGates() featuregate.MutableFeatureGate {
-	gates := pristineGates.DeepCopy()
-	utilfeature.DefaultMutableFeatureGate = gates
-	utilfeature.DefaultFeatureGate = gates
-	return gates
-}
-
-// Probe is the node probe of this release.
+// Probe is the node probe of one release.
 type Probe = probe
 
-// NewProbe returns a probe with no node (call Setup first).
-func NewProbe() *Probe { return &probe{pods: map[string]*v1.Pod{}} }
+// NewProbe returns a probe of k's release with no node (call Setup first).
+func NewProbe(k Kubelet) *Probe { return &probe{k: k, pods: map[string]*v1.Pod{}} }
 
 // Close removes the probe's state-file directory.
 func (p *probe) Close() { p.reset() }
