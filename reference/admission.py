@@ -41,11 +41,18 @@ from numaspec.errors import (
     UnknownPodError,
     UnknownResourceError,
 )
+from numaspec.fit import (
+    check_node_allocatable,
+    fit_rejection,
+    node_allocatable,
+    validate_pod_resources,
+)
 from numaspec.hints import ProviderHints, TopologyHint
 from numaspec.machine import HUGEPAGE_SIZES, Machine
 from numaspec.memory import Block, MemoryManager
 from numaspec.nodeconfig import NodeConfig
 from numaspec.numa import NumaInfo
+from numaspec.options import _go_map, feature_gate_errors
 from numaspec.pods import Container, Pod
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy
 from numaspec.quantity import parse_quantity
@@ -109,6 +116,12 @@ class Node:
         self.version = config.kubelet_version
         gates = config.gates()
         numa = NumaInfo(machine.numa_ids, machine.distances())
+        # VER-2: the feature gates are set before anything reads the configuration.
+        gate_errors = feature_gate_errors(gates, self.version)
+        if gate_errors:
+            raise _in_node_terms(gate_errors[0])
+        # NODE-10: CPU Manager options with their gate off stop kubelet before any manager.
+        _check_cpu_options_gate(config, gates)
         # NODE-5 (1): the Topology Manager is created first.
         try:
             self.tm_policy, self.tm_options = check_startup(
@@ -124,7 +137,13 @@ class Node:
         # NODE-5 (2): the Device Manager, then (3) the CPU Manager, then (4) the Memory Manager.
         self.devices = DeviceManager(machine, self.version)
         self.cpu = self._cpu_manager(gates)
-        self.memory = self._memory_manager()
+        self.memory = self._memory_manager(gates)
+        # NODE-9: the container manager starts: node allocatable must fit the capacity.
+        check_node_allocatable(machine, config)
+        # ADMIT-8: what the resource-fit handler compares requests with.
+        self.allocatable = node_allocatable(machine, config, {
+            resource: sum(1 for d in listed if d.healthy)
+            for resource, listed in machine.devices.items()})
         self.pods: dict[str, Pod] = {}
         self.hints: dict[str, dict[str, TopologyHint]] = {}
         # AFF-*: the affinity extension, when the configuration turns it on.
@@ -168,8 +187,12 @@ class Node:
                 f"amount of CPUs (size of {_cpuset(reserved)} did not equal {count})")
         return StaticCPUManager(topology, self.version, options, reserved)
 
-    def _memory_manager(self) -> MemoryManager | None:
+    def _memory_manager(self, gates: Mapping[str, bool]) -> MemoryManager | None:
         config = self.config
+        if self.version.minor <= 31 and not gates.get("MemoryManager", True):
+            # NODE-11: with the MemoryManager gate off kubelet builds no Memory Manager (no
+            # checks, no hints, no blocks); from 1.32 the gate is locked on.
+            return None
         if config.memory_manager_policy == "None":
             return None
         if config.memory_manager_policy != "Static":
@@ -229,6 +252,8 @@ class Node:
         if pod.uid in self.pods and not live_ok:
             raise PodAlreadyAdmittedError(f"pod {pod.uid!r} is already on the node",
                                           where="pod.uid")
+        # ADMIT-7: a pod the API server refuses never reaches the node.
+        validate_pod_resources(pod)
         seen: set[str] = set()
         for index, container in enumerate(pod.all_containers()):
             where = (f"pod.initContainers[{index}]" if index < len(pod.init_containers)
@@ -272,9 +297,15 @@ class Node:
             self.devices, self.cpu, self.memory = saved
             self.hints.pop(pod.uid, None)
             raise
+        if decision.admitted:
+            # ADMIT-8: the resource-fit handler runs after the Topology Manager's.
+            rejection = fit_rejection(pod, self.pods.values(), self.allocatable)
+            if rejection is not None:
+                decision = Decision(False, rejection.reason, rejection.message)
         if not decision.admitted:
-            # ADMIT-6: kubelet frees a rejected pod's partial allocations by stale-state
-            # cleanup before it computes the next hints; numaspec frees them at once.
+            # ADMIT-6, ADMIT-9: kubelet frees a rejected pod's allocations (partial, or whole
+            # when the fit handler rejects) by stale-state cleanup before it computes the next
+            # hints; numaspec frees them at once.
             self._release(pod.uid)
             return decision
         self.pods[pod.uid] = pod
@@ -454,6 +485,18 @@ def _in_node_terms(error: NumaspecError) -> NumaspecError:
         return error
     return type(error)(error.message, where=_NODE_FIELDS[head] + dot + rest,
                        kubelet_message=error.kubelet_message)
+
+
+def _check_cpu_options_gate(config: NodeConfig, gates: Mapping[str, bool]) -> None:
+    """NODE-10: 1.29-1.32 (``CPUManagerPolicyOptions`` can be off; locked on from 1.33):
+    options with the gate off stop kubelet, whatever the CPU policy."""
+    raw = config.cpu_manager_policy_options
+    if raw and config.kubelet_version.minor <= 32 and \
+            not gates.get("CPUManagerPolicyOptions", True):
+        msg = (f"CPU Manager policy options {_go_map(raw)} require feature gates "
+               '"CPUManager", "CPUManagerPolicyOptions" enabled')
+        raise NodeStartupError(msg, where="config.cpuManagerPolicyOptions",
+                               kubelet_message=msg)
 
 
 def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:

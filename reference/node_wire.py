@@ -14,6 +14,7 @@ from typing import Any
 
 from numaspec.admission import Decision, Node
 from numaspec.errors import InvalidFieldError, NumaspecError
+from numaspec.fit import DEFAULT_MAX_PODS
 from numaspec.hints import TopologyHint
 from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
@@ -128,7 +129,7 @@ _CONFIG_FIELDS = {
     "cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs", "kubeReserved",
     "systemReserved", "evictionHard", "memoryManagerPolicy", "reservedMemory",
     "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions",
-    "featureGates",
+    "featureGates", "maxPods",
 }
 
 
@@ -201,6 +202,7 @@ def _decode_node(value: object, affinity: bool) -> Node:
         topology_manager_policy_options=_str_map(raw.get("topologyManagerPolicyOptions", {}),
                                                  f"{w}.topologyManagerPolicyOptions"),
         feature_gates=_bool_map(raw.get("featureGates", {}), f"{w}.featureGates"),
+        max_pods=_int(raw.get("maxPods", DEFAULT_MAX_PODS), f"{w}.maxPods"),
         inter_pod_affinity_labels=kept,
     )
     return Node(machine, config)

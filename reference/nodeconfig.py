@@ -77,6 +77,8 @@ class NodeConfig:
     topology_manager_scope: str = "container"
     topology_manager_policy_options: Mapping[str, str] = attrs.field(factory=dict)
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+    #: ADMIT-8: the most pods the node runs (kubelet's default 110).
+    max_pods: int = 110
     #: AFF-3: the label keys kept for NUMA-level inter-pod affinity (Katalyst's agent flag
     #: ``--qos-inter-pod-affinity-labels``).  ``None``: the node does not run the affinity
     #: extension at all, as kubelet alone does not.
