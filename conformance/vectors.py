@@ -4,8 +4,9 @@ The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.v
 holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
-     "op": "merge" | "hints" | "node", "derived": "hand" | "reference",
-     "case": {...}, "expected": {...}, "notes": "..."}
+     "op": "merge" | "hints" | "node" | "affinity", "derived": "hand" | "reference",
+     "case": {...}, "expected": {...}, "notes": "...",
+     "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
 
 ``case`` and ``expected`` are exactly what :func:`numaspec.protocol.reference_result` takes and
 gives: a merge request and its response, or ``{"steps": [node-protocol request, ...]}`` run on a
@@ -14,18 +15,40 @@ fresh node session and ``{"answers": [...]}``.  ``hints`` is for sessions with a
 ``derived: reference`` answers are filled in from the reference by ``write``.  IDs never
 change once published; a vector that turns out wrong is fixed, not renamed.
 
+**Releases.**  A vector's case names one release (:func:`case_version`: the merge request's
+``kubelet_version``, a session's ``kubeletVersion``), but it holds in a range of them: the
+intersection of the ``Holds in`` ranges of the rules it cites (spec chapters), of what the op
+models (merge 1.18-1.37, the node ops :data:`numaspec.nodeconfig.NODE_VERSIONS`) and of the
+optional ``releases`` field (``"1.24-1.37"`` with an en dash as in ``Holds in``, or a hyphen;
+or one release ``"1.30"``), which states it instead of the rules (to narrow it, or to keep a
+vector that shows a rule not yet holding at its own release; ``check`` verifies every release
+it names).  The vector is an *instance* at each release of that range
+(:func:`instances`): the case rewritten to that release (``kubelet_version``, or the
+``kubeletVersion`` of every create step, in the format the case wrote it), with ID
+``<id>@<release>``, except at the vector's own release where the ID stays bare.  The
+expected answer is ``expected`` unless ``expected_by_release`` holds one for that release: its
+keys are releases or ranges (disjoint, inside the vector's range, never its own release), its
+values answers in the format of ``expected``.  Vectors about versions themselves (a release
+numaspec does not model for the op, no create step, or create steps of different releases)
+are never retargeted: they are one instance.  Without the spec chapters (an installed wheel
+has none), a vector holds at its own release only.
+
 ``python -m numaspec.conformance.vectors check [FILE...]`` verifies the files (schema, unique
-IDs, cited rules exist, every expected answer agrees with the reference);
-``python -m numaspec.conformance.vectors write [FILE...]`` recomputes the ``reference`` ones.
+IDs, cited rules exist, ranges inside the rules', every instance's expected answer agrees
+with the reference at its release); ``python -m numaspec.conformance.vectors write [FILE...]``
+recomputes the ``reference`` ones, ``expected_by_release`` included (an entry only where the
+reference's answer at a release does not agree with ``expected``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,21 +60,30 @@ from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.hints import TopologyHint
 from numaspec.policy import MergeOutcome
-from numaspec.versions import NEWEST, parse_version
+from numaspec.versions import NEWEST, OLDEST, parse_version
 from numaspec.wire import MergeRequest, decode_merge_request
 
 __all__ = [
     "DERIVATIONS",
     "OPS",
+    "Instance",
     "Vector",
     "case_version",
     "compare",
     "decode_answer",
+    "format_range",
+    "holds_in",
+    "inherited_range",
+    "instance_at",
+    "instances",
     "load_vector_file",
     "load_vector_paths",
     "load_vectors",
     "main",
     "merge_vectors",
+    "parse_range",
+    "rule_ranges",
+    "split_id",
     "vector_dir",
     "vector_files",
 ]
@@ -61,6 +93,7 @@ OPS = ("merge", "hints", "node", "affinity")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
+_OPTIONAL = {"notes", "releases", "expected_by_release"}
 _LIMIT = 300  # characters per difference
 
 
@@ -76,6 +109,40 @@ class Vector:
     kubelet_version: str
     source: str
     notes: str = ""
+    #: the ``releases`` field as minors (first, last), or None when the vector inherits
+    releases: tuple[int, int] | None = None
+    #: ``expected_by_release``: (first, last, answer) per key, in file order
+    expected_by_release: tuple[tuple[int, int, Any], ...] = ()
+
+    @property
+    def retargetable(self) -> bool:
+        """Whether the vector holds beyond its own case (not a vector about versions)."""
+        if self.kubelet_version == "" or not isinstance(self.case, dict):
+            return False
+        return _session_versions(self.op, self.case) != "mixed"
+
+    def expected_at(self, release: str) -> Any:
+        """The expected answer at ``release`` (``1.N``)."""
+        minor = _minor(release)
+        for first, last, answer in self.expected_by_release:
+            if first <= minor <= last:
+                return answer
+        return self.expected
+
+
+@attrs.frozen
+class Instance:
+    """A vector at one release: what a runner sends (RUN-9)."""
+
+    id: str
+    vector: Vector
+    release: str
+    case: Any
+    expected: Any
+
+    @property
+    def own(self) -> bool:
+        return self.id == self.vector.id
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -122,6 +189,150 @@ def case_version(op: str, case: Any) -> str:
     return str(version)
 
 
+# --- releases --------------------------------------------------------------------------------
+
+_DASH = "\u2013"  # the en dash of "Holds in: 1.18\u20131.37"
+_RANGE = re.compile(r"^1\.(\d+)(?: ?[" + _DASH + r"-] ?1\.(\d+))?$")
+_CASE_MINOR = re.compile(r"^(\s*v?1\.)(\d+)")
+
+
+def _minor(release: str) -> int:
+    return int(release.split(".", 1)[1])
+
+
+def parse_range(text: Any, where: str) -> tuple[int, int]:
+    """``"1.24-1.37"`` (en dash or hyphen) or ``"1.30"`` → (first minor, last minor);
+    :class:`InvalidFieldError` for anything else or an empty range."""
+    match = _RANGE.match(text) if isinstance(text, str) else None
+    _require(match is not None, f'a release range such as "1.24{_DASH}1.37", or one release '
+             '"1.30"', where)
+    assert match is not None
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) is not None else first
+    _require(first <= last, f"an empty range: 1.{first} is after 1.{last}", where)
+    return first, last
+
+
+def format_range(first: int, last: int) -> str:
+    """The inverse of :func:`parse_range` (en dash, as the spec writes ``Holds in``)."""
+    return f"1.{first}" if first == last else f"1.{first}{_DASH}1.{last}"
+
+
+def _op_range(op: str) -> tuple[int, int]:
+    if op == "merge":
+        return OLDEST.minor, NEWEST.minor
+    from numaspec.nodeconfig import NODE_VERSIONS
+
+    return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
+
+
+@functools.cache
+def rule_ranges() -> Mapping[str, tuple[int, int]]:
+    """Each spec rule's ``Holds in`` range as minors; empty without the spec chapters."""
+    from numaspec.conformance.speccheck import parse_rules, spec_dir
+
+    spec = spec_dir()
+    ranges: dict[str, tuple[int, int]] = {}
+    for rule in parse_rules(spec) if spec.is_dir() else []:
+        with contextlib.suppress(InvalidFieldError):
+            ranges[rule.id] = parse_range(rule.meta.get("Holds in", ""), rule.id)
+    return ranges
+
+
+def inherited_range(vector: Vector, ranges: Mapping[str, tuple[int, int]] | None = None
+                    ) -> tuple[int, int] | None:
+    """The intersection of the op's range and of the cited rules' (None: empty, or a rule
+    whose range is unknown)."""
+    ranges = rule_ranges() if ranges is None else ranges
+    first, last = _op_range(vector.op)
+    for rule in vector.rules:
+        if rule not in ranges:
+            return None
+        first, last = max(first, ranges[rule][0]), min(last, ranges[rule][1])
+    return (first, last) if first <= last else None
+
+
+def holds_in(vector: Vector, ranges: Mapping[str, tuple[int, int]] | None = None
+             ) -> tuple[str, ...]:
+    """The releases the vector holds in, oldest first (always its own release; only that for
+    a vector about versions, or when a cited rule's range is unknown)."""
+    if not vector.retargetable:
+        return (vector.kubelet_version,) if vector.kubelet_version else ("",)
+    own = _minor(vector.kubelet_version)
+    span = inherited_range(vector, ranges)
+    if vector.releases is not None:  # stated: it replaces the rules' range, inside the op's
+        op_first, op_last = _op_range(vector.op)
+        first, last = max(op_first, vector.releases[0]), min(op_last, vector.releases[1])
+        span = (first, last) if first <= last else None
+    minors = set(range(span[0], span[1] + 1)) if span is not None else set()
+    return tuple(f"1.{m}" for m in sorted(minors | {own}))
+
+
+def _retarget_text(raw: Any, release: str) -> Any:
+    """``raw`` (a version string) naming ``release`` instead, in the same format."""
+    if isinstance(raw, str) and _CASE_MINOR.match(raw):
+        return _CASE_MINOR.sub(lambda m: m.group(1) + release.split(".", 1)[1], raw, count=1)
+    return release
+
+
+def _retarget(op: str, case: Any, release: str) -> Any:
+    if op == "merge":
+        return {**case, "kubelet_version": _retarget_text(case.get("kubelet_version"),
+                                                          release)}
+    steps = []
+    for step in case["steps"]:
+        if (isinstance(step, dict) and step.get("op") == "create"
+                and isinstance(step.get("node"), dict) and "kubeletVersion" in step["node"]):
+            node = {**step["node"],
+                    "kubeletVersion": _retarget_text(step["node"]["kubeletVersion"], release)}
+            steps.append({**step, "node": node})
+        else:
+            steps.append(step)
+    return {**case, "steps": steps}
+
+
+def split_id(case_id: str) -> tuple[str, str]:
+    """``"x@1.31"`` → (``"x"``, ``"1.31"``); a bare ID → (ID, ``""``)."""
+    base, _, release = case_id.partition("@")
+    return base, release
+
+
+def instance_at(vector: Vector, release: str) -> Instance:
+    """The vector at ``release`` (one of :func:`holds_in`)."""
+    if release == vector.kubelet_version or not vector.retargetable:
+        return Instance(vector.id, vector, vector.kubelet_version, vector.case, vector.expected)
+    return Instance(f"{vector.id}@{release}", vector, release,
+                    _retarget(vector.op, vector.case, release), vector.expected_at(release))
+
+
+def instances(vector: Vector, releases: Sequence[str] | None = None,
+              ranges: Mapping[str, tuple[int, int]] | None = None) -> list[Instance]:
+    """The vector's own instance first, then one per other release it holds in (only those
+    of ``releases`` when given), oldest first."""
+    wanted = None if releases is None else set(releases)
+    found = [instance_at(vector, vector.kubelet_version)]
+    for release in holds_in(vector, ranges):
+        if release != vector.kubelet_version and (wanted is None or release in wanted):
+            found.append(instance_at(vector, release))
+    return found
+
+
+def _session_versions(op: str, case: Any) -> str:
+    """``"mixed"`` when a session's create steps name different releases, else ``""``."""
+    if op == "merge" or not isinstance(case, dict) or not isinstance(case.get("steps"), list):
+        return ""
+    seen = set()
+    for step in case["steps"]:
+        if isinstance(step, dict) and step.get("op") == "create":
+            node = step.get("node")
+            raw = node.get("kubeletVersion") if isinstance(node, dict) else None
+            try:
+                seen.add(str(parse_version(raw)))
+            except NumaspecError:
+                seen.add(repr(raw))
+    return "mixed" if len(seen) > 1 else ""
+
+
 def _require(ok: bool, message: str, where: str) -> None:
     if not ok:
         raise InvalidFieldError(message, where=where)
@@ -131,7 +342,7 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
     _require(isinstance(raw, dict), "a vector is an object", where)
     missing = sorted(_FIELDS - set(raw))
     _require(not missing, f"missing field {missing[0]!r}" if missing else "", where)
-    unknown = sorted(set(raw) - _FIELDS - {"notes"})
+    unknown = sorted(set(raw) - _FIELDS - _OPTIONAL)
     _require(not unknown, f"unknown field {unknown[0]!r}" if unknown else "", where)
     for key in ("id", "description", "op", "derived"):
         _require(isinstance(raw[key], str) and raw[key] != "", "a non-empty string",
@@ -158,9 +369,38 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         _require(op == "affinity" or has_hints == (op == "hints"),
                  "a session with a hints step is op 'hints', any other op 'node' (an "
                  "'affinity' session may have both)", f"{where}.op")
-    return Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
-                  case=case, expected=expected, derived=raw["derived"],
-                  kubelet_version=case_version(op, case), source=source, notes=notes)
+    version = case_version(op, case)
+    releases = (parse_range(raw["releases"], f"{where}.releases") if "releases" in raw
+                else None)
+    if releases is not None and version:
+        _require(releases[0] <= _minor(version) <= releases[1],
+                 f"the range holds the vector's own release {version}", f"{where}.releases")
+    by_release: list[tuple[int, int, Any]] = []
+    table = raw.get("expected_by_release", {})
+    _require(isinstance(table, dict) and (bool(table) or "expected_by_release" not in raw),
+             "a non-empty object: release or range → expected answer",
+             f"{where}.expected_by_release")
+    for key, answer in table.items():
+        at = f"{where}.expected_by_release[{key!r}]"
+        first, last = parse_range(key, at)
+        _require(not version or not first <= _minor(version) <= last,
+                 f"the vector's own release {version} takes 'expected', not an entry here", at)
+        _require(all(last < f or first > lt for f, lt, _ in by_release),
+                 "ranges overlap another entry", at)
+        if op == "merge":
+            _require(isinstance(answer, dict), "a merge response object", at)
+        else:
+            _require(isinstance(answer, dict) and set(answer) == {"answers"}
+                     and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
+        by_release.append((first, last, answer))
+    vector = Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
+                    case=case, expected=expected, derived=raw["derived"],
+                    kubelet_version=version, source=source, notes=notes, releases=releases,
+                    expected_by_release=tuple(by_release))
+    _require(vector.retargetable or (not by_release and releases is None),
+             "a vector about versions (or whose case is not an object) holds at its own case "
+             "only: no 'releases' nor 'expected_by_release'", f"{where}.releases")
+    return vector
 
 
 def load_vector_file(name: str, text: str) -> list[Vector]:
@@ -419,17 +659,68 @@ def _dump(document: Any) -> str:
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
-def _disagreement(vector: Vector, reference: Any, differences: list[str]) -> str:
-    return (f"{vector.source}: {vector.id} ({vector.derived}) disagrees with the reference:\n  "
-            + "\n  ".join(differences)
-            + f"\n  expected:  {json.dumps(vector.expected, sort_keys=True)}"
-            + f"\n  reference: {json.dumps(reference, sort_keys=True)}")
+def _disagreement(vector: Vector, reference: Any, differences: list[str],
+                 instance: Instance | None = None) -> str:
+    at = "" if instance is None or instance.own else f" at {instance.release} ({instance.id})"
+    expected = vector.expected if instance is None else instance.expected
+    advice = ("" if instance is None or instance.own or vector.derived == "reference" else
+              "\n  (narrow its range with 'releases', or add a hand answer to "
+              "'expected_by_release')")
+    return (f"{vector.source}: {vector.id} ({vector.derived}) disagrees with the reference{at}:"
+            "\n  " + "\n  ".join(differences)
+            + f"\n  expected:  {json.dumps(expected, sort_keys=True)}"
+            + f"\n  reference: {json.dumps(reference, sort_keys=True)}" + advice)
+
+
+def _references(vector: Vector) -> list[tuple[Instance, Any]]:
+    """Every instance of the vector with the reference's answer to it."""
+    from numaspec.protocol import reference_result
+
+    return [(i, reference_result(vector.op, i.case)) for i in instances(vector)]
+
+
+def _by_release(vector: Vector, answers: Sequence[tuple[Instance, Any]], own: Any
+                ) -> dict[str, Any]:
+    """``expected_by_release`` of a ``reference`` vector whose own answer is ``own``: the
+    reference's answer at each release where it does not agree with ``own``, consecutive
+    releases with the same answer as one range."""
+    runs: list[tuple[int, int, Any]] = []
+    others = [a for a in answers if not a[0].own]
+    for instance, reference in sorted(others, key=lambda a: _minor(a[0].release)):
+        if not compare(vector.op, instance.case, own, reference):
+            continue
+        minor = _minor(instance.release)
+        if runs and runs[-1][1] == minor - 1 and runs[-1][2] == reference:
+            runs[-1] = (runs[-1][0], minor, reference)
+        else:
+            runs.append((minor, minor, reference))
+    return {format_range(first, last): answer for first, last, answer in runs}
+
+
+def _range_problems(vector: Vector) -> list[str]:
+    """A range that does not fit the rules the vector cites, or answers for releases it does
+    not hold in."""
+    if not vector.retargetable:
+        return []
+    problems = []
+    span = inherited_range(vector)
+    own = _minor(vector.kubelet_version)
+    where = f"{vector.source}: {vector.id}"
+    known = all(rule in rule_ranges() for rule in vector.rules)
+    if known and vector.releases is None and (span is None or not span[0] <= own <= span[1]):
+        rules = "none" if span is None else format_range(*span)
+        problems.append(f"{where}: its own release {vector.kubelet_version} is outside the "
+                        f"range its rules hold in ({rules}): state its range with 'releases'")
+    holds = {_minor(r) for r in holds_in(vector)}
+    for first, last, _ in vector.expected_by_release:
+        if not set(range(first, last + 1)) <= holds:
+            problems.append(f"{where}: expected_by_release has {format_range(first, last)}, "
+                            "outside the releases it holds in")
+    return problems
 
 
 def check_files(paths: Sequence[Path]) -> list[str]:
     """Every problem of the vector files at ``paths`` (``[]``: all is well)."""
-    from numaspec.protocol import reference_result
-
     problems: list[str] = []
     texts = []
     for path in paths:
@@ -446,34 +737,46 @@ def check_files(paths: Sequence[Path]) -> list[str]:
         if known is not None:
             problems += [f"{vector.source}: {vector.id} cites {rule}, which the spec lacks"
                          for rule in vector.rules if rule not in known]
-        reference = reference_result(vector.op, vector.case)
-        differences = compare(vector.op, vector.case, vector.expected, reference)
-        if differences:
-            problems.append(_disagreement(vector, reference, differences))
-        elif vector.derived == "reference" and vector.expected != reference:
-            problems.append(f"{vector.source}: {vector.id}: expected answer is stale (agrees, "
-                            "but is not the reference's answer): run write")
+        problems += _range_problems(vector)
+        answers = _references(vector)
+        stale = False
+        for instance, reference in answers:
+            differences = compare(vector.op, instance.case, instance.expected, reference)
+            if differences and vector.derived == "hand":
+                problems.append(_disagreement(vector, reference, differences, instance))
+            elif differences or (instance.own and vector.expected != reference):
+                stale = True
+        table = {format_range(f, lt): a for f, lt, a in vector.expected_by_release}
+        if vector.derived == "reference" and (
+                stale or table != _by_release(vector, answers, vector.expected)):
+            problems.append(f"{vector.source}: {vector.id}: expected answers are stale (not "
+                            "the reference's answers at every release it holds in): run write")
     return problems
 
 
 def write_files(paths: Sequence[Path]) -> tuple[int, list[str]]:
-    """Recompute every ``derived: reference`` answer and rewrite the files; (number of files
-    changed, disagreements of ``hand`` vectors)."""
-    from numaspec.protocol import reference_result
-
+    """Recompute every ``derived: reference`` answer (``expected_by_release`` included) and
+    rewrite the files; (number of files changed, disagreements of ``hand`` vectors)."""
     changed, problems = 0, []
     for path in paths:
         text = path.read_text(encoding="utf-8")
         vectors = load_vector_file(path.name, text)  # validates before anything is written
         document = json.loads(text)
         for raw, vector in zip(document["vectors"], vectors, strict=True):
-            reference = reference_result(vector.op, vector.case)
+            answers = _references(vector)
             if vector.derived == "reference":
-                raw["expected"] = reference
+                own = next(reference for instance, reference in answers if instance.own)
+                raw["expected"] = own
+                table = _by_release(vector, answers, own)
+                if table:
+                    raw["expected_by_release"] = table
+                else:
+                    raw.pop("expected_by_release", None)
                 continue
-            differences = compare(vector.op, vector.case, vector.expected, reference)
-            if differences:
-                problems.append(_disagreement(vector, reference, differences))
+            for instance, reference in answers:
+                differences = compare(vector.op, instance.case, instance.expected, reference)
+                if differences:
+                    problems.append(_disagreement(vector, reference, differences, instance))
         out = _dump(document)
         if out != text:
             path.write_text(out, encoding="utf-8")
