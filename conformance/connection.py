@@ -24,8 +24,10 @@ import json
 import os
 import queue
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import traceback
@@ -335,6 +337,11 @@ class LineProcess:
 
     Requests are written by a thread of their own: an implementation that stops reading its
     stdin cannot block the runner on a full pipe; it only fails to answer (a timeout).
+
+    The process gets a temp directory of its own (``TMPDIR``, under the temp dir of ``env`` or
+    of this process),
+    removed by :meth:`kill` once the process is gone: what an implementation leaves in its
+    temp dir (the kubelet node probe's state files, when it is killed) does not outlive it.
     """
 
     def __init__(self, argv: list[str], max_line: int, env: dict[str, str] | None,
@@ -342,9 +349,16 @@ class LineProcess:
         self.max_line = max_line
         self.lines: queue.Queue[tuple[str, bytes]] = queue.Queue()
         self.stderr = _Stderr()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True, env=env,
-                                     cwd=cwd)
+        self.tmpdir: str | None = tempfile.mkdtemp(prefix="numaspec-impl-",
+                                                   dir=(env or {}).get("TMPDIR"))
+        env = {**(os.environ if env is None else env), "TMPDIR": self.tmpdir}
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, start_new_session=True,
+                                         env=env, cwd=cwd)
+        except BaseException:
+            self._remove_tmpdir()
+            raise
         self.outbox: queue.Queue[bytes | None] = queue.Queue()
         self.write_failed = threading.Event()
         threading.Thread(target=self._pump, daemon=True, name="numaspec-stdout").start()
@@ -417,6 +431,13 @@ class LineProcess:
                     stream.close()
             except OSError:
                 pass
+        if self.proc.poll() is not None:  # gone (an unkillable one keeps its temp dir)
+            self._remove_tmpdir()
+
+    def _remove_tmpdir(self) -> None:
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
 
     def stop(self) -> None:
         """PROTO-5: ask politely, then kill the whole process group."""
