@@ -108,6 +108,7 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
     """(id, op, case, expected or None) from a report, a vector file or one case's JSON."""
     text = _read_text(path)
     candidates: list[dict[str, Any]] = []
+    document: Any = None
     try:
         document = json.loads(text)
         if isinstance(document, dict) and isinstance(document.get("vectors"), list):
@@ -124,7 +125,10 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
             if isinstance(item, dict) and item.get("type") == "case":
                 candidates.append(item)
     if case_id is not None:
-        candidates = [c for c in candidates if c.get("id") == case_id]
+        exact = [c for c in candidates if c.get("id") == case_id]
+        if not exact and "@" in case_id and isinstance(document, dict) and "vectors" in document:
+            return _vector_instance(path, text, case_id)
+        candidates = exact
         if not candidates:
             raise InvalidFieldError(f"no case with the ID {case_id!r}", where=path)
     if len(candidates) != 1:
@@ -139,6 +143,27 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
                                 "not fail, or a case skipped before it ran)", where=path)
     return (str(chosen.get("id", "case")), str(chosen.get("op", "merge")), chosen["case"],
             chosen.get("expected"))
+
+
+def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any, Any]:
+    """RUN-9: ``<vector>@1.N`` in a vector file: the vector's instance at 1.N."""
+    from numaspec.conformance.vectors import (
+        holds_in,
+        instance_at,
+        load_vector_file,
+        split_id,
+    )
+
+    base, release = split_id(case_id)
+    found = [v for v in load_vector_file(path, text) if v.id == base]
+    if not found:
+        raise InvalidFieldError(f"no vector with the ID {base!r}", where=path)
+    releases = holds_in(found[0])
+    if release not in releases:
+        held = ", ".join(r or "its own case only" for r in releases)
+        raise InvalidFieldError(f"{base} holds in {held}, not {release!r}", where=path)
+    instance = instance_at(found[0], release)
+    return instance.id, found[0].op, instance.case, instance.expected
 
 
 def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT

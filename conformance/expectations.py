@@ -11,7 +11,8 @@ A JSON file (schema ``spec/schemas/expectations.schema.json``)::
        {"vector": "some-id", "outcome": "skip", "reason": "hangs the adapter", "link": "..."}]}
 
 * ``fail`` by vector (or property) ID: that case is expected to fail; it is reported as
-  ``xfailed``, and if it passes, as ``xpassed``, which fails the run.
+  ``xfailed``, and if it passes, as ``xpassed``, which fails the run.  A vector's bare ID
+  covers its instance at every release (RUN-9); ``<id>@1.N`` covers the one at 1.N.
 * ``fail`` by rule ID: every case citing the rule may fail; if none of them fails any more,
   the entry is stale, which fails the run.
 * ``skip``: the case (or every case citing the rule) is not run; it is counted and shown as
@@ -50,8 +51,12 @@ class Expectation:
     def target(self) -> str:
         return self.vector if self.vector is not None else f"rule {self.rule}"
 
-    def covers(self, case_id: str, rules: Sequence[str]) -> bool:
-        return case_id == self.vector or (self.rule is not None and self.rule in rules)
+    def covers(self, case_id: str, rules: Sequence[str], vector: str = "") -> bool:
+        """Whether the entry names the case, its vector (every instance of it: RUN-9), or a
+        rule it cites."""
+        if self.vector is not None:
+            return self.vector in (case_id, vector)
+        return self.rule is not None and self.rule in rules
 
     def to_json(self) -> dict[str, str]:
         key = ("vector", self.vector) if self.vector is not None else ("rule", str(self.rule))
@@ -65,10 +70,13 @@ class Manifest:
     implementation: str
     entries: tuple[Expectation, ...]
 
-    def lookup(self, case_id: str, rules: Sequence[str], outcome: str) -> Expectation | None:
-        """The first entry of ``outcome`` covering the case; a vector entry before a rule's."""
-        matching = [e for e in self.entries if e.outcome == outcome and e.covers(case_id, rules)]
-        matching.sort(key=lambda e: e.vector is None)
+    def lookup(self, case_id: str, rules: Sequence[str], outcome: str, *, vector: str = ""
+               ) -> Expectation | None:
+        """The first entry of ``outcome`` covering the case (``vector``: the ID of the vector
+        it is an instance of); the case's own ID first, then its vector's, then a rule's."""
+        matching = [e for e in self.entries
+                    if e.outcome == outcome and e.covers(case_id, rules, vector)]
+        matching.sort(key=lambda e: (e.vector is None, e.vector != case_id))
         return matching[0] if matching else None
 
     def check_known(self, case_ids: Iterable[str], rules: Iterable[str]) -> None:
@@ -150,7 +158,9 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
     timed out gets ``skip`` (it would disturb the run again).  Reasons and links of a
     ``previous`` manifest carry over for the same IDs; new entries get the verdict and the
     message as their reason and an empty link to fill in.  Rule-level entries of ``previous``
-    are kept while some case citing the rule still fails.
+    are kept while some case citing the rule still fails.  A vector instance ``<id>@1.N``
+    keeps an entry of ``previous`` naming the bare ``<id>`` (once, however many of its
+    instances fail); a new entry names the instance.
     """
     entries: list[dict[str, str]] = []
     failing_rules: set[str] = set()
@@ -164,7 +174,10 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
         if (record.get("expectation") or {}).get("rule"):
             continue  # covered by a rule entry, kept below
         outcome = "skip" if verdict in ("crashed", "timeout", "skip") else "fail"
-        kept = old.get((str(record["id"]), outcome))
+        kept = old.get((str(record["id"]), outcome)) or old.get(
+            (str(record.get("vector") or record["id"]), outcome))
+        if kept is not None and kept.to_json() in entries:
+            continue
         entries.append(kept.to_json() if kept else {
             "vector": str(record["id"]), "outcome": outcome,
             "reason": f"{verdict}: {str(record.get('message', '')).splitlines()[0][:200]}"

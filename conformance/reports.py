@@ -129,6 +129,21 @@ def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)]
 
 
+def _release(record: Mapping[str, Any]) -> str:
+    """`` (kubelet 1.N)`` for a vector instance that names its release (RUN-9), else ``""``."""
+    version = record.get("kubelet_version")
+    return f" (kubelet {version})" if record.get("kind") == "vector" and version else ""
+
+
+def _by_release(records: Iterable[Mapping[str, Any]]) -> str:
+    """``"1.23: 18, 1.30: 250"``: vector instances that ran, per release (RUN-9)."""
+    ran = Counter(str(r["kubelet_version"]) for r in records
+                  if r.get("kind") == "vector" and r.get("kubelet_version")
+                  and r["verdict"] != "skipped")
+    order = sorted(ran, key=lambda v: [int(p) if p.isdigit() else 0 for p in v.split(".")])
+    return ", ".join(f"{v}: {ran[v]}" for v in order)
+
+
 def _counts(records: Iterable[Mapping[str, Any]]) -> Counter[str]:
     return Counter(r["verdict"] for r in records)
 
@@ -146,6 +161,9 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
            f"via {header.get('impl', '?')}" if impl
            else f"{header.get('impl', '?')} (did not start)")
     lines = [who, f"{len(records)} cases: " + (", ".join(parts) or "none")]
+    releases = _by_release(records)
+    if releases:
+        lines.append(f"vectors run per kubelet release: {releases}")
     if footer.get("adapter_probably_broken"):
         lines.append("EVERY CASE FAILED: the adapter is probably broken (check its start-up, "
                      "its stdout discipline and the stderr below), not the implementation.")
@@ -177,7 +195,7 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
         lines += ["", f"Failures ({len(bad)}; `numaspec replay REPORT --id ID --impl ...` "
                       "re-runs one):"]
         for record in bad[:max_failures]:
-            lines.append(f"  {record['id']} [{record['verdict']}] "
+            lines.append(f"  {record['id']} [{record['verdict']}]{_release(record)} "
                          f"{_first_line(record.get('message', ''), 200)}")
         if len(bad) > max_failures:
             lines.append(f"  … and {len(bad) - max_failures} more in the report")
@@ -204,7 +222,8 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     skipped = [r for r in records if r["verdict"] == "skipped"]
     if skipped:
         out += ["", f"## Skipped ({len(skipped)})", ""]
-        out += [f"- `{r['id']}` ({r.get('skip_source', '?')}): {_md(r.get('message', ''))}"
+        out += [f"- `{r['id']}`{_release(r)} ({r.get('skip_source', '?')}): "
+                f"{_md(r.get('message', ''))}"
                 + (f" ({r['issue_url']})" if r.get("issue_url") else "")
                 for r in skipped[:_LISTED]]
         if len(skipped) > _LISTED:
@@ -235,8 +254,12 @@ def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
         case = ET.SubElement(suite, "testcase", {
             "classname": f"numaspec.{record.get('op', '?')}.{record.get('kind', '?')}",
             "name": str(record["id"])})
-        ET.SubElement(case, "properties").extend(
-            [ET.Element("property", {"name": "rules", "value": " ".join(record.get("rules", ()))})])
+        properties = [ET.Element("property", {"name": "rules",
+                                              "value": " ".join(record.get("rules", ()))})]
+        if record.get("kubelet_version"):
+            properties.append(ET.Element("property", {
+                "name": "kubelet_version", "value": str(record["kubelet_version"])}))
+        ET.SubElement(case, "properties").extend(properties)
         verdict, message = record["verdict"], str(record.get("message", ""))
         if verdict in ("failed", "xpassed"):
             ET.SubElement(case, "failure", {"type": verdict, "message": _first_line(message)}

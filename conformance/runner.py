@@ -1,7 +1,9 @@
 """``numaspec conformance``: run the suite against an implementation and report (RUN-1..RUN-7).
 
 The suite is every vector of ``spec/vectors`` (merge, hints and node cases, compared with
-their expected answers) and, for implementations of the merge, every Hypothesis property of
+their expected answers) at every release it holds in that the implementation declares (RUN-9:
+one instance per release, :func:`numaspec.conformance.vectors.instances`) and, for
+implementations of the merge, every Hypothesis property of
 :mod:`numaspec.conformance.properties`.  The runner survives any implementation: each case
 ends in one verdict (:mod:`numaspec.conformance.reports`), the run always finishes, and the
 JSON Lines report is written as it goes, its footer last, even when the run is interrupted.
@@ -27,6 +29,7 @@ from numaspec.conformance.connection import (
     DEFAULT_TIMEOUT,
     Answer,
     Connection,
+    Implementation,
     InProcessConnection,
     MergeObjectAdapter,
     connect,
@@ -43,8 +46,8 @@ from numaspec.conformance.reports import (
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.protocol import PROTOCOL_VERSION, REFERENCE_IMPL
 
-__all__ = ["Case", "Outcome", "RunConfig", "load_cases", "run_case", "run_conformance",
-           "select"]
+__all__ = ["Case", "Outcome", "RunConfig", "for_implementation", "load_cases", "run_case",
+           "run_conformance", "select"]
 
 #: RUN-3: after this many cases in a row that cost a restart (a crash, a timeout, a broken
 #: line or an out-of-order answer), the implementation is given up on and the rest of the
@@ -70,6 +73,13 @@ class Case:
     description: str
     case: Any = None
     expected: Any = None
+    #: the vector's own ID (an instance at another release than its own is ``<vector>@1.N``)
+    vector: str = ""
+
+    @property
+    def retargeted(self) -> bool:
+        """An instance of a vector at another release than its case's own (RUN-9)."""
+        return self.kind == "vector" and self.id != self.vector
 
 
 @attrs.frozen
@@ -102,21 +112,29 @@ class RunConfig:
     keyword: str | None = None
     #: Exactly these case IDs (for callers of the API; ``-k`` matches parts of IDs).
     ids: tuple[str, ...] | None = None
+    #: RUN-9: send a vector's instances at other releases than its own only for these
+    #: releases (None: every release the implementation declares).  A sample for
+    #: implementations that declare many releases; a vector's own instance always runs.
+    releases: tuple[str, ...] | None = None
     progress: bool | None = None
     rule_table: bool = True
 
 
 def load_cases(*, vectors: bool = True, properties: bool = True,
-               vector_files: Sequence[str] = ()) -> list[Case]:
-    """The suite: vectors first (file order), then the properties.  ``vector_files`` replaces
-    the spec's vectors by the given files (same format)."""
+               vector_files: Sequence[str] = (), releases: Sequence[str] | None = None
+               ) -> list[Case]:
+    """The suite: vectors first (file order; each vector's own instance, then its instances
+    at the other releases it holds in, oldest first, only those of ``releases`` when given),
+    then the properties.  ``vector_files`` replaces the spec's vectors by the given files
+    (same format)."""
     cases: list[Case] = []
     if vectors:
-        from numaspec.conformance.vectors import load_vector_paths, load_vectors
+        from numaspec.conformance.vectors import instances, load_vector_paths, load_vectors
 
         loaded = load_vector_paths(vector_files) if vector_files else load_vectors()
-        cases += [Case(v.id, "vector", v.op, tuple(v.rules), v.kubelet_version, v.description,
-                       v.case, v.expected) for v in loaded]
+        cases += [Case(i.id, "vector", v.op, tuple(v.rules), i.release, v.description,
+                       i.case, i.expected, v.id)
+                  for v in loaded for i in instances(v, releases)]
     if properties:
         from numaspec.conformance.properties import PROPERTIES
 
@@ -134,6 +152,14 @@ def select(cases: Sequence[Case], keyword: str) -> list[Case]:
         raise InvalidFieldError(f"no case matches {keyword!r} (an ID part or a rule ID; "
                                 "alternatives separated by 'or' or commas)", where="-k")
     return chosen
+
+
+def for_implementation(cases: Sequence[Case], implementation: Implementation) -> list[Case]:
+    """RUN-9: the cases an implementation is sent: a vector's instance at another release
+    than its own only if the implementation declares that release for the op.  (A vector's
+    own instance stays, and is reported skipped when undeclared, RUN-4.)"""
+    return [c for c in cases
+            if not c.retargeted or implementation.declares(c.op, c.kubelet_version) is None]
 
 
 def suite_version(cases: Sequence[Case]) -> str:
@@ -301,6 +327,7 @@ def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] 
         "rules": list(case.rules), "kubelet_version": case.kubelet_version,
         "verdict": outcome.verdict, "message": outcome.message}
     if case.kind == "vector":
+        record["vector"] = case.vector
         record["case"] = case.case
         record["expected"] = case.expected
     if outcome.actual is not None:
@@ -331,7 +358,7 @@ def _apply(outcome: Outcome, case: Case, manifest: Manifest | None
     """RUN-5: xfailed / xpassed for cases the manifest expects to fail."""
     if manifest is None:
         return outcome, None
-    entry = manifest.lookup(case.id, case.rules, "fail")
+    entry = manifest.lookup(case.id, case.rules, "fail", vector=case.vector)
     if entry is None:
         return outcome, None
     if outcome.verdict in FAILING:
@@ -395,7 +422,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         header["tool_version"] = __version__
         header["profile"] = load_profile(config.profile) if config.properties else None
         cases = load_cases(vectors=config.vectors, properties=config.properties,
-                           vector_files=config.vector_files)
+                           vector_files=config.vector_files, releases=config.releases)
         if config.keyword:
             cases = select(cases, config.keyword)
         if config.ids is not None:
@@ -404,10 +431,12 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         header["suite_version"] = suite_version(cases)
         manifest = load_manifest(config.expectations) if config.expectations else None
         if manifest is not None:
-            manifest.check_known([c.id for c in cases], [r for c in cases for r in c.rules])
+            manifest.check_known([c.id for c in cases] + [c.vector for c in cases if c.vector],
+                                 [r for c in cases for r in c.rules])
         connection = connect(config.impl, timeout=config.timeout, max_line=config.max_line,
                              strict=config.strict)
         header["implementation"] = connection.implementation.raw
+        cases = for_implementation(cases, connection.implementation)
         writer.write(header)
         header_written = True
         records, gave_up = _run_cases(connection, cases, manifest, writer, config)
@@ -480,7 +509,8 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
     failing = 0
     try:
         for seq, case in enumerate(cases, 1):
-            skip = manifest.lookup(case.id, case.rules, "skip") if manifest else None
+            skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
+                    if manifest else None)
             reason = implementation.declares(case.op, case.kubelet_version or None)
             expectation: dict[str, Any] | None = None
             if skip is not None:

@@ -800,10 +800,12 @@ def main(argv: list[str] | None = None) -> int:
             problems = check_files(paths)
             for problem in problems:
                 print(problem)
-            count = sum(len(load_vector_file(p.name, p.read_text(encoding="utf-8")))
-                        for p in paths) if not problems else 0
+            loaded = [] if problems else [
+                v for p in paths for v in load_vector_file(p.name, p.read_text(encoding="utf-8"))]
+            count = sum(len(holds_in(v)) for v in loaded)
             print(f"{len(problems)} problem(s)" if problems else
-                  f"{count} vectors in {len(paths)} files: all agree with the reference")
+                  f"{len(loaded)} vectors ({count} instances) in {len(paths)} files: all agree "
+                  "with the reference at every release they hold in")
             return 1 if problems else 0
         changed, problems = write_files(paths)
     except (NumaspecError, OSError) as exc:
