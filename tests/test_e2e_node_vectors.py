@@ -146,6 +146,17 @@ def aligned(*uids: str) -> Check:
     return check
 
 
+def every_pod_aligned_but(*rejects: str) -> Check:
+    """A run of scenarios: every pod aligned as validatePodAlignment wants, except the named
+    over-sized ones, which must fail with TopologyAffinityError."""
+    def check(run: Run) -> None:
+        for step in run.steps:
+            if step["op"] == "admit":
+                uid = step["pod"]["uid"]
+                (rejected(uid, TAE) if uid in rejects else aligned(uid))(run)
+    return check
+
+
 def pod_aligned(*uids: str) -> Check:
     """validatePodAlignmentWithPodScope: every CPU of the pod's sidecars and app containers on
     one NUMA node."""
@@ -363,6 +374,8 @@ CHECKS: dict[str, list[Check]] = {
     "e2e-tm-align-reject-9core-1vf": [rejected("gu-pod", TAE)],
     "e2e-tm-align-reject-sidecar-9core": [rejected("gu-pod", TAE)],
     "e2e-tm-align-reject-second-sidecar": [rejected("gu-pod", TAE)],
+    "e2e-tm-align-split-vfs": [every_pod_aligned_but("reject-9core-1vf", "reject-sidecar-9core",
+                                                     "reject-second-sidecar")],
     "e2e-tm-align-positive-restricted": [all_admitted()],
     "e2e-tm-align-positive-best-effort": [all_admitted()],
     "e2e-tm-align-positive-none": [all_admitted()],
@@ -513,6 +526,7 @@ MUTANTS: list[tuple[str, int, Callable[[dict[str, Any]], None], str]] = [
     ("e2e-cpu-strict-beside-gu", 3,
      lambda a: a["state"]["cpu"]["defaultCpuSet"].insert(0, 0), "expected online minus"),
     ("e2e-cpu-sidecar-reuse", 1, lambda a: _set(a, 2, "cpus", [8]), "overlap"),
+    ("e2e-tm-align-split-vfs", 22, lambda a: _set(a, 0, "cpus", [4, 12]), "CPUs on [1]"),
 ]
 
 
