@@ -1,9 +1,12 @@
 """Hypothesis strategies for the node protocol: machines, node configurations and pods, as
 the JSON documents of spec/node-protocol.md.
 
-Everything generated is valid input that kubelet would start with (reservations add up, the
-options fit the machine), unless a strategy says otherwise, so that every step of a stateful
-test exercises admission rather than input checking.
+Everything generated is valid input that kubelet would start with (reservations add up and
+fit the capacity, the options fit the machine) and pods the API server accepts (ADMIT-7),
+unless a strategy says otherwise, so that every step of a stateful test exercises admission
+rather than input checking.  Some pods exceed what the node can hold (the fit handler,
+ADMIT-8), some ask less than their limits, and reservations may span several CPUs and NUMA
+nodes.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
                   devices_too: bool = True) -> dict[str, Any]:
     """A ``create`` request for a node kubelet would start."""
     machine = draw(machines(devices_too))
+    version = draw(st.sampled_from(versions))
+    minor = int(version.split(".")[1])
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
     tm_policy = draw(st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]))
@@ -73,10 +78,23 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
     if draw(st.integers(0, 4)) > 0:
         config["cpuManagerPolicy"] = "static"
         cpus = [t for n in machine["numaNodes"] for c in n["cores"] for t in c["threads"]]
+        # NODE-3: one or two reserved CPUs (the lowest of a NUMA node each, so two may sit on
+        # different NUMA nodes), or a cpu reservation of up to two CPUs split between kube and
+        # system reserved; always leaving a CPU to assign (NODE-9, CPU-8).
+        firsts = sorted({min(t for c in n["cores"] for t in c["threads"])
+                         for n in machine["numaNodes"]})
+        most = 2 if len(cpus) >= 6 else 1
         if draw(st.booleans()):
-            config["reservedSystemCPUs"] = str(min(cpus))
+            chosen = firsts[:draw(st.integers(1, max(1, min(most, len(firsts)))))]
+            config["reservedSystemCPUs"] = ",".join(str(c) for c in chosen)
         else:
-            config["kubeReserved"] = {"cpu": draw(st.sampled_from(["500m", "1"]))}
+            cpu = draw(st.sampled_from(["500m", "1", "1500m", "2"][:2 * max(1, most)]))
+            if draw(st.integers(0, 2)) == 0 and cpu in ("1", "2"):
+                half = f"{int(cpu) * 500}m"
+                config["kubeReserved"] = {"cpu": half}
+                config["systemReserved"] = {"cpu": half}
+            else:
+                config["kubeReserved"] = {"cpu": cpu}
         options: dict[str, str] = {}
         if draw(st.booleans()):
             options["full-pcpus-only"] = "true"
@@ -84,15 +102,26 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
             options["distribute-cpus-across-numa"] = "true"
         if tm_policy != "single-numa-node" and sockets <= count and draw(st.booleans()):
             options["align-by-socket"] = "true"
+        if minor >= 32 and draw(st.integers(0, 3)) == 0:
+            options["strict-cpu-reservation"] = "true"
         if options:
             config["cpuManagerPolicyOptions"] = options
             config["featureGates"] = {"CPUManagerPolicyAlphaOptions": True}
     if draw(st.booleans()):
         config["memoryManagerPolicy"] = "Static"
         reserved = draw(st.sampled_from([256, 512]))
-        config["systemReserved"] = {"memory": f"{reserved - 100}Mi"}
-        config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": f"{reserved}Mi"}}]
-    return {"op": "create", "node": {"kubeletVersion": draw(st.sampled_from(versions)),
+        config["systemReserved"] = {**config.get("systemReserved", {}),
+                                    "memory": f"{reserved - 100}Mi"}
+        # MEM-2: the reservation on NUMA 0, or split over the first two NUMA nodes.
+        first = draw(st.sampled_from([reserved, reserved // 2, 64])) if count > 1 else reserved
+        config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": f"{first}Mi"}}]
+        if first < reserved:
+            config["reservedMemory"].append(
+                {"numaNode": 1, "limits": {"memory": f"{reserved - first}Mi"}})
+    if draw(st.integers(0, 7)) == 0:
+        # ADMIT-8: a small pod limit, so that the pod count is what refuses.
+        config["maxPods"] = draw(st.integers(1, 4))
+    return {"op": "create", "node": {"kubeletVersion": version,
                                      "machine": machine, "config": config}}
 
 
@@ -100,6 +129,9 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
 def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool) -> dict[str, Any]:
     cpu = draw(st.sampled_from(["1", "2", "3", "4", "500m", "1500m"]))
     memory = f"{draw(st.sampled_from([64, 256, 1024, 3072, 6144]))}Mi"
+    if draw(st.integers(0, 11)) == 0:
+        # ADMIT-8: more than any generated node has (cpu or memory).
+        cpu, memory = draw(st.sampled_from([("16", memory), (cpu, "64Gi")]))
     limits: dict[str, str] = {"cpu": cpu, "memory": memory}
     if draw(st.integers(0, 3)) == 0:
         limits["hugepages-2Mi"] = f"{draw(st.sampled_from([2, 64, 512]))}Mi"
@@ -110,7 +142,10 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool) -> dict[st
             limits[resource] = str(draw(st.integers(0, 3)))
     if guaranteed:
         return {"limits": limits}
-    requests = {"cpu": cpu, "memory": "32Mi"}
+    # ADMIT-7: a request may be below its limit (never above).
+    below = {"1": "500m", "2": "1", "3": "1500m", "4": "2", "500m": "100m", "1500m": "1",
+             "16": "8"}
+    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[cpu]])), "memory": "32Mi"}
     return {"requests": requests, "limits": limits} if draw(st.booleans()) else {
         "requests": requests}
 
