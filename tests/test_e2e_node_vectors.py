@@ -6,7 +6,9 @@ recorded answer exactly; this file checks, independently of exact equality, what
 itself asserts (admitted or TopologyAffinityError, CPUs and VF on one NUMA node, exclusive CPUs
 off the reserved ones and out of the shared pool, whole cores, memory on NUMA node 0 ...) on
 the answer the reference gives now, so that a drift away from kubelet's e2e expectations fails
-here with the e2e test's own words.  CHECKS is the table: vector id -> its assertions.
+here with the e2e test's own words.  CHECKS is the table: vector id -> its assertions.  The
+same assertions run on kubelet's own answers too: every vector without devices goes through the
+node probe of kubelet 1.30.14 and 1.37.1 (adapters/kubelet) at those of its releases.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubelet_builds import RELEASES, node_command
+from test_node_differential import normalize
 
+from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.vectors import Instance, instances, load_vector_paths
 from numaspec.node_wire import NodeSession
 
@@ -490,6 +495,33 @@ def test_reference_answer_satisfies_the_e2e_assertion(iid: str) -> None:
     run = reference_run(instance)
     for check in CHECKS[instance.vector.id]:
         check(run)
+
+
+def _kubelet_instances() -> list[str]:
+    """The instances kubelet's node probe can run: no devices (the probe has no Device
+    Manager), at a release an adapter is built for."""
+    return sorted(i.id for i in INSTANCES.values()
+                  if i.release in RELEASES and i.release != "1.23"
+                  and not i.case["steps"][0]["node"]["machine"].get("devices"))
+
+
+@pytest.mark.parametrize("iid", _kubelet_instances())
+def test_kubelet_answer_satisfies_the_e2e_assertion(iid: str) -> None:
+    """kubelet's own managers (the node probe of that release) pass the e2e test's assertion
+    on the vector, and agree with the reference's recorded answer step by step."""
+    instance = INSTANCES[iid]
+    command = node_command(instance.release)
+    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
+    try:
+        steps = instance.case["steps"]
+        answers = [probe.handle(step) for step in steps]
+    finally:
+        probe.close()
+    run = Run(steps, answers)
+    for check in CHECKS[instance.vector.id]:
+        check(run)
+    want = [normalize(r, a) for r, a in zip(steps, instance.expected["answers"], strict=True)]
+    assert [normalize(r, a) for r, a in zip(steps, answers, strict=True)] == want
 
 
 def _set(answer: dict[str, Any], container: int, key: str, value: Any) -> None:
