@@ -43,13 +43,12 @@ def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
     return answer
 
 
-@pytest.mark.parametrize("version", [
-    pytest.param("1.30", marks=pytest.mark.xfail(
-        strict=False, reason="kubelet 1.30 is not deterministic once memory groups overlap "
-        "(release order is Go map order): spec/findings.md F-MEM-OVERLAP")),
-    "1.37",
-])
+@pytest.mark.parametrize("version", ["1.30", "1.37"])
 def test_reference_agrees_with_kubelet_node(version: str) -> None:
+    """Strict at every release.  Before 1.32 kubelet is not deterministic once the Memory
+    Manager's groups turn irregular (it releases blocks in Go map order: spec/findings.md,
+    F-MEM-OVERLAP), so there a session is compared until the reference's state first shows
+    irregular groups, and only the invariants are checked after that point."""
     command = kubelet_builds.node_command(version)
     probes: list[ExecNode] = []
 
@@ -59,7 +58,8 @@ def test_reference_agrees_with_kubelet_node(version: str) -> None:
         return probe
 
     machine = make_node_machine(factory, versions=(version,), devices_too=False,
-                                normalize=normalize)
+                                normalize=normalize,
+                                compare_until_irregular_groups=int(version.split(".")[1]) < 32)
     try:
         run_state_machine_as_test(machine, settings=settings(
             settings(), stateful_step_count=20, deadline=None,
