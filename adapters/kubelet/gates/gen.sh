@@ -9,8 +9,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 data="$here/../../../spec/data/feature-gates.json"
 # The newest patch of each minor release numaspec models that the module proxy was seen to
-# serve when the data was generated.
-RELEASES=(v1.18.20 v1.19.16 v1.20.15 v1.21.14 v1.22.17 v1.23.17 v1.24.17 v1.25.16 v1.26.15
+# serve, with its staging modules, when the data was generated (1.18: v1.18.20 was tagged, but
+# its staging modules v0.18.20 never were, so v1.18.19; 1.36: v1.36.5 is not in the checksum
+# database, so v1.36.4).
+RELEASES=(v1.18.19 v1.19.16 v1.20.15 v1.21.14 v1.22.17 v1.23.17 v1.24.17 v1.25.16 v1.26.15
   v1.27.16 v1.28.15 v1.29.15 v1.30.14 v1.31.14 v1.32.13 v1.33.13 v1.34.9 v1.35.8 v1.36.4
   v1.37.2)
 if [ "$#" -gt 0 ]; then RELEASES=("$@"); fi
@@ -54,6 +56,12 @@ one() {
     echo "require k8s.io/kubernetes $ver"; echo
     echo "replace ("
     for m in $mods; do echo "	$m => $m $staging"; done
+    # 1.19's module graph names vbom.ml/util, whose host is gone and which the proxy refuses;
+    # nothing built here imports it, so an empty stand-in module satisfies the graph.
+    if grep -q 'vbom.ml/util' "$gomod_file"; then
+      echo "	vbom.ml/util => ./stub/vbom.ml/util"
+      mkdir -p "$d/stub/vbom.ml/util" && echo "module vbom.ml/util" > "$d/stub/vbom.ml/util/go.mod"
+    fi
     echo ")"
   } > "$d/go.mod"
   # What kubelet registers beyond pkg/features; other registrations under pkg/ are listed for
@@ -71,6 +79,7 @@ one() {
       [ -n "$alias" ] && echo "	utilruntime.Must($alias.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))"
     done <<<"$ex"
     echo "	_ = utilruntime.Must"
+    echo "	_ = utilfeature.DefaultMutableFeatureGate"
     echo "}"
   } > "$d/extras.go"
   tags=""

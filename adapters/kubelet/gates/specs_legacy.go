@@ -24,8 +24,12 @@ func collect() report {
 		known = all.GetAll()
 	} else {
 		method = "known"
+		// The field is an atomic.Value, or (up to 1.2x) a pointer to one.
 		field := reflect.ValueOf(fg).Elem().FieldByName("known")
 		value := (*atomic.Value)(unsafe.Pointer(field.UnsafeAddr()))
+		if field.Kind() == reflect.Ptr {
+			value = *(**atomic.Value)(unsafe.Pointer(field.UnsafeAddr()))
+		}
 		known = value.Load().(map[featuregate.Feature]featuregate.FeatureSpec)
 	}
 	gates := map[string]gate{}

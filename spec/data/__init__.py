@@ -1,0 +1,1 @@
+"""Data tables the reference reads (JSON; this file only makes them installable)."""
