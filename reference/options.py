@@ -13,12 +13,12 @@ from collections.abc import Mapping
 import attrs
 
 from numaspec.errors import (
-    InvalidFieldError,
     InvalidPolicyOptionValueError,
     NumaspecError,
     PolicyOptionNotEnabledError,
     UnknownPolicyOptionError,
 )
+from numaspec.gates import gate_errors
 from numaspec.versions import KubeletVersion, default_feature_gates
 
 __all__ = [
@@ -184,32 +184,15 @@ def _go_map(raw: Mapping[str, str]) -> str:
     return "map[" + " ".join(f"{k}:{raw[k]}" for k in sorted(raw)) + "]"
 
 
-#: The feature gates numaspec knows (VER-2); other names are passed over unchecked.
-_TOPOLOGY_GATES = ("TopologyManagerPolicyOptions", "TopologyManagerPolicyAlphaOptions",
-                   "TopologyManagerPolicyBetaOptions")
-
-
 def feature_gate_errors(gates: Mapping[str, bool], version: KubeletVersion
                         ) -> list[NumaspecError]:
-    """VER-2: kubelet sets the configuration's feature gates before anything else looks at the
-    configuration, and stops at a gate its release does not have (the Topology Manager gates
-    before 1.26) or one locked to another value (``TopologyManagerPolicyOptions``, locked on
-    from 1.36): ``invalid-field``, with component-base's wording (featuregate ``SetFromMap``).
-    Only the Topology Manager's gates are known to numaspec; other names pass unchecked."""
-    known = default_feature_gates(version)
-    errors: list[NumaspecError] = []
-    for name in sorted(gates):
-        if name in _TOPOLOGY_GATES and name not in known:
-            msg = f"unrecognized feature gate: {name}"
-        elif name == "TopologyManagerPolicyOptions" and version.minor >= 36 \
-                and gates[name] is not True:
-            msg = (f"cannot set feature gate {name} to {str(gates[name]).lower()}, feature is "
-                   "locked to true")
-        else:
-            continue
-        errors.append(InvalidFieldError(msg, where=f"feature_gates.{name}",
-                                        kubelet_message=msg))
-    return errors
+    """VER-2, VER-4: kubelet sets the configuration's feature gates before anything else looks
+    at the configuration, and stops at a gate its release does not know (never had, or
+    removed), one set against its lock, one still pre-alpha, or (from 1.35) an enabled gate
+    whose dependencies are off: ``invalid-field`` naming the gate, with kubelet's text
+    (:func:`numaspec.gates.gate_errors`, from the per-release table of every gate kubelet
+    registers).  The first error is the one numaspec reports."""
+    return list(gate_errors(gates, version))
 
 
 def options_allowed_errors(

@@ -8,7 +8,6 @@ each predicate names the rule it gates, so ``grep`` finds every version-dependen
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 import attrs
 
@@ -86,22 +85,10 @@ def parse_version(text: object, *, where: str = "kubelet_version") -> KubeletVer
     return version
 
 
-# VER-2: the default values of the feature gates that decide which policy options a kubelet
-# accepts, per release (pkg/features/kube_features.go of each release).  A gate absent from a
-# release's table does not exist in that release.
-_GATE_HISTORY: Mapping[str, tuple[tuple[int, bool], ...]] = {
-    # (first minor with this default, default)
-    "TopologyManagerPolicyOptions": ((26, False), (28, True)),
-    "TopologyManagerPolicyAlphaOptions": ((26, False),),
-    "TopologyManagerPolicyBetaOptions": ((26, False), (28, True)),
-}
-
-
 def default_feature_gates(version: KubeletVersion) -> dict[str, bool]:
-    """VER-2: the gates relevant to the Topology Manager and their defaults in ``version``."""
-    gates: dict[str, bool] = {}
-    for name, history in _GATE_HISTORY.items():
-        for first_minor, default in history:
-            if version.minor >= first_minor:
-                gates[name] = default
-    return gates
+    """VER-2: every feature gate kubelet ``version`` lets a configuration set, with its
+    default, from the per-release table ``spec/data/feature-gates.json`` (``numaspec.gates``).
+    A gate absent from the result does not exist in that release (or is pre-alpha there)."""
+    from numaspec.gates import default_gates  # the table's module imports this one
+
+    return default_gates(version)

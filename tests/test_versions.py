@@ -30,13 +30,15 @@ def test_newest_is_the_default() -> None:  # VER-1
 
 
 def test_gate_defaults() -> None:  # VER-2
-    assert default_feature_gates(KubeletVersion(25)) == {}
-    assert default_feature_gates(KubeletVersion(27)) == {
-        "TopologyManagerPolicyOptions": False, "TopologyManagerPolicyAlphaOptions": False,
-        "TopologyManagerPolicyBetaOptions": False}
-    assert default_feature_gates(KubeletVersion(30)) == {
-        "TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": False,
-        "TopologyManagerPolicyBetaOptions": True}
+    for minor, expected in ((25, {}), (27, {
+            "TopologyManagerPolicyOptions": False, "TopologyManagerPolicyAlphaOptions": False,
+            "TopologyManagerPolicyBetaOptions": False}), (30, {
+            "TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": False,
+            "TopologyManagerPolicyBetaOptions": True})):
+        defaults = default_feature_gates(KubeletVersion(minor))
+        assert {k: v for k, v in defaults.items() if k.startswith("TopologyManagerPolicy")} \
+            == expected
+        assert defaults["AllAlpha"] is False  # every release knows far more than these
 
 
 def test_an_empty_policy_name_is_none_as_kubelet_defaults_it() -> None:
@@ -60,6 +62,7 @@ def test_an_empty_policy_name_is_none_as_kubelet_defaults_it() -> None:
     (25, {"TopologyManagerPolicyBetaOptions": False},
      "unrecognized feature gate: TopologyManagerPolicyBetaOptions"),
     (36, {"TopologyManagerPolicyOptions": False},
+     "failed to merge global and in-flight KubeletConfiguration while setting defaults, error: "
      "cannot set feature gate TopologyManagerPolicyOptions to false, feature is locked to true"),
 ])
 def test_bad_feature_gates_stop_kubelet_before_the_policy_name(
@@ -73,4 +76,8 @@ def test_bad_feature_gates_stop_kubelet_before_the_policy_name(
         check_startup("Restricted", NumaInfo((0, 1)), KubeletVersion(minor), {}, gates)
     assert caught.value.kubelet_message == message
     assert check_startup("restricted", NumaInfo((0, 1)), KubeletVersion(minor), {},
-                         {"SomeOtherGate": True})  # other names pass unchecked
+                         {"AllAlpha": False})  # a gate every release knows, at its default
+    with pytest.raises(InvalidFieldError) as caught:  # any other name kubelet lacks stops it
+        check_startup("restricted", NumaInfo((0, 1)), KubeletVersion(minor), {},
+                      {"SomeOtherGate": True})
+    assert caught.value.where == "feature_gates.SomeOtherGate"
