@@ -195,7 +195,11 @@ def gate_errors(gates: Mapping[str, bool], version: KubeletVersion) -> list[Inva
             if off:
                 text = (f"{feature} is enabled, but depends on features that are disabled: "
                         f"[{' '.join(off)}]")
-                named = sorted(n for n in (feature, *off) if n in gates) or [feature]
+                # name a gate the configuration set; a caller that passes the defaults
+                # merged in (the node model) sets them all, so prefer one off its default
+                pair = (feature, *off)
+                named = (sorted(n for n in pair if n in gates and gates[n] != known[n].default)
+                         or sorted(n for n in pair if n in gates) or [feature])
                 refused.append((named[0], text, text))
     if not refused:
         return []
