@@ -146,7 +146,7 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
 
 
 def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any, Any]:
-    """RUN-9: ``<vector>@1.N`` in a vector file: the vector's instance at 1.N."""
+    """RUN-10: ``<vector>@1.N`` in a vector file: the vector's instance at 1.N."""
     from numaspec.conformance.vectors import (
         holds_in,
         instance_at,

@@ -12,7 +12,7 @@ A JSON file (schema ``spec/schemas/expectations.schema.json``)::
 
 * ``fail`` by vector (or property) ID: that case is expected to fail; it is reported as
   ``xfailed``, and if it passes, as ``xpassed``, which fails the run.  A vector's bare ID
-  covers its instance at every release (RUN-9); ``<id>@1.N`` covers the one at 1.N.
+  covers its instance at every release (RUN-10); ``<id>@1.N`` covers the one at 1.N.
 * ``fail`` by rule ID: every case citing the rule may fail; if none of them fails any more,
   the entry is stale, which fails the run.
 * ``skip``: the case (or every case citing the rule) is not run; it is counted and shown as
@@ -52,7 +52,7 @@ class Expectation:
         return self.vector if self.vector is not None else f"rule {self.rule}"
 
     def covers(self, case_id: str, rules: Sequence[str], vector: str = "") -> bool:
-        """Whether the entry names the case, its vector (every instance of it: RUN-9), or a
+        """Whether the entry names the case, its vector (every instance of it: RUN-10), or a
         rule it cites."""
         if self.vector is not None:
             return self.vector in (case_id, vector)

@@ -130,13 +130,13 @@ def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _release(record: Mapping[str, Any]) -> str:
-    """`` (kubelet 1.N)`` for a vector instance that names its release (RUN-9), else ``""``."""
+    """`` (kubelet 1.N)`` for a vector instance that names its release (RUN-10), else ``""``."""
     version = record.get("kubelet_version")
     return f" (kubelet {version})" if record.get("kind") == "vector" and version else ""
 
 
 def _by_release(records: Iterable[Mapping[str, Any]]) -> str:
-    """``"1.23: 18, 1.30: 250"``: vector instances that ran, per release (RUN-9)."""
+    """``"1.23: 18, 1.30: 250"``: vector instances that ran, per release (RUN-10)."""
     ran = Counter(str(r["kubelet_version"]) for r in records
                   if r.get("kind") == "vector" and r.get("kubelet_version")
                   and r["verdict"] != "skipped")

@@ -1,7 +1,7 @@
 """``numaspec conformance``: run the suite against an implementation and report (RUN-1..RUN-7).
 
 The suite is every vector of ``spec/vectors`` (merge, hints and node cases, compared with
-their expected answers) at every release it holds in that the implementation declares (RUN-9:
+their expected answers) at every release it holds in that the implementation declares (RUN-10:
 one instance per release, :func:`numaspec.conformance.vectors.instances`) and, for
 implementations of the merge, every Hypothesis property of
 :mod:`numaspec.conformance.properties`.  The runner survives any implementation: each case
@@ -78,7 +78,7 @@ class Case:
 
     @property
     def retargeted(self) -> bool:
-        """An instance of a vector at another release than its case's own (RUN-9)."""
+        """An instance of a vector at another release than its case's own (RUN-10)."""
         return self.kind == "vector" and self.id != self.vector
 
 
@@ -112,7 +112,7 @@ class RunConfig:
     keyword: str | None = None
     #: Exactly these case IDs (for callers of the API; ``-k`` matches parts of IDs).
     ids: tuple[str, ...] | None = None
-    #: RUN-9: send a vector's instances at other releases than its own only for these
+    #: RUN-10: send a vector's instances at other releases than its own only for these
     #: releases (None: every release the implementation declares).  A sample for
     #: implementations that declare many releases; a vector's own instance always runs.
     releases: tuple[str, ...] | None = None
@@ -155,7 +155,7 @@ def select(cases: Sequence[Case], keyword: str) -> list[Case]:
 
 
 def for_implementation(cases: Sequence[Case], implementation: Implementation) -> list[Case]:
-    """RUN-9: the cases an implementation is sent: a vector's instance at another release
+    """RUN-10: the cases an implementation is sent: a vector's instance at another release
     than its own only if the implementation declares that release for the op.  (A vector's
     own instance stays, and is reported skipped when undeclared, RUN-4.)"""
     return [c for c in cases

@@ -132,7 +132,7 @@ class Vector:
 
 @attrs.frozen
 class Instance:
-    """A vector at one release: what a runner sends (RUN-9)."""
+    """A vector at one release: what a runner sends (RUN-10)."""
 
     id: str
     vector: Vector

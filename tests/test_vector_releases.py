@@ -1,4 +1,4 @@
-"""Vectors reach every release they hold in (RUN-9): a vector's range comes from the rules it
+"""Vectors reach every release they hold in (RUN-10): a vector's range comes from the rules it
 cites, the op and its own ``releases``; the runner sends one instance per declared release,
 rewritten to that release, with per-release answers where the reference differs; manifests,
 replay and reports know the instances apart."""
@@ -94,8 +94,8 @@ def test_the_range_is_the_rules_and_the_ops() -> None:
     (both,) = load(vector(rules=["POLICY-2", "MERGE-3"],
                           case={**DIFFERENT_MASKS, "kubelet_version": "1.30"}))
     assert holds_in(both) == tuple(f"1.{m}" for m in range(24, 38))
-    # A node session holds in the node model's releases at most.
-    (node,) = load({"id": "n", "description": "d", "rules": ["ADMIT-1"], "op": "node",
+    # A node session holds in the node model's releases at most (HINT-3: 1.18–1.37).
+    (node,) = load({"id": "n", "description": "d", "rules": ["HINT-3"], "op": "node",
                     "derived": "reference", "case": node_session("1.30"),
                     "expected": {"answers": [{"ok": True}]}})
     assert holds_in(node) == tuple(f"1.{m}" for m in NODE_VERSIONS)
@@ -136,10 +136,10 @@ def test_vectors_about_versions_are_never_retargeted() -> None:
     unmodelled, mixed, garbled = load(
         vector(id="a", case={**DIFFERENT_MASKS, "kubelet_version": "1.17"},
                expected={"error": {"kind": "unsupported-version"}}),
-        {"id": "b", "description": "d", "rules": ["ADMIT-1"], "op": "node",
+        {"id": "b", "description": "d", "rules": ["HINT-3"], "op": "node",
          "derived": "reference", "case": node_session("1.30", "1.33"),
          "expected": {"answers": [{"ok": True}, {"ok": True}]}},
-        {"id": "c", "description": "d", "rules": ["ADMIT-1"], "op": "node",
+        {"id": "c", "description": "d", "rules": ["HINT-3"], "op": "node",
          "derived": "reference", "case": node_session("1.x"),
          "expected": {"answers": [{"error": {"kind": "unsupported-version"}}]}})
     assert [[i.id for i in instances(v)] for v in (unmodelled, mixed, garbled)] == [
@@ -173,7 +173,7 @@ def test_an_instance_names_its_release_in_the_case_and_the_id() -> None:
 def test_every_create_step_of_a_session_is_rewritten() -> None:
     case = node_session("1.30", "v1.30.2")
     case["steps"].append({"op": "admit", "pod": {"uid": "p"}})
-    (session,) = load({"id": "n", "description": "d", "rules": ["ADMIT-1"], "op": "node",
+    (session,) = load({"id": "n", "description": "d", "rules": ["HINT-3"], "op": "node",
                        "derived": "reference", "case": case,
                        "expected": {"answers": [{"ok": True}] * 3}})
     moved = instance_at(session, "1.35")
@@ -368,7 +368,7 @@ def test_replay_takes_an_instance_id(tmp_path: Path, capsys: pytest.CaptureFixtu
 #: The kubelet adapters (adapters/kubelet): the operations each declares.
 KUBELET_ADAPTERS = {"1.23": ("merge",), "1.30": ("merge", "node", "hints"),
                     "1.37": ("merge", "node", "hints")}
-#: Vector instances each kubelet adapter received when ranges came in (RUN-9), 248 vectors;
+#: Vector instances each kubelet adapter received when ranges came in (RUN-10), 248 vectors;
 #: before, each vector went to its own release only: 18, 92 and 8 of 222 vectors.  The test
 #: fails if a change to ranges or vectors sends fewer.
 FLOOR = {"1.23": 78, "1.30": 208, "1.37": 212}
@@ -385,7 +385,7 @@ def test_each_release_receives_every_vector_that_holds_for_it(
         node = (release,) if minor in NODE_VERSIONS and operations != ("merge",) else ()
         impl = implementation((release,), node, operations)
         now = len(received(cases, impl))
-        # Before RUN-9: a vector went only to its own release (or to all, about versions).
+        # Before RUN-10: a vector went only to its own release (or to all, about versions).
         before = sum(1 for v in vectors if impl.declares(v.op, v.kubelet_version or None)
                      is None)
         table.append(f"{release}: {before:>4} -> {now:>4}")
