@@ -13,7 +13,7 @@ import (
 )
 
 // collect reads the gate before versioned specs (up to 1.30): GetAll where the release has it,
-// else (1.18 and other releases without GetAll) the gate's own map of known features.
+// else (1.18-1.21, which lack GetAll) the gate's own map of known features.
 func collect() report {
 	fg := utilfeature.DefaultMutableFeatureGate
 	var known map[featuregate.Feature]featuregate.FeatureSpec
@@ -24,7 +24,7 @@ func collect() report {
 		known = all.GetAll()
 	} else {
 		method = "known"
-		// The field is an atomic.Value, or (up to 1.2x) a pointer to one.
+		// The field is a pointer to an atomic.Value in 1.18-1.21 (an atomic.Value later).
 		field := reflect.ValueOf(fg).Elem().FieldByName("known")
 		value := (*atomic.Value)(unsafe.Pointer(field.UnsafeAddr()))
 		if field.Kind() == reflect.Ptr {
