@@ -15,9 +15,13 @@ def test_numaspec_serve_passes_the_whole_suite_in_strict_mode(tmp_path: Path) ->
     # Every case but the affinity properties, whose sessions are large to validate strictly
     # (they run through an exec adapter in tests/test_affinity_suite.py, and in-process in
     # tests/test_reference_conforms.py).
-    cases = [c for c in load_cases() if not (c.kind == "property" and c.op == "affinity")]
+    # A vector's instances at other releases than its own (RUN-10) are sampled at the kubelet
+    # adapters' releases: the in-process run below and `vectors check` take every release.
+    sample = ("1.23", "1.30", "1.37")
+    cases = [c for c in load_cases(releases=sample)
+             if not (c.kind == "property" and c.op == "affinity")]
     config = RunConfig(impl=SERVE_IMPL, out=str(tmp_path), strict=True, timeout=60.0,
-                       ids=tuple(c.id for c in cases))
+                       ids=tuple(c.id for c in cases), releases=sample)
     printed = io.StringIO()
     status = run_conformance(config, stream=printed)
     _, records, footer = read_report(tmp_path / "report.jsonl")
