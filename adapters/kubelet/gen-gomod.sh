@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Regenerate <dir>/go.mod for one kubelet release: require k8s.io/kubernetes
 # and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
-# in kubernetes' own go.mod) to the matching v0.X.Y. Then runs go mod tidy.
+# in kubernetes' own go.mod) to the matching v0.X.Y; require common and, for
+# 1.29 and later, probe (the shared node probe, merge and adapter), both
+# replaced by the local directories. Then runs go mod tidy.
 # Usage: ./gen-gomod.sh v1.30.14 v1_30
 set -euo pipefail
 ver="$1"; dir="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 staging_ver="v0.${ver#v1.}"
+minor="${ver#v1.}"; minor="${minor%%.*}"
 cd "$here/$dir"
 gomod_file="$(go mod download -json "k8s.io/kubernetes@$ver" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
 mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" | sort -u)"
@@ -18,9 +21,11 @@ mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" |
   echo "require ("
   echo "	k8s.io/kubernetes $ver"
   echo "	numaspec.invalid/kubelet-oracle/common v0.0.0"
+  if [ "$minor" -ge 29 ]; then echo "	numaspec.invalid/kubelet-oracle/probe v0.0.0"; fi
   echo ")"
   echo
   echo "replace numaspec.invalid/kubelet-oracle/common => ../common"
+  if [ "$minor" -ge 29 ]; then echo "replace numaspec.invalid/kubelet-oracle/probe => ../probe"; fi
   echo
   echo "// k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to $staging_ver."
   echo "replace ("

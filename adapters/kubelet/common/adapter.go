@@ -5,7 +5,8 @@ package common
 // holds the release-independent part: the read/answer loop, panic recovery,
 // the decoding of merge cases (kubelet_version, the strictness numaspec's wire
 // format demands) and the merge-error classifier. Each release's adapter main
-// (../v1_*/adapter) supplies a Release that calls that release's kubelet code.
+// (ReleaseMain in main.go; ../probe, ../v1_23/release) supplies a Release
+// that calls that release's kubelet code.
 
 import (
 	"bytes"

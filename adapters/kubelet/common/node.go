@@ -1,9 +1,9 @@
 package common
 
-// The version-independent half of the kubelet "node probe" (../v1_*/node):
-// the JSON line protocol, strict request decoding, the machine description
-// turned into cadvisor-shaped plain data, output types and panic recovery.
-// Nothing here depends on Kubernetes types; each release's node/main.go
+// The version-independent half of the kubelet "node probe" (../probe): the
+// JSON line protocol, strict request decoding, the machine description turned
+// into cadvisor-shaped plain data, output types and panic recovery. Nothing
+// here depends on Kubernetes types; package probe (with each release's shim)
 // converts to kubelet types and drives the real kubelet managers.
 
 import (

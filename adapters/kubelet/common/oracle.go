@@ -2,8 +2,9 @@
 // numaspec kubelet oracle: the JSON line protocol, request decoding (keeping
 // the nil/empty distinctions), panic recovery and the output encoding.
 //
-// Each per-release module (../v1_23, ../v1_30, ...) only supplies an
-// Evaluator that calls the real kubelet topologymanager code.
+// The kubelet code is called by package probe (../probe, 1.29 and later,
+// through each release's shim) and by ../v1_23/release, which supply the
+// Evaluator, the adapter Release and the NodeProbe of ReleaseMain.
 package common
 
 import (

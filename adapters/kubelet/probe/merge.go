@@ -15,7 +15,7 @@ import (
 	"numaspec.invalid/kubelet-oracle/common"
 )
 
-// Oracle answers the merge oracle's own line format (bin/kubelet-merge-*):
+// Oracle answers the merge oracle's own line format (kubelet-adapter-* merge):
 // NewManager with this binary's default feature gates, then the policy's
 // Merge; errors are kind kubelet-error with kubelet's text.
 type Oracle struct{ K Kubelet }

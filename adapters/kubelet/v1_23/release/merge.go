@@ -47,7 +47,7 @@ func freshGates() featuregate.MutableFeatureGate {
 	return gates
 }
 
-// Oracle answers the merge oracle's own line format (bin/kubelet-merge-*).
+// Oracle answers the merge oracle's own line format (kubelet-adapter-* merge).
 type Oracle struct{}
 
 func (Oracle) Version() string { return kubeletVersion }
