@@ -497,6 +497,47 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+_WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
+
+
+def _kubelet_message_problem(want: Any, got: Any, ambiguous: bool) -> str | None:
+    """RUN-11: where the expected error states kubelet's own text (``kubelet_message``) and the
+    implementation reports one too, the two must hold the same words.  Word order is free,
+    because kubelet builds some texts by walking a Go map (NODE-9's resources, VER-4's gates);
+    ``ambiguous`` (several bad options or gates, of which kubelet names whichever its map
+    order meets first: OPT-1, VER-4) leaves the text unchecked."""
+    a = want.get("kubelet_message") if isinstance(want, dict) else None
+    b = got.get("kubelet_message") if isinstance(got, dict) else None
+    if ambiguous or not isinstance(a, str) or not isinstance(b, str):
+        return None
+    if sorted(_WORD.findall(a)) == sorted(_WORD.findall(b)):
+        return None
+    return f"kubelet_message: expected {a!r}, got {b!r}"
+
+
+def _merge_is_ambiguous(request: MergeRequest) -> bool:
+    from numaspec.options import feature_gate_errors, policy_option_errors
+
+    return (len(policy_option_errors(request.policy_options, request.version,
+                                     request.feature_gates)) > 1
+            or len(feature_gate_errors(request.feature_gates, request.version)) > 1)
+
+
+def _session_is_ambiguous(case: Any) -> bool:
+    """Several gates or options in a create step: which one kubelet names first is Go map
+    order."""
+    steps = case.get("steps", []) if isinstance(case, dict) else []
+    for step in steps if isinstance(steps, list) else []:
+        node = step.get("node") if isinstance(step, dict) else None
+        config = node.get("config") if isinstance(node, dict) else None
+        if isinstance(config, dict) and any(
+                isinstance(config.get(field), dict) and len(config[field]) > 1
+                for field in ("featureGates", "cpuManagerPolicyOptions",
+                              "topologyManagerPolicyOptions")):
+            return True
+    return False
+
+
 def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
     from numaspec.conformance.properties import answers_agree
 
@@ -515,9 +556,14 @@ def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
         agree = want.kind == got.kind
     else:
         agree = want == got
-    if agree:
-        return []
-    return [f"expected {_short(expected)}, got {_short(actual)}"[:_LIMIT]]
+    if not agree:
+        return [f"expected {_short(expected)}, got {_short(actual)}"[:_LIMIT]]
+    if isinstance(want, ErrorAnswer) and isinstance(expected, dict) and isinstance(actual, dict):
+        ambiguous = request is None or _merge_is_ambiguous(request)
+        problem = _kubelet_message_problem(expected.get("error"), actual.get("error"), ambiguous)
+        if problem is not None:
+            return [problem[:_LIMIT]]
+    return []
 
 
 # --- node and hints answers ------------------------------------------------------------------
@@ -553,7 +599,7 @@ def _hint_key(hint: Any) -> str:
     return json.dumps(hint, sort_keys=True)
 
 
-def _compare_step(expected: Any, actual: Any) -> str | None:
+def _compare_step(expected: Any, actual: Any, ambiguous: bool = False) -> str | None:
     """What differs between one expected and one actual node-protocol answer, or None."""
     if not (isinstance(expected, dict) and len(expected) == 1):
         return None if expected == actual else f"expected {_short(expected)}, got {_short(actual)}"
@@ -564,8 +610,9 @@ def _compare_step(expected: Any, actual: Any) -> str | None:
     if key == "error":
         kind = want.get("kind") if isinstance(want, dict) else None
         got_kind = got.get("kind") if isinstance(got, dict) else None
-        return None if kind == got_kind else (
-            f"expected error {kind!r}, got error {got_kind!r}: {_short(got, 100)}")
+        if kind != got_kind:
+            return f"expected error {kind!r}, got error {got_kind!r}: {_short(got, 100)}"
+        return _kubelet_message_problem(want, got, ambiguous)
     if key == "decision" and isinstance(want, dict) and isinstance(got, dict):
         for field in ("admitted", "reason", "message", "containers"):
             if want.get(field) != got.get(field):
@@ -596,6 +643,7 @@ def _compare_session(case: Any, expected: Any, actual: Any) -> list[str]:
     if not (isinstance(actual, dict) and isinstance(actual.get("answers"), list)):
         return [f'not a session result ({{"answers": [...]}}): {_short(actual)}'[:_LIMIT]]
     got = actual["answers"]
+    ambiguous = _session_is_ambiguous(case)
     differences = []
     for index in range(max(len(want), len(got))):
         label = _label(index + 1, steps[index] if index < len(steps) else None)
@@ -604,7 +652,7 @@ def _compare_session(case: Any, expected: Any, actual: Any) -> list[str]:
         elif index >= len(want):
             differences.append(f"{label}: an extra answer: {_short(got[index], 100)}")
         else:
-            problem = _compare_step(want[index], got[index])
+            problem = _compare_step(want[index], got[index], ambiguous)
             if problem is not None:
                 differences.append(f"{label}: {problem}")
     return [d[:_LIMIT] for d in differences]
@@ -616,7 +664,8 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
     several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind,
     decisions and states equal, each resource's hints compared without regard to order
-    (NWIRE-4).
+    (NWIRE-4).  An error's ``kubelet_message``, where both sides give one, must hold the same
+    words (RUN-11).
     """
     if op == "merge":
         return _compare_merge(case, expected, actual)
