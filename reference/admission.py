@@ -26,6 +26,7 @@ from numaspec.affinity import (
 from numaspec.bitmask import NumaMask
 from numaspec.cpu_assignment import CPUAllocationError
 from numaspec.cpu_manager import (
+    STATIC_POLICY_ERROR,
     StaticCPUManager,
     check_static_policy,
     parse_cpu_manager_options,
@@ -183,7 +184,8 @@ class Node:
         if len(reserved) != count:
             raise NodeStartupError(
                 f"cannot reserve {count} CPUs on a machine with {len(all_cpus)}",
-                where="config", kubelet_message="[cpumanager] unable to reserve the required "
+                where="config", kubelet_message=f"{STATIC_POLICY_ERROR}[cpumanager] unable to "
+                "reserve the required "
                 f"amount of CPUs (size of {_cpuset(reserved)} did not equal {count})")
         return StaticCPUManager(topology, self.version, options, reserved)
 

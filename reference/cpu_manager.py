@@ -67,8 +67,13 @@ class CPUManagerOptions:
     strict_reservation: bool = False
 
 
+#: cpumanager.NewManager wraps every error of the static policy's constructor (its options,
+#: their check against the machine, the reservation) in this prefix (1.29 to 1.37).
+STATIC_POLICY_ERROR = "new static policy error: "
+
+
 def _startup(message: str, where: str = "cpuManagerPolicyOptions") -> NodeStartupError:
-    return NodeStartupError(message, where=where, kubelet_message=message)
+    return NodeStartupError(message, where=where, kubelet_message=STATIC_POLICY_ERROR + message)
 
 
 def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
