@@ -10,6 +10,7 @@ reservations) and ``pkg/kubelet/cm/node_container_manager_linux.go``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -104,6 +105,13 @@ class NodeConfig:
         cpu reservation is the number of those CPUs."""
         kube = _quantities(self.kube_reserved, "config.kubeReserved")
         system = _quantities(self.system_reserved, "config.systemReserved")
+        if self.kubelet_version.minor >= 37:
+            # From 1.37 kubelet reads a reserved cpu quantity to the nearest millicore (the
+            # micro-value rounded up, then halves rounded up): below half a millicore is zero.
+            for part in (kube, system):
+                if "cpu" in part:
+                    micro = math.ceil(part["cpu"] * 1_000_000)
+                    part["cpu"] = Fraction((micro + 500) // 1000, 1000)
         if self.reserved_system_cpus:
             kube.pop("cpu", None)
             system["cpu"] = Fraction(len(self.reserved_system_cpus))
