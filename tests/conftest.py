@@ -23,6 +23,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _CROSSHAIR.update(verdicts)
 
 
+def pytest_report_header() -> str:
+    """Which pinned kubelet releases this run covers (tests/kubelet_builds.py SELECTED)."""
+    import kubelet_builds
+
+    return kubelet_builds.describe_selection()
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _CROSSHAIR:
         terminalreporter.write_line(

@@ -1,9 +1,18 @@
 """The kubelet adapters (adapters/kubelet), built by the test run itself.
 
-``build()`` runs ``adapters/kubelet/build.sh`` once per machine state (go build is incremental:
-seconds when the module and build caches are warm; a cold machine downloads the pinned
-k8s.io/kubernetes releases from the Go module proxy first).  xdist workers take turns on a
-file lock, so the build runs once at a time.
+The pinned releases are adapters/kubelet/releases.json (one table: build.sh, these helpers, the
+tests and the READMEs read it).  A run covers only some of them (``SELECTED``): the releases
+marked ``every-run``, plus one rotation group chosen from the commit being tested (``git
+rev-parse HEAD`` as a number modulo the number of groups, so a given commit always runs the
+same group; group 0 without git).  ``NUMASPEC_KUBELET_RELEASES`` overrides that: ``all``,
+``every-run`` (no rotation group), ``group:N``, or a comma-separated list of minors
+(``1.31,1.32``).  Only the selected releases are built; a kubelet test of another release is
+skipped, saying why.
+
+``build()`` runs ``adapters/kubelet/build.sh`` for the selected releases once per machine
+state (go build is incremental: seconds when the module and build caches are warm; a cold
+machine downloads the pinned k8s.io/kubernetes releases from the Go module proxy first).
+xdist workers take turns on a file lock, so the build runs once at a time.
 
 Without Go, or when the build fails, the kubelet tests are skipped with the reason, unless
 ``NUMASPEC_REQUIRE_KUBELET=1`` (``.ci/run`` sets it): then they fail, so a missing toolchain
@@ -13,9 +22,11 @@ can never pass silently.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -23,21 +34,103 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "adapters" / "kubelet"
 BIN = ROOT / "bin"
-#: The pinned releases: the newest the module proxy serves, a 1.23 for the pre-1.24 merge
-#: rules, and 1.30 between them.
-RELEASES = {"1.23": "v1.23.17", "1.30": "v1.30.14", "1.37": "v1.37.1"}
+TABLE = ROOT / "releases.json"
 REQUIRED = os.environ.get("NUMASPEC_REQUIRE_KUBELET", "") not in ("", "0")
+EVERY_RUN = "every-run"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One row of adapters/kubelet/releases.json."""
+
+    minor: str
+    version: str
+    dir: str
+    ops: tuple[str, ...]
+    switches: tuple[str, ...]
+    run: str | int  # "every-run" or a rotation group
+
+
+def load_table(path: Path = TABLE) -> tuple[int, dict[str, Release]]:
+    """The rotation's number of groups and the pinned releases by minor ("1.30")."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    releases = {}
+    for row in data["releases"]:
+        release = Release(row["minor"], row["version"], row["dir"], tuple(row["ops"]),
+                          tuple(row["switches"]), row["run"])
+        releases[release.minor] = release
+    return int(data["groups"]), releases
+
+
+GROUPS, TABLE_RELEASES = load_table()
+#: Releases the table declares uncovered on purpose: (first minor, last minor, why).
+UNCOVERED = tuple((int(u["from"].split(".")[1]), int(u["to"].split(".")[1]), u["why"])
+                  for u in json.loads(TABLE.read_text(encoding="utf-8")).get("uncovered", []))
+#: minor -> pinned k8s.io/kubernetes version, every release in the table.
+RELEASES = {minor: r.version for minor, r in TABLE_RELEASES.items()}
+
+
+def commit_group(groups: int = GROUPS, cwd: Path = ROOT) -> int:
+    """The rotation group of the commit being tested (group 0 without git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                              text=True, timeout=30, check=True).stdout.strip()
+        return int(head, 16) % groups
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 0
+
+
+def select(choice: str, releases: dict[str, Release], group: int) -> tuple[str, ...]:
+    """The minors a run covers for a ``NUMASPEC_KUBELET_RELEASES`` value (empty: the
+    every-run releases and rotation group ``group``)."""
+    choice = choice.strip()
+    if choice == "all":
+        chosen = set(releases)
+    elif choice == EVERY_RUN:
+        chosen = {m for m, r in releases.items() if r.run == EVERY_RUN}
+    elif choice.startswith("group:"):
+        wanted = int(choice.removeprefix("group:"))
+        chosen = {m for m, r in releases.items() if r.run in (EVERY_RUN, wanted)}
+    elif choice:
+        chosen = {m.strip() for m in choice.split(",") if m.strip()}
+        unknown = chosen - set(releases)
+        if unknown:
+            raise pytest.UsageError(
+                f"NUMASPEC_KUBELET_RELEASES names releases not in {TABLE.name}: "
+                f"{', '.join(sorted(unknown))} (pinned: {', '.join(sorted(releases, key=_key))})")
+    else:
+        chosen = {m for m, r in releases.items() if r.run in (EVERY_RUN, group)}
+    return tuple(sorted(chosen, key=_key))
+
+
+def _key(minor: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in minor.split("."))
+
+
+CHOICE = os.environ.get("NUMASPEC_KUBELET_RELEASES", "")
+GROUP = commit_group()
+SELECTED = select(CHOICE, TABLE_RELEASES, GROUP)
+
+
+def describe_selection() -> str:
+    """One line for the test report's header: what this run covers and why."""
+    how = (f"NUMASPEC_KUBELET_RELEASES={CHOICE}" if CHOICE.strip()
+           else f"every-run releases + rotation group {GROUP} of {GROUPS} (from git HEAD)")
+    skipped = sorted(set(TABLE_RELEASES) - set(SELECTED), key=_key)
+    return (f"kubelet releases: {', '.join(RELEASES[m] for m in SELECTED)} ({how}); "
+            f"not run: {', '.join(skipped) if skipped else 'none'}")
 
 
 @cache
 def build() -> str | None:
-    """Build every release's binary; None when done, else why not."""
+    """Build the selected releases' binaries; None when done, else why not."""
     if shutil.which("go") is None:
         return "Go is not installed, so the kubelet adapters cannot be built"
     BIN.mkdir(exist_ok=True)
+    dirs = [TABLE_RELEASES[m].dir for m in SELECTED]
     with (BIN / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["bash", str(ROOT / "build.sh")], capture_output=True,
+        done = subprocess.run(["bash", str(ROOT / "build.sh"), *dirs], capture_output=True,
                               text=True, timeout=3600)
     if done.returncode != 0:
         return f"adapters/kubelet/build.sh failed ({done.returncode}):\n{done.stderr[-3000:]}"
@@ -46,8 +139,12 @@ def build() -> str | None:
 
 def binary(minor: str) -> Path:
     """The built ``kubelet-adapter-<version>`` of release ``1.<minor>`` (its one binary: the
-    adapter protocol, ``node`` the node probe, ``merge`` the merge oracle); skips (or, when the
-    kubelet tests are required, fails) when it cannot be built."""
+    adapter protocol, ``node`` the node probe, ``merge`` the merge oracle); skips when the
+    release is not selected for this run, and skips (or, when the kubelet tests are required,
+    fails) when it cannot be built."""
+    if minor not in SELECTED:
+        pytest.skip(f"kubelet {minor} is not in this run's releases ({describe_selection()}); "
+                    f"NUMASPEC_KUBELET_RELEASES={minor} or =all runs it")
     problem = build()
     path = BIN / f"kubelet-adapter-{RELEASES[minor]}"
     if problem is None and not path.exists():
@@ -60,5 +157,8 @@ def binary(minor: str) -> Path:
 
 
 def node_command(minor: str) -> list[str]:
-    """The command that runs release ``1.<minor>``'s node probe (skips or fails as binary)."""
+    """The command that runs release ``1.<minor>``'s node probe (skips or fails as binary;
+    skips a release whose adapter has no node probe)."""
+    if "node" not in TABLE_RELEASES[minor].ops:
+        pytest.skip(f"kubelet {minor}'s adapter runs the merge only (no node probe)")
     return [str(binary(minor)), "node"]

@@ -3,7 +3,10 @@
 # and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
 # in kubernetes' own go.mod) to the matching v0.X.Y; require common and, for
 # 1.29 and later, probe (the shared node probe, merge and adapter), both
-# replaced by the local directories. Then runs go mod tidy.
+# replaced by the local directories; a stub-vbom/ directory in <dir> replaces
+# the dead vbom.ml/util (1.18), and <dir>/extra.gomod, when present, is
+# appended verbatim (a dependency pinned so the binary runs). Then runs go mod
+# tidy.
 # Usage: ./gen-gomod.sh v1.30.14 v1_30
 set -euo pipefail
 ver="$1"; dir="$2"
@@ -27,6 +30,13 @@ mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" |
   echo "replace numaspec.invalid/kubelet-oracle/common => ../common"
   if [ "$minor" -ge 29 ]; then echo "replace numaspec.invalid/kubelet-oracle/probe => ../probe"; fi
   echo
+  if [ -d stub-vbom ]; then
+    echo "// vbom.ml/util is in the module graph (through k8s.io/kubectl) but no"
+    echo "// package of it is imported, and its origin no longer serves it: a stub."
+    echo "replace vbom.ml/util => ./stub-vbom"
+    echo
+  fi
+  if [ -f extra.gomod ]; then cat extra.gomod; echo; fi
   echo "// k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to $staging_ver."
   echo "replace ("
   for m in $mods; do echo "	$m => $m $staging_ver"; done

@@ -36,7 +36,7 @@ type Kubelet struct{}
 
 var _ probe.Kubelet = Kubelet{}
 
-func (Kubelet) Version() string { return "v1.37.1" } // keep in sync with ../go.mod
+func (Kubelet) Version() string { return "v1.37.2" } // keep in sync with ../go.mod
 
 // logger receives kubelet's contextual logging: discarded, or klog's output
 // when ORACLE_KLOG is set (common.SilenceKlog leaves klog alone then).
