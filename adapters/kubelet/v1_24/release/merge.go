@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	logs "k8s.io/component-base/logs"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
@@ -31,11 +32,16 @@ var (
 	pristineGates featuregate.MutableFeatureGate
 )
 
-// Setup silences klog and keeps a copy of the feature gate as kubelet's init
-// leaves it, for every case.
+// Setup silences klog, adds the feature gates kubelet's binary registers
+// outside pkg/features, and keeps a copy of the feature gate as kubelet's
+// init leaves it, for every case.
 func Setup() {
 	setupOnce.Do(func() {
 		common.SilenceKlog()
+		// cmd/kubelet/app/server.go's init adds the logging feature gates.
+		if err := logs.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
+			panic(fmt.Sprintf("adding logging feature gates: %v", err))
+		}
 		pristineGates = utilfeature.DefaultMutableFeatureGate.DeepCopy()
 	})
 }

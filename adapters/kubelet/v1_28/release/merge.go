@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	metricsfeatures "k8s.io/component-base/metrics/features"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
@@ -29,11 +31,21 @@ var (
 	pristineGates featuregate.MutableFeatureGate
 )
 
-// Setup silences klog and keeps a copy of the feature gate as kubelet's init
-// leaves it, for every case.
+// Setup silences klog, adds the feature gates kubelet's binary registers
+// outside pkg/features, and keeps a copy of the feature gate as kubelet's
+// init leaves it, for every case.
 func Setup() {
 	setupOnce.Do(func() {
 		common.SilenceKlog()
+		// What kubelet's binary registers besides pkg/features: the logging
+		// gates (cmd/kubelet/app/server.go init) and the metrics gates
+		// (pkg/kubelet/server init).
+		if err := logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
+			panic(fmt.Sprintf("adding logging feature gates: %v", err))
+		}
+		if err := metricsfeatures.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
+			panic(fmt.Sprintf("adding metrics feature gates: %v", err))
+		}
 		pristineGates = utilfeature.DefaultMutableFeatureGate.DeepCopy()
 	})
 }
