@@ -123,6 +123,8 @@ class Node:
             raise _in_node_terms(gate_errors[0])
         # NODE-10: CPU Manager options with their gate off stop kubelet before any manager.
         _check_cpu_options_gate(config, gates)
+        # MEM-2 (1): configuration validation refuses malformed reservedMemory entries.
+        _check_reserved_memory_entries(config)
         # NODE-5 (1): the Topology Manager is created first.
         try:
             self.tm_policy, self.tm_options = check_startup(
@@ -138,7 +140,14 @@ class Node:
         # NODE-5 (2): the Device Manager, then (3) the CPU Manager, then (4) the Memory Manager.
         self.devices = DeviceManager(machine, self.version)
         self.cpu = self._cpu_manager(gates)
-        self.memory = self._memory_manager(gates)
+        try:
+            self.memory = self._memory_manager(gates)
+        except NotModelledError:
+            # A reservation kubelet's Memory Manager would wrap around in is not modelled,
+            # but kubelet starts that manager and then exits at NODE-9 when the same
+            # reservation exceeds the capacity: that answer is known.
+            check_node_allocatable(machine, config)
+            raise
         # NODE-9: the container manager starts: node allocatable must fit the capacity.
         check_node_allocatable(machine, config)
         # ADMIT-8: what the resource-fit handler compares requests with.
@@ -487,6 +496,37 @@ def _in_node_terms(error: NumaspecError) -> NumaspecError:
         return error
     return type(error)(error.message, where=_NODE_FIELDS[head] + dot + rest,
                        kubelet_message=error.kubelet_message)
+
+
+def _check_reserved_memory_entries(config: NodeConfig) -> None:
+    """MEM-2 (1): kubelet's configuration validation (validateReservedMemoryConfiguration)
+    refuses, for every ``reservedMemory`` entry, a limit type other than memory and
+    hugepages, a zero limit, and a NUMA node and type given twice, whatever the Memory
+    Manager policy; every error is reported, several as one bracketed list."""
+    problems: list[str] = []
+    seen: set[tuple[int, str]] = set()
+    first_where = ""
+    for index, (numa, limits) in enumerate(config.reserved_memory):
+        for name in sorted(limits):
+            where = f"config.reservedMemory[{index}].limits.{name}"
+            found: list[str] = []
+            if name != "memory" and not name.startswith("hugepages-"):
+                found.append(f"invalid configuration: the limit type {name!r} for NUMA node "
+                             f"{numa} is not supported, only [memory hugepages-<HugePageSize>] "
+                             "is accepted".replace(f"{name!r}", f'"{name}"'))
+            if parse_quantity(limits[name], where=where) == 0:
+                found.append("invalid configuration: reserved memory may not be zero for NUMA "
+                             f'node {numa} and resource "{name}"')
+            if (numa, name) in seen:
+                found.append("invalid configuration: the reserved memory has a duplicate value "
+                             f'for NUMA node {numa} and resource "{name}"')
+            seen.add((numa, name))
+            if found and not first_where:
+                first_where = where
+            problems.extend(found)
+    if problems:
+        msg = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+        raise NodeStartupError(msg, where=first_where, kubelet_message=msg)
 
 
 def _check_cpu_options_gate(config: NodeConfig, gates: Mapping[str, bool]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from numaspec.admission import Node
+from numaspec.cpu_manager import STATIC_POLICY_ERROR
 from numaspec.errors import (
     InvalidFieldError,
     NodeStartupError,
@@ -229,9 +230,9 @@ def test_align_by_socket_refused_with_single_numa_node() -> None:
                         kube_reserved={"cpu": "1"}, topology_manager_policy="single-numa-node")
     with pytest.raises(NodeStartupError) as caught:
         Node(machine, config)
-    assert caught.value.kubelet_message == ("Topolgy manager single-numa-node policy is "
-                                            "incompatible with CPUManager align-by-socket "
-                                            "policy option")
+    assert caught.value.kubelet_message == (STATIC_POLICY_ERROR + "Topolgy manager "
+                                            "single-numa-node policy is incompatible with "
+                                            "CPUManager align-by-socket policy option")
 
 
 def test_alpha_option_needs_its_gate() -> None:
@@ -340,7 +341,8 @@ def test_cpu_option_errors(version: str, options: dict[str, str], message: str) 
                         feature_gates={"CPUManagerPolicyAlphaOptions": True})
     with pytest.raises(NodeStartupError) as caught:
         Node(machine, config)
-    assert caught.value.kubelet_message == message
+    # cpumanager.NewManager wraps the static policy's constructor errors.
+    assert caught.value.kubelet_message == STATIC_POLICY_ERROR + message
 
 
 def test_strict_reservation_keeps_reserved_cpus_out_of_the_pool() -> None:
@@ -574,3 +576,31 @@ def test_node_provider_hints_api() -> None:
     with pytest.raises(InvalidFieldError) as caught:
         node.provider_hints(pod, "nope")
     assert caught.value.where == "container"
+
+
+@pytest.mark.parametrize(("reserved", "message"), [
+    (((0, {"memory": "0"}),),
+     'invalid configuration: reserved memory may not be zero for NUMA node 0 and resource '
+     '"memory"'),
+    (((0, {"cpu": "1"}),),
+     'invalid configuration: the limit type "cpu" for NUMA node 0 is not supported, only '
+     '[memory hugepages-<HugePageSize>] is accepted'),
+    (((0, {"memory": "100Mi"}), (0, {"memory": "100Mi"})),
+     'invalid configuration: the reserved memory has a duplicate value for NUMA node 0 and '
+     'resource "memory"'),
+    (((1, {"memory": "0", "cpu": "0"}),),
+     '[invalid configuration: the limit type "cpu" for NUMA node 1 is not supported, only '
+     '[memory hugepages-<HugePageSize>] is accepted, invalid configuration: reserved memory may '
+     'not be zero for NUMA node 1 and resource "cpu", invalid configuration: reserved memory '
+     'may not be zero for NUMA node 1 and resource "memory"]'),
+])
+def test_reserved_memory_validation(reserved: tuple[tuple[int, dict[str, str]], ...],
+                                    message: str) -> None:
+    """MEM-2 (1): the configuration's validation refuses malformed reservedMemory entries
+    before any manager starts, whatever the Memory Manager policy."""
+    machine = Machine.symmetric(sockets=1, cores_per_numa=2)
+    config = NodeConfig(parse_version("1.32"), memory_manager_policy="None",
+                        reserved_memory=reserved)
+    with pytest.raises(NodeStartupError) as caught:
+        Node(machine, config)
+    assert caught.value.kubelet_message == message
