@@ -518,9 +518,12 @@ def _kubelet_message_problem(want: Any, got: Any, ambiguous: bool) -> str | None
 def _merge_is_ambiguous(request: MergeRequest) -> bool:
     from numaspec.options import feature_gate_errors, policy_option_errors
 
+    # Up to 1.30 kubelet stops at the first refused gate it meets, so count the gates that
+    # would be refused one by one, not the errors of the whole map.
+    refused = [name for name, value in request.feature_gates.items()
+               if feature_gate_errors({name: value}, request.version)]
     return (len(policy_option_errors(request.policy_options, request.version,
-                                     request.feature_gates)) > 1
-            or len(feature_gate_errors(request.feature_gates, request.version)) > 1)
+                                     request.feature_gates)) > 1 or len(refused) > 1)
 
 
 def _session_is_ambiguous(case: Any) -> bool:

@@ -46,3 +46,16 @@ def test_kubelet_message_is_not_compared_when_kubelet_picks_by_map_order() -> No
     got = {"error": {"kind": "unknown-policy-option", "message": "m",
                      "kubelet_message": "unknown Topology Manager Policy option zzz-unknown"}}
     assert compare("merge", case, want, got) == []
+
+
+def test_kubelet_message_is_not_compared_when_several_gates_are_refused() -> None:
+    """RUN-11, VER-4: up to 1.30 kubelet names the first refused gate its map order meets
+    (found by the differential against kubelet 1.25.16)."""
+    case = {"kubelet_version": "1.25", "numa_nodes": [0], "policy": "best-effort",
+            "providers": [], "feature_gates": {"TopologyManagerPolicyAlphaOptions": False,
+                                               "TopologyManagerPolicyOptions": False}}
+    want = {"error": {"kind": "invalid-field", "message": "m", "kubelet_message":
+                      "unrecognized feature gate: TopologyManagerPolicyAlphaOptions"}}
+    got = {"error": {"kind": "invalid-field", "message": "m", "kubelet_message":
+                     "unrecognized feature gate: TopologyManagerPolicyOptions"}}
+    assert compare("merge", case, want, got) == []
