@@ -207,8 +207,8 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
                       versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
                       compare: bool = True, devices_too: bool = True,
                       normalize: Normalizer | None = None,
-                      compare_until_irregular_groups: bool = False
-                      ) -> type[RuleBasedStateMachine]:
+                      compare_until_irregular_groups: bool = False,
+                      max_pods: bool = True) -> type[RuleBasedStateMachine]:
     """A state machine class that tests the implementation ``factory`` builds.
 
     ``normalize(request, answer)`` maps both sides' answers to what is compared (for an
@@ -219,6 +219,9 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
     (:func:`irregular_memory_groups`), because from there on kubelet before 1.32 is not
     deterministic (F-MEM-OVERLAP); what came before is compared strictly.  The number of
     sessions that stopped early is kept in ``stopped_comparing`` of the returned class.
+
+    ``max_pods``: nodes may set a small ``maxPods`` (ADMIT-8); off for an implementation
+    that does not model the resource-fit handler.
     """
 
     class NodeMachine(RuleBasedStateMachine):
@@ -261,7 +264,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
                                f"  reference:      {json.dumps(expected, sort_keys=True)}")
             return answer
 
-        @initialize(request=node_requests(versions, devices_too))
+        @initialize(request=node_requests(versions, devices_too, max_pods))
         def create(self, request: dict[str, Any]) -> None:
             answer = self._send(request)
             # The strategies make nodes kubelet starts; one the reference refuses anyway

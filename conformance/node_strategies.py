@@ -63,8 +63,9 @@ def machines(draw: st.DrawFn, devices_too: bool = True) -> dict[str, Any]:
 
 @st.composite
 def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
-                  devices_too: bool = True) -> dict[str, Any]:
-    """A ``create`` request for a node kubelet would start."""
+                  devices_too: bool = True, max_pods: bool = True) -> dict[str, Any]:
+    """A ``create`` request for a node kubelet would start (``max_pods``: sometimes with a
+    small ``maxPods``, ADMIT-8)."""
     machine = draw(machines(devices_too))
     version = draw(st.sampled_from(versions))
     minor = int(version.split(".")[1])
@@ -118,7 +119,7 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
         if first < reserved:
             config["reservedMemory"].append(
                 {"numaNode": 1, "limits": {"memory": f"{reserved - first}Mi"}})
-    if draw(st.integers(0, 7)) == 0:
+    if max_pods and draw(st.integers(0, 7)) == 0:
         # ADMIT-8: a small pod limit, so that the pod count is what refuses.
         config["maxPods"] = draw(st.integers(1, 4))
     return {"op": "create", "node": {"kubeletVersion": version,

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from numaspec import admission
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.node_machine import make_node_machine
 
@@ -44,11 +45,18 @@ def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.37"])
-def test_reference_agrees_with_kubelet_node(version: str) -> None:
+def test_reference_agrees_with_kubelet_node(version: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Strict at every release.  Before 1.32 kubelet is not deterministic once the Memory
     Manager's groups turn irregular (it releases blocks in Go map order: spec/findings.md,
     F-MEM-OVERLAP), so there a session is compared until the reference's state first shows
-    irregular groups, and only the invariants are checked after that point."""
+    irregular groups, and only the invariants are checked after that point.
+
+    The probe does not run kubelet's resource-fit admit handler yet (issue 13; the
+    manifests' adapter-gap entries): until it does, it is compared with the reference without
+    that handler (ADMIT-8, ADMIT-9) and on nodes without ``maxPods``; every other decision and
+    state is kubelet's own."""
+    monkeypatch.setattr(admission, "fit_rejection", lambda *_args: None)
     command = kubelet_builds.node_command(version)
     probes: list[ExecNode] = []
 
@@ -59,7 +67,8 @@ def test_reference_agrees_with_kubelet_node(version: str) -> None:
 
     machine = make_node_machine(factory, versions=(version,), devices_too=False,
                                 normalize=normalize,
-                                compare_until_irregular_groups=int(version.split(".")[1]) < 32)
+                                compare_until_irregular_groups=int(version.split(".")[1]) < 32,
+                                max_pods=False)
     try:
         run_state_machine_as_test(machine, settings=settings(
             settings(), stateful_step_count=20, deadline=None,
