@@ -118,6 +118,11 @@ class _Checks:
                 fail(f"INV-3: NUMA {numa} is not in its own group {sorted(cells)}")
             if entry["numberOfAssignments"] > 0:
                 groups.append(cells)
+                for member in sorted(cells - {int(numa)}):
+                    theirs = memory["machineState"].get(str(member), {}).get("cells")
+                    if self.groups_guaranteed() and frozenset(theirs or ()) != cells:
+                        fail(f"INV-3: NUMA {numa}'s group is {sorted(cells)} but NUMA "
+                             f"{member}'s is {sorted(theirs or ())}")
         for a in groups:
             for b in groups:
                 if self.groups_guaranteed() and a != b and a & b:

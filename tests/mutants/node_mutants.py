@@ -157,7 +157,8 @@ def _hugepages_counted_twice(node: Node) -> None:
 
 
 def _group_spills_to_next_node(node: Node) -> None:
-    """MEM-7 broken: a block's group also claims the next NUMA node up."""
+    """MEM-7 broken: a block's group also claims the next NUMA node up (the lowest after the
+    highest)."""
     memory = node.memory
     if memory is None:
         return
@@ -165,8 +166,9 @@ def _group_spills_to_next_node(node: Node) -> None:
 
     def spill(nodes: tuple[int, ...], memory_type: str, size: int) -> None:
         reserve(nodes, memory_type, size)
-        following = max(nodes) + 1
-        if following in memory.nodes:
+        ids = sorted(memory.nodes)
+        following = next((n for n in ids if n > max(nodes)), ids[0])
+        if following not in nodes:
             for n in nodes:
                 memory.nodes[n].cells = (*nodes, following)
 
