@@ -12,14 +12,16 @@ and ``pkg/api/v1/resource/helpers.go`` (``PodRequests``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
 from numaspec.errors import InvalidFieldError, NodeStartupError
+from numaspec.go_quantity import GoQuantity, go_add, go_parse, go_sub, go_text
 from numaspec.machine import HUGEPAGE_SIZES, Machine
-from numaspec.nodeconfig import NodeConfig
+from numaspec.nodeconfig import DEFAULT_EVICTION_MEMORY, NodeConfig
 from numaspec.pods import Container, Pod
-from numaspec.quantity import milli_value, parse_quantity, value
+from numaspec.quantity import milli_value, value
 from numaspec.rejection import Rejection
 
 __all__ = ["Allocatable", "DEFAULT_MAX_PODS", "check_node_allocatable", "fit_rejection",
@@ -84,18 +86,40 @@ def node_capacity(machine: Machine) -> dict[str, Fraction]:
     return capacity
 
 
-def _format_of(texts: Iterable[str | None]) -> bool:
-    """Whether the summed reservation prints in BinarySI: a Quantity that starts at zero takes
-    the format of each addend added while it is still zero, so the first non-zero addend
-    (systemReserved, then kubeReserved, then the eviction threshold) decides."""
-    binary = False
-    for text in texts:
+def _go_reservation(config: NodeConfig, name: str) -> GoQuantity:
+    """NODE-9: the reservation of one resource as kubelet's Go sums it (systemReserved, then
+    kubeReserved, then the memory eviction threshold, each parsed by ``ParseQuantity``; from
+    1.37 a cpu quantity is first set to its nearest millicore; ``reservedSystemCPUs`` replaces
+    the cpu reservations by their count, which is parsed, and rounded, like them)."""
+    system = dict(config.system_reserved)
+    kube = dict(config.kube_reserved)
+    if config.reserved_system_cpus:
+        kube.pop("cpu", None)
+        system["cpu"] = str(len(config.reserved_system_cpus))
+    eviction = config.eviction_hard if config.eviction_hard is not None else {
+        "memory.available": DEFAULT_EVICTION_MEMORY}
+    addends = [system.get(name), kube.get(name),
+               eviction.get("memory.available") if name == "memory" else None]
+    total = GoQuantity(format="DecimalSI")
+    for position, text in enumerate(addends):
         if text is None:
+            total = go_add(total, GoQuantity())  # a missing entry: Go's zero Quantity
             continue
-        binary = text.strip().endswith("i")
-        if parse_quantity(text) != 0:
-            break
-    return binary
+        quantity = go_parse(text)
+        if name == "cpu" and position < 2 and config.kubelet_version.minor >= 37:
+            micro = math.ceil(quantity.exact * 1_000_000)
+            millis = (micro + 500) // 1000
+            quantity = GoQuantity(millis, -3, quantity.format, exact=Fraction(millis, 1000))
+        total = go_add(total, quantity)
+    return total
+
+
+def _go_capacity(capacity: Fraction, name: str) -> GoQuantity:
+    """NODE-9: cAdvisor's capacity as kubelet builds it: cpu in millicores, the rest in bytes
+    (BinarySI)."""
+    if name == "cpu":
+        return GoQuantity(int(capacity * 1000), -3, "DecimalSI", exact=capacity)
+    return GoQuantity(int(capacity), 0, "BinarySI", exact=capacity)
 
 
 def check_node_allocatable(machine: Machine, config: NodeConfig) -> None:
@@ -104,34 +128,41 @@ def check_node_allocatable(machine: Machine, config: NodeConfig) -> None:
     container manager starts, after every manager was created.  Reservations of resources the
     node does not report (and of ephemeral-storage and pids, which the machine model has no
     capacity for) are not checked.  Several failing resources are listed in name order (kubelet
-    walks a Go map, so their order varies)."""
+    walks a Go map, so their order varies).
+
+    Kubelet prints the quantity values with ``%v``, so its text shows Go's struct fields
+    (:mod:`numaspec.go_quantity`); numaspec's own message shows them as quantities.  Where Go
+    holds an amount as a decimal its text holds a heap address, and ``kubelet_message`` is
+    left out."""
     capacity = node_capacity(machine)
     reservation = config.allocatable_reservation()
-    eviction = config.eviction_hard if config.eviction_hard is not None else {
-        "memory.available": "100Mi"}
     errors: list[str] = []
+    kubelet: list[str | None] = []
     for name in sorted(capacity):
         reserved = reservation.get(name)
         if reserved is None or reserved <= capacity[name]:
             continue
-        if name == "cpu" and config.reserved_system_cpus:
-            binary = False
-        else:
-            binary = _format_of((config.system_reserved.get(name),
-                                 config.kube_reserved.get(name),
-                                 eviction.get("memory.available") if name == "memory" else None))
-        shown = format_quantity(reserved, binary=binary)
+        go_reserved = _go_reservation(config, name)
+        go_capacity = _go_capacity(capacity[name], name)
+        shown = format_quantity(reserved, binary=go_reserved.format == "BinarySI")
         has = format_quantity(capacity[name], binary=_binary_resource(name))
         if config.kubelet_version.minor <= 29:
             left = format_quantity(capacity[name] - reserved, binary=_binary_resource(name))
-            errors.append(f"Resource {_go_q(name)} has an allocatable of {shown}, capacity of "
-                          f"{left}")
+            pattern = "Resource {} has an allocatable of {}, capacity of {}"
+            errors.append(pattern.format(_go_q(name), shown, left))
+            texts = (go_text(go_reserved), go_text(go_sub(go_capacity, go_reserved)))
         else:
-            errors.append(f"Resource {_go_q(name)} has a reservation of {shown} but capacity "
-                          f"of {has}. Expected capacity >= reservation.")
+            pattern = ("Resource {} has a reservation of {} but capacity of {}. Expected "
+                       "capacity >= reservation.")
+            errors.append(pattern.format(_go_q(name), shown, has))
+            texts = (go_text(go_reserved), go_text(go_capacity))
+        kubelet.append(None if None in texts else pattern.format(_go_q(name), *texts))
     if errors:
-        msg = "invalid Node Allocatable configuration. " + " ".join(errors)
-        raise NodeStartupError(msg, where="config", kubelet_message=msg)
+        prefix = "invalid Node Allocatable configuration. "
+        msg = prefix + " ".join(errors)
+        known = [k for k in kubelet if k is not None]
+        exact = prefix + " ".join(known) if len(known) == len(kubelet) else None
+        raise NodeStartupError(msg, where="config", kubelet_message=exact)
 
 
 def _go_q(text: str) -> str:

@@ -149,16 +149,22 @@ def test_api_validation(container: dict[str, Any], where: str, text: str) -> Non
 # -- NODE-9..NODE-11 ----------------------------------------------------------------------------
 
 
+_CPU = "{{2000 -3} {<nil>}  DecimalSI}"
+
+
 @pytest.mark.parametrize(("version", "text"), [
     ("1.29", 'invalid Node Allocatable configuration. Resource "cpu" has an allocatable of '
-             '100, capacity of -98'),
-    ("1.30", 'invalid Node Allocatable configuration. Resource "cpu" has a reservation of 100 '
-             'but capacity of 2. Expected capacity >= reservation.'),
-    ("1.37", 'invalid Node Allocatable configuration. Resource "cpu" has a reservation of 100 '
-             'but capacity of 2. Expected capacity >= reservation.'),
+             '{{100 0} {<nil>}  DecimalSI}, capacity of {{-98000 -3} {<nil>}  DecimalSI}'),
+    ("1.30", 'invalid Node Allocatable configuration. Resource "cpu" has a reservation of '
+             '{{100 0} {<nil>}  DecimalSI} but capacity of ' + _CPU + '. Expected capacity >= '
+             'reservation.'),
+    ("1.37", 'invalid Node Allocatable configuration. Resource "cpu" has a reservation of '
+             '{{100000 -3} {<nil>}  DecimalSI} but capacity of ' + _CPU + '. Expected '
+             'capacity >= reservation.'),
 ])
 def test_reservation_above_capacity_stops_kubelet(version: str, text: str) -> None:
-    """NODE-9: kubeReserved cpu 100 on 2 CPUs, in each release's words."""
+    """NODE-9: kubeReserved cpu 100 on 2 CPUs, in each release's words, the quantities as Go
+    prints their struct (finding 17)."""
     with pytest.raises(NodeStartupError) as caught:
         decode_node(_node(version, {"kubeReserved": {"cpu": "100"}}))
     assert caught.value.kubelet_message == text
