@@ -8,6 +8,7 @@ which containers the CPU and Memory Managers handle.  Sources: ``pkg/apis/core/v
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 
@@ -28,9 +29,15 @@ class QOSClass(enum.Enum):
     BEST_EFFORT = "BestEffort"
 
 
+def _to_thousandths(quantity: Fraction) -> Fraction:
+    """QOS-3: API defaulting rounds every request and limit up to a thousandth."""
+    return Fraction(math.ceil(quantity * 1000), 1000)
+
+
 def parse_resources(raw: object, *, where: str) -> dict[str, Fraction]:
-    """A ``{"cpu": "2", "memory": "1Gi"}`` map → exact quantities; negatives are refused
-    (API validation refuses them, QTY-2)."""
+    """A ``{"cpu": "2", "memory": "1Gi"}`` map → quantities as the API server stores them,
+    rounded up to a thousandth (QOS-3); negatives are refused (API validation refuses them,
+    QTY-2)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -41,7 +48,7 @@ def parse_resources(raw: object, *, where: str) -> dict[str, Fraction]:
         if quantity < 0:
             raise InvalidQuantityError(f"{text!r}: a request or limit must not be negative",
                                        where=f"{where}.{name}")
-        parsed[str(name)] = quantity
+        parsed[str(name)] = _to_thousandths(quantity)
     return parsed
 
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from numaspec.errors import InvalidQuantityError
-from numaspec.pods import Container, Pod, QOSClass, qos_class
+from numaspec.pods import Container, Pod, QOSClass, parse_resources, qos_class
 
 
 def ctr(name: str, requests: dict[str, str] | None = None,
@@ -52,3 +52,12 @@ def test_negative_and_malformed_quantities_are_typed_errors() -> None:
     with pytest.raises(InvalidQuantityError) as info:
         ctr("a", limits={"memory": "1Gb"})
     assert info.value.where == "containers.a.limits.memory"
+
+
+def test_each_quantity_is_rounded_up_to_a_thousandth() -> None:
+    """QOS-3: the API server's defaulting rounds a request or limit up to a thousandth before
+    anything sums it (kubelet 1.30.14 asked 2m for two containers of 0.0005 cpu)."""
+    parsed = parse_resources({"cpu": "0.0005", "memory": "1.0001", "example.com/x": "1"},
+                             where="r")
+    assert parsed == {"cpu": Fraction(1, 1000), "memory": Fraction(1001, 1000),
+                      "example.com/x": Fraction(1)}
