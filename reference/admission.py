@@ -35,6 +35,7 @@ from numaspec.cpu_manager import (
 from numaspec.devices import DeviceManager
 from numaspec.errors import (
     InvalidFieldError,
+    InvalidQuantityError,
     NodeStartupError,
     NotModelledError,
     NumaspecError,
@@ -121,10 +122,13 @@ class Node:
         gate_errors = feature_gate_errors(gates, self.version)
         if gate_errors:
             raise _in_node_terms(gate_errors[0])
+        # NODE-2, MEM-2 (1): configuration validation refuses a negative maxPods and
+        # malformed reservedMemory entries.
+        _check_reserved_memory_entries(config)
+        # NODE-3: kubeReserved and systemReserved are parsed.
+        _check_reserved_resources(config)
         # NODE-10: CPU Manager options with their gate off stop kubelet before any manager.
         _check_cpu_options_gate(config, gates)
-        # MEM-2 (1): configuration validation refuses malformed reservedMemory entries.
-        _check_reserved_memory_entries(config)
         # NODE-5 (1): the Topology Manager is created first.
         try:
             self.tm_policy, self.tm_options = check_startup(
@@ -499,13 +503,18 @@ def _in_node_terms(error: NumaspecError) -> NumaspecError:
 
 
 def _check_reserved_memory_entries(config: NodeConfig) -> None:
-    """MEM-2 (1): kubelet's configuration validation (validateReservedMemoryConfiguration)
-    refuses, for every ``reservedMemory`` entry, a limit type other than memory and
-    hugepages, a zero limit, and a NUMA node and type given twice, whatever the Memory
-    Manager policy; every error is reported, several as one bracketed list."""
+    """NODE-2, MEM-2 (1): kubelet's configuration validation refuses a negative ``maxPods``
+    and (validateReservedMemoryConfiguration), for every ``reservedMemory`` entry, a limit
+    type other than memory and hugepages, a zero limit, and a NUMA node and type given twice,
+    whatever the Memory Manager policy; every error is reported, several as one bracketed
+    list."""
     problems: list[str] = []
     seen: set[tuple[int, str]] = set()
     first_where = ""
+    if config.max_pods < 0:
+        problems.append(f"invalid configuration: maxPods (--max-pods) {config.max_pods} must "
+                        "not be a negative number")
+        first_where = "config.maxPods"
     for index, (numa, limits) in enumerate(config.reserved_memory):
         for name in sorted(limits):
             where = f"config.reservedMemory[{index}].limits.{name}"
@@ -527,6 +536,40 @@ def _check_reserved_memory_entries(config: NodeConfig) -> None:
     if problems:
         msg = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
         raise NodeStartupError(msg, where=first_where, kubelet_message=msg)
+
+
+#: NODE-3: the resources kubeReserved and systemReserved may name (server.go
+#: parseResourceList); hugepages and extended resources cannot be reserved.
+_RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
+
+
+def _check_reserved_resources(config: NodeConfig) -> None:
+    """NODE-3: kubelet parses kubeReserved, then systemReserved, and stops at the first map
+    with a resource it cannot reserve, a quantity it cannot parse or a negative one.  Kubelet
+    walks each map in Go's order, so with two bad entries in one map which it names varies:
+    numaspec names the first by name and gives no ``kubelet_message``."""
+    for field, flag, raw in (("kubeReserved", "--kube-reserved", config.kube_reserved),
+                             ("systemReserved", "--system-reserved", config.system_reserved)):
+        found: list[tuple[str, str]] = []
+        for name in sorted(raw):
+            text = raw[name]
+            if name not in _RESERVABLE:
+                found.append((name, f'cannot reserve "{name}" resource'))
+                continue
+            try:
+                quantity = parse_quantity(text, where=f"config.{field}.{name}")
+            except InvalidQuantityError as exc:
+                found.append((name, f'failed to parse quantity "{text}" for "{name}" resource: '
+                                    f"{exc.kubelet_message or exc.message}"))
+                continue
+            if quantity < 0:
+                found.append((name, f'resource quantity for "{name}" cannot be negative: '
+                                    f"{text}"))
+        if found:
+            name, why = found[0]
+            msg = f"{flag} value failed to parse: {why}"
+            raise NodeStartupError(msg, where=f"config.{field}.{name}",
+                                   kubelet_message=msg if len(found) == 1 else None)
 
 
 def _check_cpu_options_gate(config: NodeConfig, gates: Mapping[str, bool]) -> None:

@@ -202,7 +202,8 @@ def _decode_node(value: object, affinity: bool) -> Node:
         topology_manager_policy_options=_str_map(raw.get("topologyManagerPolicyOptions", {}),
                                                  f"{w}.topologyManagerPolicyOptions"),
         feature_gates=_bool_map(raw.get("featureGates", {}), f"{w}.featureGates"),
-        max_pods=_int(raw.get("maxPods", DEFAULT_MAX_PODS), f"{w}.maxPods"),
+        max_pods=_int(raw.get("maxPods", DEFAULT_MAX_PODS), f"{w}.maxPods",
+                      minimum=-(1 << 31)),
         inter_pod_affinity_labels=kept,
     )
     return Node(machine, config)
