@@ -69,7 +69,8 @@ def test_quantities_print_as_apimachinery_prints_them(amount: Fraction, binary: 
 
 def test_pod_requests_follow_the_scheduler() -> None:
     """ADMIT-8: sidecars add up; an init container's use is its own plus the sidecars
-    before it; sums are exact, then rounded up."""
+    before it; each quantity is rounded up to a thousandth by the API server (QOS-3), then
+    sums are exact, then rounded up."""
     pod = decode_pod(_pod("p", _c(requests={"cpu": "100m"}), inits=(
         _c("s", requests={"cpu": "500m"}, restart="Always"), _c("i", requests={"cpu": "1800m"}))))
     assert pod_requests(pod) == {"cpu": 2300}
@@ -78,7 +79,7 @@ def test_pod_requests_follow_the_scheduler() -> None:
     assert pod_requests(pod) == {"cpu": 1800}
     pod = decode_pod(_pod("p", _c("a", requests={"cpu": "0.0005"}),
                           _c("b", requests={"cpu": "0.0005"})))
-    assert pod_requests(pod) == {"cpu": 1}
+    assert pod_requests(pod) == {"cpu": 2}  # kubelet 1.30.14 says requested: 2
 
 
 # -- ADMIT-8 / ADMIT-9 ----------------------------------------------------------------------------
