@@ -3,8 +3,8 @@ probe (adapters/kubelet/probe, run as ``kubelet-adapter-<version> node``: kubele
 Topology, CPU and Memory Managers) and the reference side by side; every decision and every
 CPU and memory state must agree.
 
-What agreement covers: NODE-0, NODE-1, NODE-2, NODE-3, NODE-5, NODE-7, NODE-8, ADMIT-1,
-ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, CPU-6, CPU-7, CPU-8, CPU-9, CPU-10, CPU-12, CPU-14, CPU-15,
+What agreement covers: NODE-0, NODE-1, NODE-2, NODE-3, NODE-5, NODE-7, NODE-8, NODE-9,
+ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, ADMIT-8, ADMIT-9, INV-10, CPU-6, CPU-7, CPU-8, CPU-9, CPU-10, CPU-12, CPU-14, CPU-15,
 CPU-16, CPU-17, MEM-1, MEM-2, MEM-3, MEM-4, MEM-6, MEM-7, MEM-8, MEM-9, MEM-10.
 
 The probe has no Device Manager, so these machines have no devices.  Skipped with a message
@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from numaspec import admission
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.node_machine import make_node_machine
 
@@ -45,18 +44,16 @@ def normalize(_request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
 
 
 @pytest.mark.parametrize("version", ["1.30", "1.37"])
-def test_reference_agrees_with_kubelet_node(version: str,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reference_agrees_with_kubelet_node(version: str) -> None:
     """Strict at every release.  Before 1.32 kubelet is not deterministic once the Memory
     Manager's groups turn irregular (it releases blocks in Go map order: spec/findings.md,
     F-MEM-OVERLAP), so there a session is compared until the reference's state first shows
     irregular groups, and only the invariants are checked after that point.
 
-    The probe does not run kubelet's resource-fit admit handler yet (issue 13; the
-    manifests' adapter-gap entries): until it does, it is compared with the reference without
-    that handler (ADMIT-8, ADMIT-9) and on nodes without ``maxPods``; every other decision and
-    state is kubelet's own."""
-    monkeypatch.setattr(admission, "fit_rejection", lambda *_args: None)
+    The probe runs kubelet's resource-fit admit handler after the Topology Manager's
+    (ADMIT-8, ADMIT-9) on a node object whose allocatable the probe computes as kubelet's
+    status setter does, and the node-allocatable start-up check (NODE-9); nodes draw
+    ``maxPods``."""
     command = kubelet_builds.node_command(version)
     probes: list[ExecNode] = []
 
@@ -67,8 +64,7 @@ def test_reference_agrees_with_kubelet_node(version: str,
 
     machine = make_node_machine(factory, versions=(version,), devices_too=False,
                                 normalize=normalize,
-                                compare_until_irregular_groups=int(version.split(".")[1]) < 32,
-                                max_pods=False)
+                                compare_until_irregular_groups=int(version.split(".")[1]) < 32)
     try:
         run_state_machine_as_test(machine, settings=settings(
             settings(), stateful_step_count=20, deadline=None,

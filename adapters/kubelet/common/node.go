@@ -79,6 +79,7 @@ type ConfigSpec struct {
 	TopologyManagerScope         *string               `json:"topologyManagerScope,omitempty"`
 	TopologyManagerPolicyOptions map[string]string     `json:"topologyManagerPolicyOptions,omitempty"`
 	FeatureGates                 map[string]bool       `json:"featureGates,omitempty"`
+	MaxPods                      *int32                `json:"maxPods,omitempty"`
 }
 
 // MemoryReservationIn is one reservedMemory entry.
@@ -113,6 +114,7 @@ func (c ConfigSpec) KubeletConfigJSON() ([]byte, error) {
 	put("topologyManagerScope", c.TopologyManagerScope != nil, c.TopologyManagerScope)
 	put("topologyManagerPolicyOptions", c.TopologyManagerPolicyOptions != nil, c.TopologyManagerPolicyOptions)
 	put("featureGates", c.FeatureGates != nil, c.FeatureGates)
+	put("maxPods", c.MaxPods != nil, c.MaxPods)
 	return json.Marshal(doc)
 }
 

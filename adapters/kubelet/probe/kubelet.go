@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+	schedulerframework "k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/cpuset"
 
 	"numaspec.invalid/kubelet-oracle/common"
@@ -82,10 +83,22 @@ type Kubelet interface {
 	// StartMemoryManager is mem.Start, likewise.
 	StartMemoryManager(mem memorymanager.Manager, active memorymanager.ActivePodsFunc) error
 
+	// AllocatableError is one resource's sentence of the container manager's
+	// validateNodeAllocatable error, with the quantities formatted as that
+	// release formats them (1.29: the reservation and the capacity left;
+	// later: the reservation and the capacity).
+	AllocatableError(name v1.ResourceName, reservation, capacity resource.Quantity) string
+
 	// ---- calls on the running managers ----
 
 	// Admit is the Topology Manager's admit handler for a pod being added.
 	Admit(tm topologymanager.Manager, pod *v1.Pod, others []*v1.Pod) lifecycle.PodAdmitResult
+	// FitAdmit is the predicate admit handler kubelet registers after the
+	// Topology Manager's (lifecycle.NewPredicateAdmitHandler with node as
+	// the node, the admission-failure stub, and update as the plugin
+	// resources' update) for a pod being added next to others.
+	FitAdmit(node *v1.Node, update func(*schedulerframework.NodeInfo, *lifecycle.PodAdmitAttributes) error,
+		pod *v1.Pod, others []*v1.Pod) lifecycle.PodAdmitResult
 	// PreStartContainer is what kubelet's internal container lifecycle does
 	// before a container starts: AddContainer on the CPU Manager, the Memory
 	// Manager (when there is one: mem may be nil) and the Topology Manager,

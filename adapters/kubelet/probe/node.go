@@ -56,6 +56,8 @@ type probe struct {
 
 	cpuPolicy, memPolicy string // the started node's configured policies
 	allCPUs              []int  // the machine's logical CPUs
+
+	node *v1.Node // the node object the fit handler reads (fit.go)
 }
 
 func (p *probe) Version() string { return p.k.Version() }
@@ -398,6 +400,12 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 			return startupErr("memorymanager.Start", err)
 		}
 	}
+	// ContainerManager.Start, after the CPU and Memory Managers started.
+	capacity := capacityFromMachineInfo(m)
+	if err := validateNodeAllocatable(k, capacity, reservation); err != nil {
+		return startupErr("validateNodeAllocatable", err)
+	}
+	p.node = nodeObject(capacity, reservation, int(kc.MaxPods))
 	p.tm, p.cpu, p.mem = tm, cpu, mem
 	p.cpuPolicy, p.memPolicy = kc.CPUManagerPolicy, kc.MemoryManagerPolicy
 	for _, n := range m.Topology {
@@ -557,6 +565,10 @@ func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
 
 	p.setPending(pod)
 	res := p.k.Admit(p.tm, pod, p.activePodsExcept(pod))
+	if res.Admit {
+		// The next admit handler kubelet registers: resource fit.
+		res = p.k.FitAdmit(p.node, noPluginResources, pod, p.activePodsExcept(pod))
+	}
 	d := &common.Decision{Admitted: res.Admit, Reason: res.Reason, Message: res.Message, Containers: []common.ContainerResult{}}
 	if !res.Admit {
 		p.setPending(nil) // rejected: kubelet marks it Failed, so it is no longer active
