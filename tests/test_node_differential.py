@@ -5,7 +5,8 @@ CPU and memory state must agree.
 
 What agreement covers: NODE-0, NODE-1, NODE-2, NODE-3, NODE-5, NODE-7, NODE-8, NODE-9,
 ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, ADMIT-8, ADMIT-9, INV-10, CPU-6, CPU-7, CPU-8,
-CPU-9, CPU-10, CPU-12, CPU-14, CPU-15, CPU-16, CPU-17, MEM-1, MEM-2, MEM-3, MEM-4, MEM-6, MEM-7, MEM-8, MEM-9, MEM-10.
+CPU-9, CPU-10, CPU-12, CPU-14, CPU-15, CPU-16, CPU-17, MEM-1, MEM-2, MEM-3, MEM-4, MEM-6,
+MEM-7, MEM-8, MEM-9, MEM-10.
 
 The probe has no Device Manager, so these machines have no devices.  Skipped with a message
 when Go is not installed (a failure under NUMASPEC_REQUIRE_KUBELET=1); the test run builds
