@@ -30,6 +30,10 @@ import (
 // Keep a method to what differs: logic shared by all releases belongs in this
 // package.
 type Kubelet interface {
+	// DeviceKubelet drives the Device Manager (devices.go; the shims'
+	// devices.go).
+	DeviceKubelet
+
 	// Version is the pinned k8s.io/kubernetes version, e.g. "v1.37.1"
 	// (keep it in sync with the release module's go.mod).
 	Version() string
