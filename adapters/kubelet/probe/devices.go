@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -196,6 +197,7 @@ type devices struct {
 	resources []string                       // sorted
 	pending   map[string][]*pluginapi.Device // registered by startDevices
 	started   bool
+	dirFile   *os.File // the open socket directory, when the socket path goes through it
 }
 
 // newDevices builds the Device Manager (kubelet does it before the CPU
@@ -206,9 +208,10 @@ func (p *probe) newDevices(m *common.Machine, raw map[string]json.RawMessage, di
 		r := common.ErrResponse(e)
 		return &r
 	}
-	sock := filepath.Join(dir, "device-plugins", "kubelet.sock")
-	if len(sock) >= 108 { // sun_path
-		r := common.ErrResponse(common.Errf("probe", "tempdir", "the device plugin socket path %q is too long for a unix socket: use a shorter TMPDIR", sock))
+	p.devs = &devices{resources: sortedKeys(devs), pending: devs}
+	sock, err := p.devs.socketPath(dir)
+	if err != nil {
+		r := common.ErrResponse(common.Errf("probe", "tempdir", "%v", err))
 		return &r
 	}
 	dm, err := p.k.NewDeviceManager(m, sock, tm)
@@ -217,8 +220,29 @@ func (p *probe) newDevices(m *common.Machine, raw map[string]json.RawMessage, di
 		return &r
 	}
 	p.k.AddHintProvider(tm, dm)
-	p.devs = &devices{dm: dm, resources: sortedKeys(devs), pending: devs}
+	p.devs.dm = dm
 	return nil
+}
+
+// socketPath makes the manager's directory, dir/device-plugins, and names
+// its registration socket there. A unix socket's path holds at most 107
+// bytes; under a long TMPDIR the directory is named through an open
+// descriptor of it (/proc/self/fd/N), which the kernel resolves to the same
+// directory, so the socket and the checkpoint still live in dir.
+func (d *devices) socketPath(dir string) (string, error) {
+	pluginDir := filepath.Join(dir, "device-plugins")
+	if err := os.MkdirAll(pluginDir, 0o750); err != nil {
+		return "", err
+	}
+	if sock := filepath.Join(pluginDir, "kubelet.sock"); len(sock) < 108 {
+		return sock, nil
+	}
+	f, err := os.Open(pluginDir)
+	if err != nil {
+		return "", err
+	}
+	d.dirFile = f
+	return fmt.Sprintf("/proc/self/fd/%d/kubelet.sock", f.Fd()), nil
 }
 
 // startDevices is ContainerManager.Start's deviceManager.Start (after the CPU
@@ -231,9 +255,9 @@ func (p *probe) startDevices() *common.NodeResponse {
 		return &r
 	}
 	d.started = true
-	dir := filepath.Dir(filepath.Join(p.dir, "device-plugins", "x"))
 	for i, res := range d.resources {
-		fp := fakePlugin{resource: res, socket: filepath.Join(dir, fmt.Sprintf("numaspec-plugin-%d.sock", i))}
+		// The name only identifies the plugin to the manager: nothing listens there.
+		fp := fakePlugin{resource: res, socket: filepath.Join(p.dir, "device-plugins", fmt.Sprintf("numaspec-plugin-%d.sock", i))}
 		if err := p.k.PluginConnected(d.dm, res, fp); err != nil {
 			r := startupErr("devicemanager.PluginConnected", err)
 			return &r
@@ -249,6 +273,9 @@ func (p *probe) startDevices() *common.NodeResponse {
 func (p *probe) stopDevices() {
 	if p.devs != nil && p.devs.started {
 		_ = p.k.StopDeviceManager(p.devs.dm)
+	}
+	if p.devs != nil && p.devs.dirFile != nil {
+		_ = p.devs.dirFile.Close()
 	}
 	p.devs = nil
 }
