@@ -1,6 +1,7 @@
 // Package probe is the release-independent part of the kubelet adapters for
 // releases 1.29 and later: the node probe (node.go: kubelet's Topology, CPU
-// and Memory Managers driven through pod admissions), the merge evaluators
+// and Memory Managers driven through pod admissions; devices.go: its Device
+// Manager with in-process device plugins), the merge evaluators
 // (merge.go), the adapter and the one main of every release's binary
 // (main.go). It is compiled once against each release's k8s.io/kubernetes:
 // every call in it has the same Go source in all of them. What differs between
