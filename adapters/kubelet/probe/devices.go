@@ -84,9 +84,9 @@ func DeviceIDs[M ~map[string]D, D ~map[string]V, V any](r M) map[string][]string
 
 // deviceSpec is one device of the create request (NWIRE-1).
 type deviceSpec struct {
-	ID      *string `json:"id"`
-	NUMA    []int   `json:"numa"`
-	Healthy *bool   `json:"healthy"`
+	ID      *string         `json:"id"`
+	NUMA    json.RawMessage `json:"numa"`    // absent: no topology; null is refused
+	Healthy json.RawMessage `json:"healthy"` // absent: healthy; null is refused
 }
 
 // parseDevices decodes and checks machine.devices as numaspec does
@@ -118,13 +118,20 @@ func parseDevices(raw map[string]json.RawMessage, m *common.Machine) (map[string
 				return nil, common.ErrNS("invalid-field", "invalid", "create", "%s: device id %q is listed twice", where, *s.ID)
 			}
 			seen[*s.ID] = true
+			healthy, numa := true, []int{}
+			if s.Healthy != nil && (string(s.Healthy) == "null" || json.Unmarshal(s.Healthy, &healthy) != nil) {
+				return nil, common.ErrNS("invalid-field", "invalid", "create", "%s[%d].healthy: not a boolean", where, i)
+			}
+			if s.NUMA != nil && (string(s.NUMA) == "null" || json.Unmarshal(s.NUMA, &numa) != nil) {
+				return nil, common.ErrNS("invalid-field", "invalid", "create", "%s[%d].numa: not a list of NUMA node ids", where, i)
+			}
 			d := &pluginapi.Device{ID: *s.ID, Health: pluginapi.Healthy}
-			if s.Healthy != nil && !*s.Healthy {
+			if !healthy {
 				d.Health = pluginapi.Unhealthy
 			}
-			if len(s.NUMA) > 0 {
+			if len(numa) > 0 {
 				d.Topology = &pluginapi.TopologyInfo{}
-				for _, n := range s.NUMA {
+				for _, n := range numa {
 					if !nodes[n] {
 						return nil, common.ErrNS("invalid-numa-id", "invalid", "create", "%s[%d].numa: device %q reports NUMA node %d, which the machine does not have", where, i, *s.ID, n)
 					}
