@@ -213,6 +213,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
                       compare: bool = True, devices_too: bool = True,
                       normalize: Normalizer | None = None,
                       compare_until_irregular_groups: bool = False,
+                      compare_until_device_numa_choice: bool = False,
                       max_pods: bool = True) -> type[RuleBasedStateMachine]:
     """A state machine class that tests the implementation ``factory`` builds.
 
@@ -224,6 +225,11 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
     (:func:`irregular_memory_groups`), because from there on kubelet before 1.32 is not
     deterministic (F-MEM-OVERLAP); what came before is compared strictly.  The number of
     sessions that stopped early is kept in ``stopped_comparing`` of the returned class.
+
+    ``compare_until_device_numa_choice``: likewise, stop comparing at the first admission where
+    the reference's tie-break decided on which NUMA nodes a container's devices are (DEV-6,
+    ``DeviceManager.numa_choices``): kubelet makes that choice in Go map order
+    (spec/findings.md, F-DEV-CHOICE), so its answer from there on is one of several.
 
     ``max_pods``: nodes may set a small ``maxPods`` (ADMIT-8); off for an implementation
     that does not model the resource-fit handler.
@@ -255,6 +261,12 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             answer = self.impl.handle(request)
             if self.comparing:
                 expected = self.reference.handle(request)
+                node = self.reference.session.node
+                if compare_until_device_numa_choice and node is not None and \
+                        node.devices.numa_choices:
+                    self.comparing = False
+                    NodeMachine.stopped_comparing += 1
+                    return answer
                 if compare_until_irregular_groups and "state" in expected and \
                         irregular_memory_groups(expected["state"]) is not None:
                     self.comparing = False

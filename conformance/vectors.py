@@ -57,6 +57,7 @@ import attrs
 
 from numaspec.bitmask import NumaMask
 from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
+from numaspec.conformance.device_equivalence import normalize_session
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.hints import TopologyHint
 from numaspec.policy import MergeOutcome
@@ -647,6 +648,10 @@ def _compare_session(case: Any, expected: Any, actual: Any) -> list[str]:
         return [f'not a session result ({{"answers": [...]}}): {_short(actual)}'[:_LIMIT]]
     got = actual["answers"]
     ambiguous = _session_is_ambiguous(case)
+    # RUN-12: devices that report the same NUMA nodes are interchangeable.
+    listed = steps if isinstance(steps, list) else []
+    want_eq = normalize_session(listed, want) if isinstance(want, list) else want
+    got_eq = normalize_session(listed, got)
     differences = []
     for index in range(max(len(want), len(got))):
         label = _label(index + 1, steps[index] if index < len(steps) else None)
@@ -657,6 +662,8 @@ def _compare_session(case: Any, expected: Any, actual: Any) -> list[str]:
         else:
             problem = _compare_step(want[index], got[index], ambiguous)
             if problem is not None:
+                problem = _compare_step(want_eq[index], got_eq[index], ambiguous)
+            if problem is not None:
                 differences.append(f"{label}: {problem}")
     return [d[:_LIMIT] for d in differences]
 
@@ -666,9 +673,9 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
 
     ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
     several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind,
-    decisions and states equal, each resource's hints compared without regard to order
-    (NWIRE-4).  An error's ``kubelet_message``, where both sides give one, must hold the same
-    words (RUN-11).
+    decisions and states equal up to devices that report the same NUMA nodes (RUN-12), each
+    resource's hints compared without regard to order (NWIRE-4).  An error's
+    ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
     """
     if op == "merge":
         return _compare_merge(case, expected, actual)

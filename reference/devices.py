@@ -43,9 +43,14 @@ class DeviceManager:
         # pod uid -> container -> resource -> device ids
         self.pod_devices: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
         self.to_reuse: dict[str, dict[str, frozenset[str]]] = {}
+        # DEV-6: every allocation where numaspec's tie-break, not a rule, decided on which
+        # NUMA nodes a container's devices are (kubelet decides those in Go map order).
+        self.numa_choices: list[str] = []
 
     def snapshot(self) -> DeviceManager:
-        return copy.deepcopy(self)
+        # The copy shares numa_choices: a choice made by an admission that is then undone
+        # still happened.
+        return copy.deepcopy(self, {id(self.numa_choices): self.numa_choices})
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -180,15 +185,21 @@ class DeviceManager:
         if needed == 0:
             return frozenset()
         chosen: list[str] = []
+        devices = self.devices[resource]
 
         def take_from(group: frozenset[str]) -> bool:
             nonlocal needed
-            for device in sorted(group - set(chosen)):
-                chosen.append(device)
-                needed -= 1
-                if needed == 0:
-                    return True
-            return False
+            candidates = sorted(group - set(chosen))
+            taken = candidates[:needed]
+            chosen.extend(taken)
+            needed -= len(taken)
+            if 0 < len(taken) < len(candidates) and \
+                    len({frozenset(devices[d].numa) for d in candidates}) > 1:
+                self.numa_choices.append(
+                    f"pod {pod_uid!r} container {name!r}: {len(taken)} of {len(candidates)} "
+                    f"{resource} devices on NUMA node sets "
+                    f"{sorted({tuple(sorted(devices[d].numa)) for d in candidates})}")
+            return needed == 0
 
         if take_from(reusable):
             return frozenset(chosen)

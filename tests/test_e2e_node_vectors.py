@@ -7,8 +7,9 @@ itself asserts (admitted or TopologyAffinityError, CPUs and VF on one NUMA node,
 off the reserved ones and out of the shared pool, whole cores, memory on NUMA node 0 ...) on
 the answer the reference gives now, so that a drift away from kubelet's e2e expectations fails
 here with the e2e test's own words.  CHECKS is the table: vector id -> its assertions.  The
-same assertions run on kubelet's own answers too: every vector without devices goes through the
-node probe of kubelet 1.30.14 and 1.37.1 (adapters/kubelet) at those of its releases.
+same assertions run on kubelet's own answers too: every vector goes through the node probe of
+kubelet 1.30.14 and 1.37.2 (adapters/kubelet, with kubelet's own Device Manager) at those of its
+releases, devices compared up to those on the same NUMA nodes (RUN-12).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 from kubelet_builds import RELEASES, node_command
-from test_node_differential import normalize
+from test_node_differential import normalizer
 
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.vectors import Instance, instances, load_vector_paths
@@ -504,11 +505,10 @@ def test_reference_answer_satisfies_the_e2e_assertion(iid: str) -> None:
 
 
 def _kubelet_instances() -> list[str]:
-    """The instances kubelet's node probe can run: no devices (the probe has no Device
-    Manager), at a release an adapter is built for."""
+    """The instances kubelet's node probe can run: those at a release an adapter is built
+    for."""
     return sorted(i.id for i in INSTANCES.values()
-                  if i.release in RELEASES and i.release != "1.23"
-                  and not i.case["steps"][0]["node"]["machine"].get("devices"))
+                  if i.release in RELEASES and i.release != "1.23")
 
 
 @pytest.mark.parametrize("iid", _kubelet_instances())
@@ -526,8 +526,9 @@ def test_kubelet_answer_satisfies_the_e2e_assertion(iid: str) -> None:
     run = Run(steps, answers)
     for check in CHECKS[instance.vector.id]:
         check(run)
-    want = [normalize(r, a) for r, a in zip(steps, instance.expected["answers"], strict=True)]
-    assert [normalize(r, a) for r, a in zip(steps, answers, strict=True)] == want
+    ours, theirs = normalizer(), normalizer()
+    want = [theirs(r, a) for r, a in zip(steps, instance.expected["answers"], strict=True)]
+    assert [ours(r, a) for r, a in zip(steps, answers, strict=True)] == want
 
 
 def _set(answer: dict[str, Any], container: int, key: str, value: Any) -> None:

@@ -1,19 +1,26 @@
 """The node model against the real kubelet: the node state machine drives the Go node
 probe (adapters/kubelet/probe, run as ``kubelet-adapter-<version> node``: kubelet's own
-Topology, CPU and Memory Managers) and the reference side by side; every decision and every
-CPU and memory state must agree.
+Topology, Device, CPU and Memory Managers) and the reference side by side; every decision and
+every CPU, memory and device state must agree.
 
 What agreement covers: NODE-0, NODE-1, NODE-2, NODE-3, NODE-5, NODE-7, NODE-8, NODE-9,
 ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-6, ADMIT-8, ADMIT-9, INV-10, CPU-6, CPU-7, CPU-8,
 CPU-9, CPU-10, CPU-12, CPU-14, CPU-15, CPU-16, CPU-17, MEM-1, MEM-2, MEM-3, MEM-4, MEM-6,
-MEM-7, MEM-8, MEM-9, MEM-10.
+MEM-7, MEM-8, MEM-9, MEM-10, DEV-1, DEV-2, DEV-3, DEV-4, DEV-5, DEV-7.
 
-The probe has no Device Manager, so these machines have no devices.  Skipped with a message
-when Go is not installed (a failure under NUMASPEC_REQUIRE_KUBELET=1); the test run builds
-the probes itself (tests/kubelet_builds.py)."""
+The machines have devices (device plugins' devices with and without NUMA nodes, some
+unhealthy), which the probe registers with kubelet's real Device Manager through in-process
+fake plugins.  Devices are compared up to interchangeable ones (RUN-12: per resource and
+container, the number of devices per NUMA node set), because kubelet takes devices from a
+group in Go map order; once the reference's tie-break decides on which NUMA nodes a
+container's devices are (F-DEV-CHOICE), the session is no longer compared, only checked
+against the invariants.  Skipped with a message when Go is not installed (a failure under
+NUMASPEC_REQUIRE_KUBELET=1); the test run builds the probes itself
+(tests/kubelet_builds.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +29,19 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from numaspec.conformance.device_equivalence import DeviceEquivalence
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.node_machine import make_node_machine
+
+
+def normalizer() -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """A normalizer for one session at a time (it learns each machine's devices from the
+    create request): devices up to RUN-12's equivalence, then :func:`normalize`."""
+    devices = DeviceEquivalence()
+
+    def both(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        return normalize(request, devices(request, answer))
+    return both
 
 
 def _scalar_resources(pod: dict[str, Any]) -> set[str]:
@@ -37,8 +55,9 @@ def _scalar_resources(pod: dict[str, Any]) -> set[str]:
 
 def normalize(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """Compare what both sides report: decisions whole; of the state, the CPU Manager's
-    shared pool and assignments and the Memory Manager's tables and blocks; of an error,
-    only that it is one (the probe reports kubelet's own error texts).
+    shared pool and assignments, the Memory Manager's tables and blocks and the Device
+    Manager's state; of an error, only that it is one (the probe reports kubelet's own error
+    texts).
 
     ADMIT-8: the fit handler checks hugepages and extended resources in Go map order, so
     when a pod asks for several of them and does not fit, which one kubelet names varies
@@ -61,7 +80,8 @@ def normalize(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]
         return {"cpu": {k: cpu.get(k) for k in ("defaultCpuSet", "assignments")}
                 if cpu and cpu.get("defaultCpuSet") else None,
                 "memory": {k: memory.get(k) for k in ("machineState", "assignments")}
-                if memory.get("machineState") else None}
+                if memory.get("machineState") else None,
+                "devices": state.get("devices")}
     return answer
 
 
@@ -84,9 +104,10 @@ def test_reference_agrees_with_kubelet_node(version: str) -> None:
         probes.append(probe)
         return probe
 
-    machine = make_node_machine(factory, versions=(version,), devices_too=False,
-                                normalize=normalize,
-                                compare_until_irregular_groups=int(version.split(".")[1]) < 32)
+    machine = make_node_machine(factory, versions=(version,), devices_too=True,
+                                normalize=normalizer(),
+                                compare_until_irregular_groups=int(version.split(".")[1]) < 32,
+                                compare_until_device_numa_choice=True)
     try:
         run_state_machine_as_test(machine, settings=settings(
             settings(), stateful_step_count=20, deadline=None,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kubelet_builds import node_command
-from test_node_differential import normalize
+from test_node_differential import normalizer
 
 from numaspec.conformance.exec_node import ExecNode
 from numaspec.conformance.vectors import Vector, compare, load_vectors
@@ -57,8 +57,9 @@ def test_kubelet_agrees_with_node_vector(vector: Vector) -> None:
             return probe.handle(request)
 
         steps = vector.case["steps"]
-        got = [normalize(r, handle(r)) for r in steps]
-        want = [normalize(r, a) for r, a in zip(steps, vector.expected["answers"], strict=True)]
+        ours, theirs = normalizer(), normalizer()
+        got = [ours(r, handle(r)) for r in steps]
+        want = [theirs(r, a) for r, a in zip(steps, vector.expected["answers"], strict=True)]
         assert got == want
     finally:
         probe.close()

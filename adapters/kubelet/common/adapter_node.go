@@ -83,11 +83,13 @@ type stepPeek struct {
 	} `json:"pod"`
 }
 
-// needsMore says why a step needs kubelet parts the probe does not run:
-// devices (no Device Manager) or a pod asking for a resource no part of the
-// probe serves (kubelet's node resource-fit admit handler, which refuses such
-// pods, is not modelled). "" when the step is fine.
-func needsMore(step json.RawMessage, buildMinor string, hugepageSizes map[string]bool) (string, map[string]bool) {
+// needsMore says why a step needs kubelet parts the probe does not run: a
+// pod asking for a resource no part of the probe serves (neither a manager
+// nor one of the machine's device plugins: kubelet's node resource-fit admit
+// handler, which refuses such pods, is not modelled). "" when the step is
+// fine. served holds the hugepage sizes and device resources of the node.
+func needsMore(step json.RawMessage, buildMinor string, served map[string]bool) (string, map[string]bool) {
+	hugepageSizes := served
 	var peek stepPeek
 	if json.Unmarshal(step, &peek) != nil {
 		return "", hugepageSizes // the probe reports the malformed step itself
@@ -97,10 +99,10 @@ func needsMore(step json.RawMessage, buildMinor string, hugepageSizes map[string
 		if json.Unmarshal(peek.Node.KubeletVersion, &v) == nil && Modelled(MinorOf(v)) && MinorOf(v) != buildMinor {
 			return fmt.Sprintf("the node is a kubelet %s; this adapter runs kubelet %s only", MinorOf(v), buildMinor), hugepageSizes
 		}
-		if len(peek.Node.Machine.Devices) > 0 {
-			return "the machine has devices: the adapter runs no Device Manager", hugepageSizes
-		}
 		sizes := map[string]bool{}
+		for r := range peek.Node.Machine.Devices {
+			sizes[r] = true
+		}
 		for _, n := range peek.Node.Machine.NUMANodes {
 			for s := range n.Hugepages {
 				sizes[s] = true
@@ -115,10 +117,10 @@ func needsMore(step json.RawMessage, buildMinor string, hugepageSizes map[string
 					for name := range rl {
 						switch {
 						case name == "cpu", name == "memory", name == "ephemeral-storage":
-						case strings.HasPrefix(name, "hugepages-") && hugepageSizes[name]:
+						case hugepageSizes[name]: // a hugepage size or a device resource of the node
 						default:
-							return fmt.Sprintf("the pod asks for %q, which no modelled manager serves "+
-								"(kubelet's resource-fit admit handler and Device Manager are not run)", name), hugepageSizes
+							return fmt.Sprintf("the pod asks for %q, which no modelled manager or device plugin serves "+
+								"(kubelet's resource-fit admit handler is not run)", name), hugepageSizes
 						}
 					}
 				}
@@ -188,7 +190,8 @@ func RunSession(probe NodeProbe, raw json.RawMessage) (any, *Skip) {
 // NumaspecState is the NODE-8 state snapshot from the probe's state: the
 // admitted pods (sorted uids), the CPU Manager's state (null under the none
 // policy, as numaspec keeps no CPU state then) with its reserved CPUs, the
-// Memory Manager's (null under the None policy) and an empty Device Manager.
+// Memory Manager's (null under the None policy) and an empty Device Manager
+// (the probe puts kubelet's in: probe/devices.go).
 func NumaspecState(st *NodeState, pods []string, cpuStatic bool, reserved []int, memStatic bool) map[string]any {
 	out := map[string]any{
 		"pods":    append([]string{}, pods...),

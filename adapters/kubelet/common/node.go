@@ -207,7 +207,9 @@ type Machine struct {
 	Topology         []MachineNode
 }
 
-// BuildMachine turns the request's machine into cadvisor-shaped data.
+// BuildMachine turns the request's machine into cadvisor-shaped data (its
+// devices are the probe's: package probe registers them with kubelet's
+// Device Manager).
 // memBytes parses a memory quantity; pageKiB turns "hugepages-2Mi" into a
 // page size in KiB. NUMA nodes and cores keep the request's order.
 // NumCores counts distinct logical CPUs, NumSockets distinct socket ids,
@@ -215,14 +217,6 @@ type Machine struct {
 // the sums over the nodes (what /proc/meminfo and /sys/kernel/mm/hugepages
 // report on a real machine).
 func BuildMachine(m MachineSpec, memBytes func(string) (uint64, error), pageKiB func(string) (uint64, error)) (*Machine, *NodeError) {
-	if len(m.Devices) > 0 {
-		names := make([]string, 0, len(m.Devices))
-		for k := range m.Devices {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		return nil, Errf("unsupported", "create", "machine.devices %v: the node probe does not drive kubelet's device manager", names)
-	}
 	if len(m.NUMANodes) == 0 {
 		return nil, Errf("invalid", "create", "machine.numaNodes is empty")
 	}
@@ -403,6 +397,9 @@ type MemState struct {
 type NodeState struct {
 	CPU    CPUState `json:"cpu"`
 	Memory MemState `json:"memory"`
+	// Devices is the Device Manager's state in numaspec's NODE-8 shape
+	// ({allocated, healthy, assignments}).
+	Devices map[string]any `json:"devices"`
 }
 
 // NodeResponse is one output line.

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
-	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
-	schedulerframework "k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 // nodeName is the modelled node's name (the pods carry no node name, so the
@@ -96,7 +94,3 @@ func nodeObject(capacity, reservation v1.ResourceList, maxPods int) *v1.Node {
 		Status:     v1.NodeStatus{Capacity: c, Allocatable: a},
 	}
 }
-
-// noPluginResources stands for the Device Manager's UpdatePluginResources
-// while the probe runs no Device Manager: nothing to update.
-func noPluginResources(*schedulerframework.NodeInfo, *lifecycle.PodAdmitAttributes) error { return nil }

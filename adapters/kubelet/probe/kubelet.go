@@ -1,6 +1,7 @@
 // Package probe is the release-independent part of the kubelet adapters for
 // releases 1.29 and later: the node probe (node.go: kubelet's Topology, CPU
-// and Memory Managers driven through pod admissions), the merge evaluators
+// and Memory Managers driven through pod admissions; devices.go: its Device
+// Manager with in-process device plugins), the merge evaluators
 // (merge.go), the adapter and the one main of every release's binary
 // (main.go). It is compiled once against each release's k8s.io/kubernetes:
 // every call in it has the same Go source in all of them. What differs between
@@ -31,6 +32,10 @@ import (
 // Keep a method to what differs: logic shared by all releases belongs in this
 // package.
 type Kubelet interface {
+	// DeviceKubelet drives the Device Manager (devices.go; the shims'
+	// devices.go).
+	DeviceKubelet
+
 	// Version is the pinned k8s.io/kubernetes version, e.g. "v1.37.1"
 	// (keep it in sync with the release module's go.mod).
 	Version() string

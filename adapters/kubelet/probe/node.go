@@ -52,6 +52,7 @@ type probe struct {
 	tm   topologymanager.Manager
 	cpu  cpumanager.Manager
 	mem  memorymanager.Manager // nil when the release does not build it (1.30: MemoryManager gate off)
+	devs *devices              // the Device Manager (devices.go)
 	pods map[string]*v1.Pod    // live pods by uid
 
 	cpuPolicy, memPolicy string // the started node's configured policies
@@ -362,7 +363,10 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 	if err != nil {
 		return startupErr("topologymanager.NewManager", err)
 	}
-	// (kubelet creates the device manager here and registers it first; not modelled)
+	// The Device Manager comes first (devices.go).
+	if resp := p.newDevices(m, spec.Machine.Devices, dir, tm); resp != nil {
+		return *resp
+	}
 	cpu, err := k.NewCPUManager(kc.CPUManagerPolicy, cpuManagerPolicyOptions, m, reservedSystemCPUs, reservation, dir, tm)
 	if err != nil {
 		return startupErr("cpumanager.NewManager", err)
@@ -400,12 +404,16 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 			return startupErr("memorymanager.Start", err)
 		}
 	}
-	// ContainerManager.Start, after the CPU and Memory Managers started.
+	// ContainerManager.Start, after the CPU and Memory Managers started,
+	// and before the Device Manager starts.
 	capacity := capacityFromMachineInfo(m)
 	if err := validateNodeAllocatable(k, capacity, reservation); err != nil {
 		return startupErr("validateNodeAllocatable", err)
 	}
 	p.node = nodeObject(capacity, reservation, int(kc.MaxPods))
+	if resp := p.startDevices(); resp != nil {
+		return *resp
+	}
 	p.tm, p.cpu, p.mem = tm, cpu, mem
 	p.cpuPolicy, p.memPolicy = kc.CPUManagerPolicy, kc.MemoryManagerPolicy
 	for _, n := range m.Topology {
@@ -428,6 +436,7 @@ func copyMap(m map[string]string) map[string]string {
 }
 
 func (p *probe) reset() {
+	p.stopDevices()
 	if p.dir != "" {
 		removeStateDir(p.dir)
 	}
@@ -545,6 +554,9 @@ func (p *probe) cleanup() {
 		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "cleanup"}}},
 		Status:     v1.PodStatus{QOSClass: v1.PodQOSBestEffort},
 	}
+	if p.devs != nil {
+		p.k.TopologyHints(p.devs.dm, pod, &pod.Spec.Containers[0])
+	}
 	p.k.TopologyHints(p.cpu, pod, &pod.Spec.Containers[0])
 	if p.mem != nil {
 		p.k.TopologyHints(p.mem, pod, &pod.Spec.Containers[0])
@@ -567,7 +579,7 @@ func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
 	res := p.k.Admit(p.tm, pod, p.activePodsExcept(pod))
 	if res.Admit {
 		// The next admit handler kubelet registers: resource fit.
-		res = p.k.FitAdmit(p.node, noPluginResources, pod, p.activePodsExcept(pod))
+		res = p.k.FitAdmit(p.fitNode(), p.pluginResources, pod, p.activePodsExcept(pod))
 	}
 	d := &common.Decision{Admitted: res.Admit, Reason: res.Reason, Message: res.Message, Containers: []common.ContainerResult{}}
 	if !res.Admit {
@@ -606,7 +618,7 @@ func (p *probe) activePodsExcept(pod *v1.Pod) []*v1.Pod {
 func (p *probe) containerResult(pod *v1.Pod, c *v1.Container) common.ContainerResult {
 	uid := string(pod.UID)
 	hint := p.k.GetAffinity(p.tm, uid, c.Name)
-	r := common.ContainerResult{Name: c.Name, CPUs: []int{}, Memory: []common.MemBlock{}, Devices: map[string]interface{}{}}
+	r := common.ContainerResult{Name: c.Name, CPUs: []int{}, Memory: []common.MemBlock{}, Devices: p.containerDevices(uid, c.Name)}
 	r.Hint.Preferred = hint.Preferred
 	if hint.NUMANodeAffinity != nil {
 		r.Hint.NUMA = common.SortedInts(hint.NUMANodeAffinity.GetBits())
@@ -699,8 +711,13 @@ func (p *probe) State() common.NodeResponse {
 	if p.cpuPolicy == "static" {
 		reserved = cpuset.New(p.allCPUs...).Difference(p.cpu.GetAllocatableCPUs()).List()
 	}
-	return common.NodeResponse{State: st, Numaspec: common.NumaspecState(st, uids, p.cpuPolicy == "static", reserved,
-		p.mem != nil && p.memPolicy == "Static")}
+	ns := common.NumaspecState(st, uids, p.cpuPolicy == "static", reserved, p.mem != nil && p.memPolicy == "Static")
+	devState, err := p.deviceState(uids)
+	if err != nil {
+		return common.ErrResponse(common.Errf("probe", "state", "%v", err))
+	}
+	st.Devices, ns["devices"] = devState, devState
+	return common.NodeResponse{State: st, Numaspec: ns}
 }
 
 // Hints asks the CPU and Memory Managers for their hints about a pod on the
@@ -717,6 +734,9 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 		return common.ErrResponse(e)
 	}
 	providers := []topologymanager.HintProvider{p.cpu}
+	if p.devs != nil {
+		providers = []topologymanager.HintProvider{p.devs.dm, p.cpu}
+	}
 	if p.mem != nil {
 		providers = append(providers, p.mem)
 	}
