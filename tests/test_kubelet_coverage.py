@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from kubelet_builds import EVERY_RUN, GROUPS, TABLE_RELEASES, UNCOVERED, Release, select
+from kubelet_rule_coverage import TABLE, render
 
 from numaspec.conformance.speccheck import parse_rules
 from numaspec.nodeconfig import NODE_VERSIONS
@@ -125,3 +126,10 @@ def test_selection() -> None:
     assert select("1.33, 1.29", TABLE_RELEASES, 0) == ("1.29", "1.33")
     with pytest.raises(pytest.UsageError, match=r"1\.99"):
         select("1.99", TABLE_RELEASES, 0)
+
+
+def test_the_rule_coverage_table_is_current() -> None:
+    """adapters/kubelet/COVERAGE.md says, per rule, which pinned releases run it; it follows
+    the vectors, the manifests and the spec (regenerate: python tests/kubelet_rule_coverage.py)."""
+    assert TABLE.read_text(encoding="utf-8") == render(), \
+        "adapters/kubelet/COVERAGE.md is stale: run python tests/kubelet_rule_coverage.py"
