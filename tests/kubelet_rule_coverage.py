@@ -73,8 +73,8 @@ def rows() -> list[tuple[str, str, str, str]]:
             pinned = TABLE_RELEASES.get(release)
             if pinned is None or op not in pinned.ops or (vector.id, release) in skipped:
                 continue
-            for rule in vector.rules:
-                reached.setdefault(rule, set()).add(_minor(release))
+            for rule_id in vector.rules:
+                reached.setdefault(rule_id, set()).add(_minor(release))
     out = []
     for rule in parse_rules(ROOT / "spec"):
         holds = rule.meta.get("Holds in", "")
