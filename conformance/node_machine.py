@@ -22,7 +22,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from numaspec.conformance.node_strategies import node_requests, pods
 from numaspec.node_wire import NodeSession
 
-__all__ = ["NodeImplementation", "ReferenceNode", "irregular_memory_groups", "make_node_machine"]
+__all__ = ["NodeImplementation", "ReferenceNode", "irregular_memory_groups", "make_node_machine",
+           "rejected_step_change"]
 
 
 class NodeImplementation(Protocol):
@@ -208,13 +209,86 @@ def irregular_memory_groups(state: dict[str, Any]) -> str | None:
     return None
 
 
+def rejected_step_change(before: Any, after: Any, *, refused_admission: bool) -> str | None:
+    """ADMIT-10: what a rejected step changed in the node's ``state`` answer, or ``None``.
+
+    A step answered with an error changes nothing at all.  A refused admission changes
+    nothing either, except what kubelet's own release of the pod's allocations changes
+    (ADMIT-9, MEM-9, ``RemoveContainer`` of the static memory policy): a block is freed lowest
+    NUMA node first, so reserved bytes may move between the nodes it spanned while the sum
+    per memory type stays; and a node that still holds other memory keeps the group (cells)
+    the released block gave it."""
+    if before == after:
+        return None
+    if not refused_admission or not isinstance(before, dict) or not isinstance(after, dict):
+        return "the state changed"
+    old, new = before.get("state") or {}, after.get("state") or {}
+    for part in sorted(set(old) | set(new)):
+        if part != "memory" and old.get(part) != new.get(part):
+            return f"its {part} state changed"
+    memory_old, memory_new = old.get("memory"), new.get("memory")
+    if not isinstance(memory_old, dict) or not isinstance(memory_new, dict):
+        return "the memory state appeared or went"
+    if memory_old.get("assignments") != memory_new.get("assignments"):
+        return "the memory assignments changed"
+    nodes_old = memory_old.get("machineState") or {}
+    nodes_new = memory_new.get("machineState") or {}
+    if set(nodes_old) != set(nodes_new):
+        return "the memory state's NUMA nodes changed"
+    for numa, was in nodes_old.items():
+        now = nodes_new[numa]
+        if was.get("numberOfAssignments") != now.get("numberOfAssignments"):
+            return f"NUMA {numa}'s number of assignments changed"
+        if was.get("cells") != now.get("cells") and (
+                not now.get("numberOfAssignments")
+                or not set(was.get("cells") or ()) <= set(now.get("cells") or ())):
+            return f"NUMA {numa}'s group changed from {was.get('cells')} to {now.get('cells')}"
+        for kind, table in (was.get("memoryMap") or {}).items():
+            other = (now.get("memoryMap") or {}).get(kind) or {}
+            for field in ("total", "systemReserved", "allocatable"):
+                if table.get(field) != other.get(field):
+                    return f"NUMA {numa}'s {kind} {field} changed"
+    if _reserved_sums(memory_old) != _reserved_sums(memory_new):
+        return "the reserved memory changed"
+    return None
+
+
+def _reserved_sums(memory: dict[str, Any]) -> dict[str, int]:
+    """Reserved bytes per memory type, over every NUMA node."""
+    sums: dict[str, int] = {}
+    for node in (memory.get("machineState") or {}).values():
+        for kind, table in (node.get("memoryMap") or {}).items():
+            sums[kind] = sums.get(kind, 0) + table.get("reserved", 0)
+    return sums
+
+
+def _bad_steps(live: dict[str, dict[str, Any]], counter: int) -> st.SearchStrategy[Any]:
+    """Steps every node refuses with an error (NWIRE-2, NWIRE-3): each must leave the state
+    as it was (ADMIT-10)."""
+    uid = f"bad{counter}"
+    container = {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    steps = [
+        {"op": "remove", "uid": uid},
+        {"op": "admit", "pod": {"uid": uid, "containers": [
+            {"name": "c", "resources": {"limits": {"cpu": "-1"}}}]}},
+        {"op": "admit", "pod": {"uid": uid, "containers": [container, container]}},
+        {"op": "admit", "pod": {"uid": uid, "containers": [
+            {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi",
+                                                   "example.com/none": "1"}}}]}},
+    ]
+    if live:
+        steps += [{"op": "admit", "pod": pod} for pod in live.values()]
+    return st.sampled_from(steps)
+
+
 def make_node_machine(factory: Callable[[], NodeImplementation], *,
                       versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
                       compare: bool = True, devices_too: bool = True,
                       normalize: Normalizer | None = None,
                       compare_until_irregular_groups: bool = False,
                       compare_until_device_numa_choice: bool = False,
-                      max_pods: bool = True) -> type[RuleBasedStateMachine]:
+                      max_pods: bool = True,
+                      transactional: bool = True) -> type[RuleBasedStateMachine]:
     """A state machine class that tests the implementation ``factory`` builds.
 
     ``normalize(request, answer)`` maps both sides' answers to what is compared (for an
@@ -233,6 +307,9 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
 
     ``max_pods``: nodes may set a small ``maxPods`` (ADMIT-8); off for an implementation
     that does not model the resource-fit handler.
+
+    ``transactional``: check ADMIT-10 (a refused admission, and a step answered with an
+    error, leave the state as it was); off only to show another invariant failing on its own.
     """
 
     class NodeMachine(RuleBasedStateMachine):
@@ -298,11 +375,17 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             self.counter += 1
             devices = sorted(self.node["machine"].get("devices", {}))
             pod = data.draw(pods(f"pod{self.counter}", devices), label="pod")
+            before = self._send({"op": "state"}) if transactional else None
             answer = self._send({"op": "admit", "pod": pod})
             decision = answer.get("decision")
             if decision is None:
                 self._fail(f"admit answered {answer}, not a decision")
             assert decision is not None
+            if transactional and not decision["admitted"]:
+                change = rejected_step_change(before, self._send({"op": "state"}),
+                                              refused_admission=True)
+                if change is not None:
+                    self._fail(f"ADMIT-10: refused ({decision.get('reason')}) but {change}")
             if decision["admitted"]:
                 self.live[pod["uid"]] = pod
                 policy = self.node.get("config", {}).get("topologyManagerPolicy", "none")
@@ -318,6 +401,30 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             if answer != {"ok": True}:
                 self._fail(f"remove of a live pod answered {answer}")
             del self.live[uid]
+
+        if transactional:
+            @precondition(lambda self: self.node is not None)
+            @rule(data=st.data())
+            def bad_step(self, data: st.DataObject) -> None:
+                """ADMIT-10: a step answered with an error leaves the state exactly as it was."""
+                self.counter += 1
+                step = data.draw(_bad_steps(self.live, self.counter), label="bad step")
+                before = self._send({"op": "state"})
+                self.transcript.append(json.dumps(step, separators=(",", ":")))
+                answer = self.impl.handle(step)
+                if "error" not in answer:
+                    self._fail(f"NWIRE-3: {step['op']} answered {answer}, not an error")
+                if self.comparing:
+                    expected = self.reference.handle(step)
+                    kinds = (answer["error"].get("kind"), expected.get("error", {}).get("kind"))
+                    if kinds[0] != kinds[1]:
+                        self._fail(f"NWIRE-3: error kind {kinds[0]!r}, the reference's "
+                                   f"{kinds[1]!r}")
+                change = rejected_step_change(before, self._send({"op": "state"}),
+                                              refused_admission=False)
+                if change is not None:
+                    self._fail(f"ADMIT-10: {step['op']} answered {answer['error'].get('kind')} but "
+                               f"{change}")
 
         @precondition(lambda self: bool(self.live))
         @rule()

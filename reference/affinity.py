@@ -23,8 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from numaspec.bitmask import NumaMask
-from numaspec.errors import InvalidAffinityError, MalformedJSONError
+from numaspec.errors import InvalidAffinityError, MalformedJSONError, NumaspecError
 from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.wire import bounded_int, finite_float
 
 __all__ = [
     "AFFINITY_ANNOTATION",
@@ -111,12 +112,16 @@ def _where(key: str, path: str = "") -> str:
 
 
 def _load(raw: str, key: str) -> object:
+    """An annotation's JSON value (duplicate keys allowed, the last one kept, as Go reads
+    them); WIRE-5's bounds on numbers apply."""
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_int=bounded_int, parse_float=finite_float)
     except (json.JSONDecodeError, RecursionError) as exc:
         detail = getattr(exc, "msg", "too deeply nested")
         raise MalformedJSONError(f"the annotation's value is not JSON: {detail}",
                                  where=_where(key)) from None
+    except NumaspecError as exc:
+        raise type(exc)(f"the annotation's value: {exc.message}", where=_where(key)) from None
 
 
 def _selectors(raw: object, key: str, part: str, kept: frozenset[str]) -> tuple[Selector, ...]:

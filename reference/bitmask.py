@@ -19,7 +19,8 @@ from itertools import combinations
 
 import attrs
 
-from numaspec.errors import InvalidNumaIdError
+from numaspec.errors import InvalidNumaIdError, LimitExceededError
+from numaspec.limits import MAX_HINT_SUBSETS
 
 __all__ = ["MAX_NUMA_ID", "NumaMask", "iterate_masks"]
 
@@ -80,7 +81,13 @@ class NumaMask:
     @property
     def nodes(self) -> tuple[int, ...]:
         """The node ids in the mask, ascending."""
-        return tuple(i for i in range(MAX_NUMA_ID + 1) if self.bits >> i & 1)
+        ids = []
+        bits = self.bits
+        while bits:
+            low = bits & -bits
+            ids.append(low.bit_length() - 1)
+            bits ^= low
+        return tuple(ids)
 
     def count(self) -> int:
         """How many nodes the mask holds.
@@ -129,7 +136,15 @@ def iterate_masks(nodes: Sequence[int]) -> Iterator[NumaMask]:
     Sizes ascending; within one size, combinations in the order of positions in ``nodes``
     (so ``[2, 0]`` yields ``{2}``, ``{0}``, ``{0, 2}``).  The order matters for providers'
     hint lists, never for the merged result (MERGE-11).
+
+    NWIRE-5: more than :data:`~numaspec.limits.MAX_HINT_SUBSETS` subsets (more than 12 nodes)
+    are refused with :class:`~numaspec.errors.LimitExceededError` before the first one.
     """
+    if (1 << len(nodes)) - 1 > MAX_HINT_SUBSETS:
+        raise LimitExceededError(
+            f"{len(nodes)} NUMA nodes make {(1 << len(nodes)) - 1} subsets for a hint provider "
+            f"to walk; numaspec walks at most {MAX_HINT_SUBSETS} (NUMA nodes: at most "
+            f"{MAX_HINT_SUBSETS.bit_length()})")
     for size in range(1, len(nodes) + 1):
         for combo in combinations(nodes, size):
             yield NumaMask.of(combo)

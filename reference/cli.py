@@ -22,23 +22,24 @@ from typing import Any, BinaryIO, TextIO
 from numaspec.errors import NumaspecError
 from numaspec.protocol import REFERENCE_IMPL
 from numaspec.wire import (
-    DEFAULT_MAX_PERMUTATIONS,
+    DEFAULT_MAX_MERGE_STEPS,
     decode_json_line,
     decode_merge_request,
     encode_error,
     encode_outcome,
     evaluate_request,
+    request_lines,
 )
 
 __all__ = ["answer_merge_line", "main", "serve_merge", "serve_node"]
 
 
-def answer_merge_line(line: bytes | str, *, max_permutations: int = DEFAULT_MAX_PERMUTATIONS
+def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS
                       ) -> dict[str, Any]:
     """The JSON response to one request line; never raises for bad input."""
     try:
         request = decode_merge_request(decode_json_line(line))
-        return encode_outcome(evaluate_request(request, max_permutations=max_permutations))
+        return encode_outcome(evaluate_request(request, max_steps=max_steps))
     except NumaspecError as exc:
         return encode_error(exc)
     except Exception as exc:  # a bug in the reference must not end the stream
@@ -47,10 +48,10 @@ def answer_merge_line(line: bytes | str, *, max_permutations: int = DEFAULT_MAX_
 
 
 def serve_merge(stdin: BinaryIO, stdout: TextIO, *,
-                max_permutations: int = DEFAULT_MAX_PERMUTATIONS) -> int:
-    for raw in stdin:
-        line = raw.rstrip(b"\r\n")
-        response = answer_merge_line(line, max_permutations=max_permutations)
+                max_steps: int = DEFAULT_MAX_MERGE_STEPS) -> int:
+    for line in request_lines(stdin):
+        response = (encode_error(line) if isinstance(line, NumaspecError)
+                    else answer_merge_line(line, max_steps=max_steps))
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0
@@ -60,8 +61,8 @@ def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False) -> in
     from numaspec.node_wire import NodeSession
 
     session = NodeSession(affinity=affinity)
-    for raw in stdin:
-        response = session.answer(raw.rstrip(b"\r\n"))
+    for line in request_lines(stdin):
+        response = encode_error(line) if isinstance(line, NumaspecError) else session.answer(line)
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0
@@ -72,8 +73,10 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     merge = sub.add_parser("merge", help="answer JSON merge requests, one per line")
-    merge.add_argument("--max-permutations", type=int, default=DEFAULT_MAX_PERMUTATIONS,
-                       help="refuse (error kind merge-too-large) above this many permutations")
+    merge.add_argument("--max-merge-steps", dest="max_steps", type=int,
+                       default=DEFAULT_MAX_MERGE_STEPS, metavar="N",
+                       help="refuse (error kind merge-too-large) a merge of more than N steps "
+                            "(permutations x hint lists; WIRE-4)")
 
     node = sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
     node.add_argument("--affinity", action="store_true",
@@ -141,6 +144,22 @@ def _build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--out", default=None, metavar="FILE",
                       help="write the disagreements here (replayable with numaspec replay)")
 
+    fuzz = sub.add_parser("fuzz", help="fuzz numaspec's own commands (merge, node, "
+                                       "node --affinity, serve) and report what breaks")
+    fuzz.add_argument("--requests", type=int, default=100_000,
+                      help="request lines to send, spread over the commands")
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--command", dest="commands", action="append", default=[],
+                      choices=("merge", "node", "affinity", "serve"),
+                      help="fuzz only this command (repeatable; default: all four)")
+    fuzz.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                      help="seconds an answer may take before it counts as a hang")
+    fuzz.add_argument("--out", default=None, metavar="FILE",
+                      help="write the findings here as JSON Lines, with the lines that "
+                           "caused them")
+    fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bar (default: on a terminal, after two seconds)")
+
     bench = sub.add_parser("bench", help="merge cases per second through the protocol")
     _impl_argument(bench, default=SERVE_IMPL)
     bench.add_argument("--cases", type=int, default=20_000)
@@ -171,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "merge":
         return _serve(lambda: serve_merge(sys.stdin.buffer, sys.stdout,
-                                          max_permutations=args.max_permutations))
+                                          max_steps=args.max_steps))
     if args.command == "node":
         return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout,
                                          affinity=args.affinity))

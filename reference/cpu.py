@@ -7,6 +7,7 @@ reuse bookkeeping and the policy options other than align-by-socket come with th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import attrs
@@ -62,19 +63,59 @@ class CPUTopology:
     def sockets(self) -> frozenset[int]:
         return frozenset(c.socket for c in self.cpus)
 
+    @functools.cached_property
+    def _numa_by_cpu(self) -> dict[int, int]:
+        return {c.cpu: c.numa for c in self.cpus}
+
+    @functools.cached_property
+    def _per_numa(self) -> dict[int, tuple[int, frozenset[int]]]:
+        """Per NUMA node: how many CPUs it has, and its sockets."""
+        count: dict[int, int] = {}
+        sockets: dict[int, set[int]] = {}
+        for c in self.cpus:
+            count[c.numa] = count.get(c.numa, 0) + 1
+            sockets.setdefault(c.numa, set()).add(c.socket)
+        return {n: (count[n], frozenset(sockets[n])) for n in count}
+
+    @functools.cached_property
+    def _members(self) -> dict[str, dict[int, frozenset[int]]]:
+        found: dict[str, dict[int, set[int]]] = {"numa": {}, "socket": {}, "core": {}}
+        for c in self.cpus:
+            for attr, units in found.items():
+                units.setdefault(getattr(c, attr), set()).add(c.cpu)
+        return {attr: {u: frozenset(m) for u, m in units.items()}
+                for attr, units in found.items()}
+
+    def members(self, attr: str) -> dict[int, frozenset[int]]:
+        """The CPUs of every unit of one kind (``attr``: numa, socket or core)."""
+        return self._members[attr]
+
+    @functools.cached_property
+    def _by_cpu(self) -> dict[int, CPUInfo]:
+        return {c.cpu: c for c in self.cpus}
+
+    def by_cpu(self) -> dict[int, CPUInfo]:
+        """Each CPU's place, by id."""
+        return self._by_cpu
+
     def numa_of(self, cpu: int) -> int:
-        for info in self.cpus:
-            if info.cpu == cpu:
-                return info.numa
-        raise InvalidFieldError(f"CPU {cpu} is not on this machine", where="cpus")
+        numa = self._numa_by_cpu.get(cpu)
+        if numa is None:
+            raise InvalidFieldError(f"CPU {cpu} is not on this machine", where="cpus")
+        return numa
 
     def cpus_in(self, numa_nodes: Iterable[int]) -> frozenset[int]:
         wanted = set(numa_nodes)
         return frozenset(c.cpu for c in self.cpus if c.numa in wanted)
 
+    def count_in(self, numa_nodes: Iterable[int]) -> int:
+        """How many CPUs the NUMA nodes hold (``len(cpus_in(...))``, from per-node counts)."""
+        per_numa = self._per_numa
+        return sum(per_numa[n][0] for n in numa_nodes if n in per_numa)
+
     def sockets_in(self, numa_nodes: Iterable[int]) -> frozenset[int]:
-        wanted = set(numa_nodes)
-        return frozenset(c.socket for c in self.cpus if c.numa in wanted)
+        per_numa = self._per_numa
+        return frozenset().union(*(per_numa[n][1] for n in numa_nodes if n in per_numa))
 
 
 def _socket_aligned(topology: CPUTopology, nodes: tuple[int, ...], min_affinity: int) -> bool:
@@ -107,20 +148,28 @@ def generate_cpu_topology_hints(
       sockets among the masks that narrowed the width);
     * CPU-5: with align-by-socket (1.25+), socket-aligned hints are preferred as well.
     """
-    free_numa = [topology.numa_of(c) for c in set(available)]
+    # Counted per NUMA node first (NWIRE-5): the same counts as per CPU, in time that does not
+    # grow with CPUs times subsets.
+    free_per_numa: dict[int, int] = {}
+    for cpu in set(available):
+        numa = topology.numa_of(cpu)
+        free_per_numa[numa] = free_per_numa.get(numa, 0) + 1
     reuse_numa = [topology.numa_of(c) for c in set(reusable)]
+    reuse_bits = 0
+    for numa in reuse_numa:
+        reuse_bits |= 1 << numa if 0 <= numa < 64 else 0
     nodes = topology.numa_nodes()
     min_affinity = len(nodes)
     min_sockets = len(topology.sockets())
     found = []
     for mask in iterate_masks(nodes):
         members = mask.nodes
-        if len(topology.cpus_in(members)) >= request and mask.count() < min_affinity:
+        if topology.count_in(members) >= request and mask.count() < min_affinity:
             min_affinity = mask.count()
             min_sockets = min(min_sockets, len(topology.sockets_in(members)))
-        if any(not mask.is_set(numa) for numa in reuse_numa):
+        if reuse_bits & ~mask.bits:
             continue
-        matching = len(reuse_numa) + sum(1 for numa in free_numa if mask.is_set(numa))
+        matching = len(reuse_numa) + sum(free_per_numa.get(n, 0) for n in members)
         if matching >= request:
             found.append(mask)
     hints = []

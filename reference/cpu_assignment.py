@@ -22,6 +22,9 @@ class CPUAllocationError(Exception):
     Manager turns it into an admission failure, never an exception of the public API."""
 
 
+_UNITS = ("numa", "socket", "core")
+
+
 class _Accumulator:
     """CPU-10: the CPUs still free (``details``), those taken so far and how many are still
     needed.  Units (NUMA nodes, sockets, cores) are sorted by how few free CPUs they have,
@@ -34,9 +37,20 @@ class _Accumulator:
         self.needed = needed
         self.result: set[int] = set()
         self.spread = spread
-        self._by_cpu = {c.cpu: c for c in topo.cpus}
+        self._by_cpu = topo.by_cpu()
+        # NWIRE-5: each unit's CPUs, and its count of free ones kept up to date as CPUs are
+        # taken, so that no query walks every CPU of the machine.
+        self._members: dict[str, dict[int, frozenset[int]]] = {}
+        self._free_count: dict[str, dict[int, int]] = {}
+        for attr in _UNITS:
+            self._members[attr] = topo.members(attr)
+            counts: dict[int, int] = {}
+            for cpu in self.free:
+                unit = getattr(self._by_cpu[cpu], attr)
+                counts[unit] = counts.get(unit, 0) + 1
+            self._free_count[attr] = counts
         n_sockets = len(topo.sockets())
-        n_cores = len({c.core for c in topo.cpus})
+        n_cores = len(self._members["core"])
         self.cpus_per_socket = len(topo.cpus) // n_sockets if n_sockets else 0
         self.cpus_per_core = len(topo.cpus) // n_cores if n_cores else 0
         # CPU-10: NUMA nodes are the larger unit unless a socket holds several of them.
@@ -46,21 +60,24 @@ class _Accumulator:
 
     def free_in(self, attr: str, unit: int) -> list[int]:
         """The free CPUs of one unit (``attr`` is numa, socket or core), by id."""
-        return sorted(c for c in self.free if getattr(self._by_cpu[c], attr) == unit)
+        return sorted(self._members[attr].get(unit, frozenset()) & self.free)
 
     def _count(self, attr: str, unit: int) -> int:
-        return sum(1 for c in self.free if getattr(self._by_cpu[c], attr) == unit)
+        return self._free_count[attr].get(unit, 0)
 
-    def _all_in(self, attr: str, unit: int) -> set[int]:
-        return {c.cpu for c in self.topo.cpus if getattr(c, attr) == unit}
+    def _all_in(self, attr: str, unit: int) -> frozenset[int]:
+        return self._members[attr].get(unit, frozenset())
 
     def _sorted(self, attr: str, units: Iterable[int]) -> list[int]:
         return sorted(set(units), key=lambda u: (self._count(attr, u), u))
 
     def _units(self, attr: str, within: str | None = None, outer: int | None = None
                ) -> set[int]:
-        return {getattr(self._by_cpu[c], attr) for c in self.free
-                if within is None or getattr(self._by_cpu[c], within) == outer}
+        if within is None:
+            return {u for u, n in self._free_count[attr].items() if n > 0}
+        assert outer is not None
+        return {getattr(self._by_cpu[c], attr)
+                for c in self._members[within].get(outer, frozenset()) & self.free}
 
     def sorted_numa(self) -> list[int]:
         if self.numa_first:
@@ -92,6 +109,10 @@ class _Accumulator:
 
     def take(self, cpus: Iterable[int]) -> None:
         taken = set(cpus)
+        for cpu in taken & self.free:
+            info = self._by_cpu[cpu]
+            for attr in _UNITS:
+                self._free_count[attr][getattr(info, attr)] -= 1
         self.result |= taken
         self.free = self.free - taken
         self.needed -= len(taken)

@@ -9,7 +9,7 @@ to answer ``Allocate`` successfully and not to offer ``GetPreferredAllocation``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.hints import ProviderHints, TopologyHint
@@ -26,6 +26,13 @@ def pod_device_limits(pod: Pod, resources: Mapping[str, object]) -> dict[str, in
     """DEV-2: the pod's device request per resource (``resource.PodLimits``): the limits of
     ``resources`` through :func:`numaspec.pods.pod_total`."""
     return pod_total(pod, lambda c: {n: value(q) for n, q in c.limits.items() if n in resources})
+
+
+def _count_by_bits(words: Iterable[int]) -> dict[int, int]:
+    counted: dict[int, int] = {}
+    for word in words:
+        counted[word] = counted.get(word, 0) + 1
+    return counted
 
 
 class DeviceManager:
@@ -80,27 +87,29 @@ class DeviceManager:
             # DEV-3 (1.36+): only the NUMA nodes that host a device of this resource.
             hosting = sorted({n for d in devices.values() for n in d.numa})
             universe = tuple(hosting) or universe
+        # NWIRE-5: devices are counted per distinct set of NUMA nodes (as bits), not one by
+        # one for every subset; a device counts for a mask when it touches one of its nodes.
+        def bits(numa: Iterable[int]) -> int:
+            word = 0
+            for n in numa:
+                word |= 1 << n
+            return word
+
+        everyone = _count_by_bits(bits(d.numa) for d in devices.values())
+        free = _count_by_bits(bits(devices[d].numa) for d in available)
+        reusable_bits = [bits(devices[d].numa) for d in sorted(reusable)]
+        # DEV-3: a reusable device without topology is not counted
+        reusable_bits = [b for b in reusable_bits if b]
         min_affinity = len(universe)
         found: list[NumaMask] = []
         for mask in iterate_masks(universe):
-            def touches(device: Device, mask: NumaMask = mask) -> bool:
-                return any(mask.is_set(n) for n in device.numa)
-            if sum(1 for d in devices.values() if touches(d)) >= request \
+            word = mask.bits
+            if sum(n for b, n in everyone.items() if b & word) >= request \
                     and mask.count() < min_affinity:
                 min_affinity = mask.count()
-            matching = 0
-            disqualified = False
-            for device_id in sorted(reusable):
-                device = devices[device_id]
-                if not device.numa:
-                    continue  # DEV-3: a reusable device without topology is not counted
-                if not touches(device):
-                    disqualified = True
-                    break
-                matching += 1
-            if disqualified:
+            if any(not b & word for b in reusable_bits):
                 continue
-            matching += sum(1 for d in available if touches(devices[d]))
+            matching = len(reusable_bits) + sum(n for b, n in free.items() if b & word)
             if matching >= request:
                 found.append(mask)
         return [TopologyHint(m, m.count() == min_affinity) for m in found]

@@ -21,7 +21,9 @@ __all__ = [
     "InvalidNumaIdError",
     "InvalidPolicyOptionValueError",
     "InvalidQuantityError",
+    "LimitExceededError",
     "MalformedJSONError",
+    "MergeTooLargeError",
     "MissingNumaDistancesError",
     "NodeStartupError",
     "NotModelledError",
@@ -92,6 +94,22 @@ class UnsupportedVersionError(NumaspecError):
     """A kubelet version string that is malformed or outside the versions numaspec models."""
 
     kind = "unsupported-version"
+
+
+class LimitExceededError(NumaspecError):
+    """Input beyond the bounds numaspec accepts (``reference/limits.py``; WIRE-5, NWIRE-5):
+    a line too long, an integer of too many digits, a cpuset range past the last CPU id, a
+    machine too large.  Checked before any work proportional to the input is done, so that
+    every request is answered or refused in bounded time and memory."""
+
+    kind = "limit-exceeded"
+
+
+class MergeTooLargeError(LimitExceededError):
+    """WIRE-4: the merge's cross product is larger than the budget.  kubelet would walk it
+    all; the reference refuses rather than hang (``numaspec merge --max-merge-steps``)."""
+
+    kind = "merge-too-large"
 
 
 # --- kubelet start-up errors (the Topology Manager would refuse to start) ---------------------

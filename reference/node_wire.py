@@ -8,14 +8,16 @@ field path.  The same format drives the Go node probe over real kubelet code.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from numaspec.admission import Decision, Node
-from numaspec.errors import InvalidFieldError, NumaspecError
+from numaspec.errors import InvalidFieldError, LimitExceededError, NumaspecError
 from numaspec.fit import DEFAULT_MAX_PODS
 from numaspec.hints import TopologyHint
+from numaspec.limits import MAX_CONTAINERS, MAX_CPU_ID, MAX_DEVICES
 from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod
@@ -42,11 +44,14 @@ def _object(value: object, where: str, required: set[str], optional: set[str]
     return value
 
 
-def _int(value: object, where: str, *, minimum: int = 0) -> int:
+def _int(value: object, where: str, *, minimum: int = 0, maximum: int | None = None) -> int:
     _expect(value, int, "an integer", where)
     assert isinstance(value, int)
     if value < minimum:
         raise InvalidFieldError(f"must be at least {minimum}", where=where)
+    if maximum is not None and value > maximum:
+        raise LimitExceededError(f"{value} is above {maximum}, the most numaspec accepts",
+                                 where=where)
     return value
 
 
@@ -100,7 +105,7 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
         for j, raw_core in enumerate(_list(item.get("cores", []), f"{w}.cores")):
             cw = f"{w}.cores[{j}]"
             core = _object(raw_core, cw, {"socket", "threads"}, {"id"})
-            threads = tuple(_int(t, f"{cw}.threads[{k}]")
+            threads = tuple(_int(t, f"{cw}.threads[{k}]", maximum=MAX_CPU_ID)
                             for k, t in enumerate(_list(core["threads"], f"{cw}.threads")))
             cores.append(Core(_int(core["socket"], f"{cw}.socket"), threads))
         nodes.append(NumaNode(_int(item["id"], f"{w}.id"), _bytes(item["memory"], f"{w}.memory"),
@@ -122,6 +127,10 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
             _expect(healthy, bool, "a boolean", f"{rw}[{i}].healthy")
             found.append(Device(_str(item["id"], f"{rw}[{i}].id"), numa, healthy))
         devices[resource] = tuple(found)
+        listed = sum(len(d) for d in devices.values())
+        if listed > MAX_DEVICES:
+            raise LimitExceededError(f"{listed} devices: numaspec accepts at most {MAX_DEVICES} "
+                                     "on a machine", where=rw)
     return Machine(tuple(nodes), devices)
 
 
@@ -231,6 +240,11 @@ def decode_pod(value: object) -> Pod:
     body = _object(value, "pod", {"uid", "containers"},
                    {"name", "namespace", "initContainers", "labels", "annotations"})
     uid = _str(body["uid"], "pod.uid")
+    listed = len(_list(body["containers"], "pod.containers")) + len(
+        _list(body.get("initContainers", []), "pod.initContainers"))
+    if listed > MAX_CONTAINERS:
+        raise LimitExceededError(f"{listed} containers: numaspec accepts at most "
+                                 f"{MAX_CONTAINERS} in a pod", where="pod")
     containers = tuple(_container(c, f"pod.containers[{i}]", init=False)
                        for i, c in enumerate(_list(body["containers"], "pod.containers")))
     if not containers:
@@ -291,6 +305,26 @@ class NodeSession:
         return known + (", schedule, reserve, unreserve" if self.affinity else "")
 
     def handle(self, request: object) -> dict[str, Any]:
+        """One decoded request → its answer; a typed error for bad input.
+
+        ADMIT-10: a step that raises leaves the session exactly as it was: the node's fields
+        and the scheduler are restored, in place, from a snapshot taken before the step."""
+        node = self.node
+        if node is None or not isinstance(request, dict) or request.get("op") in (
+                "create", "state"):
+            return self._handle(request)  # nothing to restore: create only assigns at the end
+        memo: dict[int, Any] = {id(node): node}  # what points at the node keeps pointing at it
+        fields = copy.deepcopy(vars(node), memo)
+        scheduler = copy.deepcopy(self.scheduler, memo)
+        try:
+            return self._handle(request)
+        except BaseException:
+            vars(node).clear()
+            vars(node).update(fields)
+            self.scheduler = scheduler
+            raise
+
+    def _handle(self, request: object) -> dict[str, Any]:
         body = _object(request, "", {"op"}, {"node", "pod", "uid", "container"})
         op = body["op"]
         if op == "create":

@@ -16,7 +16,13 @@ from fractions import Fraction
 
 import attrs
 
-from numaspec.errors import InvalidFieldError, NodeStartupError, NotModelledError
+from numaspec.errors import (
+    InvalidFieldError,
+    LimitExceededError,
+    NodeStartupError,
+    NotModelledError,
+)
+from numaspec.limits import MAX_CPU_ID, MAX_LINE_BYTES
 from numaspec.quantity import milli_value, parse_quantity
 from numaspec.versions import KubeletVersion, default_feature_gates
 
@@ -29,26 +35,38 @@ DEFAULT_EVICTION_MEMORY = "100Mi"
 
 
 def parse_cpuset(text: str, *, where: str) -> frozenset[int]:
-    """A Linux cpuset list (``"0-3,8,10-11"``), as ``cpuset.Parse`` reads it."""
+    """A Linux cpuset list (``"0-3,8,10-11"``), as ``cpuset.Parse`` reads it.
+
+    NWIRE-5: an id above :data:`~numaspec.limits.MAX_CPU_ID` is refused before a range is
+    expanded (``"0-99999999999"`` would otherwise take minutes and gigabytes)."""
     cpus: set[int] = set()
     if text.strip() == "":
         return frozenset()
+    if len(text) > MAX_LINE_BYTES:
+        raise LimitExceededError("the cpuset is longer than a request line", where=where)
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            if len(bounds) == 1:
-                cpus.add(int(bounds[0]))
-            elif len(bounds) == 2:
-                low, high = int(bounds[0]), int(bounds[1])
-                if low > high or low < 0:
-                    raise ValueError
-                cpus.update(range(low, high + 1))
-            else:
+            if any(len(b.strip().lstrip("+0")) > 19 for b in bounds):
+                raise LimitExceededError(
+                    f"{_short(text)}: a CPU id above {MAX_CPU_ID}, the highest numaspec "
+                    "accepts", where=where)
+            ids = [int(b) for b in bounds]
+            if len(ids) not in (1, 2) or any(i < 0 for i in ids) or ids[0] > ids[-1]:
                 raise ValueError
+            if ids[-1] > MAX_CPU_ID:
+                raise LimitExceededError(
+                    f"{_short(text)}: CPU id {ids[-1]} is above {MAX_CPU_ID}, the highest "
+                    "numaspec accepts", where=where)
+            cpus.update(range(ids[0], ids[-1] + 1))
         except ValueError:
-            raise InvalidFieldError(f"{text!r} is not a cpuset list such as \"0-3,8\"",
+            raise InvalidFieldError(f"{_short(text)} is not a cpuset list such as \"0-3,8\"",
                                     where=where) from None
     return frozenset(cpus)
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 60 else f"{text[:48]!r}... ({len(text)} characters)"
 
 
 def _quantities(raw: Mapping[str, str], where: str) -> dict[str, Fraction]:

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from numaspec.errors import TooManyNumaNodesError, UnknownPolicyError
+from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
 from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.merge import MergeMode, best_hint
 from numaspec.numa import NumaInfo
 from numaspec.options import (
@@ -135,21 +136,42 @@ def filter_single_numa_hints(
     ]
 
 
+def _check_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> None:
+    """WIRE-4: the definitional merge's work, refused above the budget."""
+    permutations = 1
+    for hints in lists:
+        permutations *= len(hints)
+        if permutations == 0:
+            return
+    steps = permutations * max(1, len(lists))
+    if steps > max_steps:
+        raise MergeTooLargeError(
+            f"the hints make {permutations} permutations of {len(lists)} lists, "
+            f"{steps} merge steps, more than the budget of {max_steps}", where="providers")
+
+
 def merge_for_policy(
     policy: Policy,
     providers: Sequence[ProviderHints],
     numa: NumaInfo,
     options: PolicyOptions,
     version: KubeletVersion,
+    *,
+    max_steps: int = MAX_MERGE_STEPS,
 ) -> MergeOutcome:
-    """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4)."""
+    """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4).
+
+    WIRE-4: a merge of more than ``max_steps`` steps (permutations x hint lists) raises
+    :class:`~numaspec.errors.MergeTooLargeError` before it starts."""
     if policy is Policy.NONE:
         # POLICY-1: no hint at all, always admitted; the providers are not consulted.
         return MergeOutcome(TopologyHint(None, False), True)
     lists = flatten_provider_hints(providers)
     if policy is Policy.SINGLE_NUMA_NODE:
-        hint = best_hint(filter_single_numa_hints(lists), numa, version, "single-numa-node",
-                         options)
+        lists = filter_single_numa_hints(lists)
+    _check_budget(lists, max_steps)
+    if policy is Policy.SINGLE_NUMA_NODE:
+        hint = best_hint(lists, numa, version, "single-numa-node", options)
         if hint.numa_affinity == numa.default_affinity():
             hint = TopologyHint(None, hint.preferred)
         return MergeOutcome(hint, hint.preferred)
@@ -168,6 +190,7 @@ def topology_merge(
     policy_options: Mapping[str, str] | None = None,
     numa_distances: Mapping[int, Sequence[int]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    max_steps: int = MAX_MERGE_STEPS,
 ) -> MergeOutcome:
     """Start a Topology Manager as ``version`` would and merge ``providers`` under ``policy``.
 
@@ -176,4 +199,4 @@ def topology_merge(
     """
     numa = NumaInfo(tuple(numa_nodes), numa_distances)
     chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
-    return merge_for_policy(chosen, providers, numa, options, version)
+    return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps)

@@ -32,6 +32,7 @@ from numaspec.wire import (
     encode_error,
     encode_outcome,
     evaluate_request,
+    request_lines,
 )
 
 __all__ = [
@@ -161,10 +162,16 @@ def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] 
 
 
 def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
-    """Answer the adapter protocol on ``stdin``/``stdout`` until ``stop`` or end of input."""
-    for raw in stdin:
+    """Answer the adapter protocol on ``stdin``/``stdout`` until ``stop`` or end of input.
+
+    PROTO-1, WIRE-5: every line gets one answer, whatever it holds; a line that is not a
+    request, or that the adapter fails on, is answered as ``errored`` and the stream goes
+    on."""
+    for line in request_lines(stdin):
         try:
-            request = decode_json_line(raw.rstrip(b"\r\n"))
+            if isinstance(line, NumaspecError):
+                raise line
+            request = decode_json_line(line)
             if not isinstance(request, dict):
                 raise MalformedJSONError("a request is a JSON object")
             if request.get("cmd") == "stop":
@@ -172,6 +179,9 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
             answer = _answer(adapter, request)
         except NumaspecError as exc:
             answer = {"seq": None, "errored": True, "context": {"message": exc.describe()}}
+        except Exception as exc:  # a bug in the reference must not end the stream
+            answer = {"seq": None, "errored": True, "context": {
+                "message": f"numaspec failed on this line: {type(exc).__name__}: {exc}"}}
         stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0

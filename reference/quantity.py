@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from numaspec.errors import InvalidQuantityError
+from numaspec.errors import InvalidQuantityError, LimitExceededError
+from numaspec.limits import MAX_QUANTITY_CHARS
 
 __all__ = ["milli_value", "parse_quantity", "value"]
 
@@ -64,6 +65,11 @@ def _scan(text: str) -> tuple[int, str, str, str] | None:
     return sign, whole, fraction, text[suffix_start:]
 
 
+def _short(text: str) -> str:
+    """The quantity as an error quotes it: whole when short, else its head and length."""
+    return repr(text) if len(text) <= 40 else f"{text[:32]!r}... ({len(text)} characters)"
+
+
 def _exponent(suffix: str) -> int | None:
     """The power of ten of an ``e``/``E`` exponent suffix, as Go reads it (a 64-bit integer,
     then truncated to 32 bits), or ``None`` if it is not one."""
@@ -73,6 +79,8 @@ def _exponent(suffix: str) -> int | None:
     body = digits[1:] if digits[0] in "+-" else digits
     if not body or not all(c in _DIGITS for c in body):
         return None
+    if len(body.lstrip("0")) > 19:
+        return None  # not a 64-bit integer: Go's strconv refuses it
     parsed = int(digits)
     if not -_INT64 <= parsed < _INT64:
         return None
@@ -90,9 +98,14 @@ def parse_quantity(text: object, *, where: str = "") -> Fraction:
     if not isinstance(text, str):
         raise InvalidQuantityError(f"a quantity is a string such as \"500m\" or \"1Gi\", got "
                                    f"{type(text).__name__}", where=where)
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise LimitExceededError(f"a quantity of {len(text)} characters ({_short(text)}): "
+                                 f"numaspec reads quantities of at most {MAX_QUANTITY_CHARS}",
+                                 where=where)
     scanned = _scan(text)
     if scanned is None:
-        raise InvalidQuantityError(f"{text!r}: {_FORMAT}", where=where, kubelet_message=_FORMAT)
+        raise InvalidQuantityError(f"{_short(text)}: {_FORMAT}", where=where,
+                                   kubelet_message=_FORMAT)
     sign, whole, fraction, suffix = scanned
     if suffix in _DECIMAL:
         base, power = 10, _DECIMAL[suffix]
@@ -101,20 +114,33 @@ def parse_quantity(text: object, *, where: str = "") -> Fraction:
     elif (exponent := _exponent(suffix)) is not None:
         base, power = 10, exponent
     else:
-        raise InvalidQuantityError(f"{text!r}: {_SUFFIX}", where=where, kubelet_message=_SUFFIX)
+        raise InvalidQuantityError(f"{_short(text)}: {_SUFFIX}", where=where,
+                                   kubelet_message=_SUFFIX)
     if not whole and not fraction and ((base == 2 and power >= 50) or (base == 10 and power < -9)):
         # A number without a single digit is zero, except where apimachinery leaves its int64
         # fast path (Pi and Ei, or below a nano) and its decimal parser finds nothing to read.
-        raise InvalidQuantityError(f"{text!r}: {_NUMERIC}", where=where,
+        raise InvalidQuantityError(f"{_short(text)}: {_NUMERIC}", where=where,
                                    kubelet_message=_NUMERIC)
+    whole, fraction = whole.lstrip("0"), fraction.rstrip("0")
+    if not whole and not fraction:
+        return Fraction(0)
+    # NWIRE-5: no more digits are converted than the value can use.  A whole part whose
+    # leading digit stands at 10**19 or above is past 2**63 already; fraction digits beyond
+    # the 60th only decide whether the value is above its truncation, which a sticky 61st
+    # digit keeps (every rounding kubelet does is at a nano or coarser).
+    top = len(whole) - 1 + (power if base == 10 else 0) if whole else -1
+    if (whole and (top >= 19 or len(whole) > 20)) or (base == 10 and power > 40):
+        raise InvalidQuantityError(f"{_short(text)}: the value does not fit a 64-bit integer",
+                                   where=where)
+    if len(fraction) > 60:
+        fraction = fraction[:60] + ("1" if fraction[60:].strip("0") else "")
     mantissa = Fraction(int(whole or "0")) + (
         Fraction(int(fraction), 10 ** len(fraction)) if fraction else 0)
-    if mantissa == 0:
-        return Fraction(0)
-    if base == 10 and power < -40:
-        power = -40  # far below a nano: only the rounding up to 1 remains observable
-    if (base == 10 and power > 40) or mantissa * Fraction(base) ** power >= _INT64:
-        raise InvalidQuantityError(f"{text!r}: the value does not fit a 64-bit integer",
+    if base == 10 and power < -100:
+        # far below a nano: only the rounding up to one unit remains observable
+        return sign * Fraction(1, 10 ** 40)
+    if mantissa * Fraction(base) ** power >= _INT64:
+        raise InvalidQuantityError(f"{_short(text)}: the value does not fit a 64-bit integer",
                                    where=where)
     return sign * mantissa * Fraction(base) ** power
 

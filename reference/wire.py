@@ -8,8 +8,9 @@ every field is checked, with its path, and nothing unknown is silently ignored.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -17,16 +18,21 @@ from numaspec.bitmask import MAX_NUMA_ID, NumaMask
 from numaspec.errors import (
     InvalidFieldError,
     InvalidNumaDistancesError,
+    LimitExceededError,
     MalformedJSONError,
+    MergeTooLargeError,
     NumaspecError,
 )
 from numaspec.hints import ProviderHints, TopologyHint
+from numaspec.limits import MAX_INT_DIGITS, MAX_LINE_BYTES, MAX_MERGE_STEPS
 from numaspec.numa import NumaInfo
 from numaspec.policy import MergeOutcome, topology_merge
 from numaspec.versions import NEWEST, KubeletVersion, parse_version
 
 __all__ = [
-    "DEFAULT_MAX_PERMUTATIONS",
+    "DEFAULT_MAX_MERGE_STEPS",
+    "bounded_int",
+    "finite_float",
     "MergeRequest",
     "MergeTooLargeError",
     "decode_json_line",
@@ -35,18 +41,13 @@ __all__ = [
     "encode_merge_request",
     "encode_outcome",
     "evaluate_request",
+    "merge_steps",
     "permutation_count",
+    "request_lines",
 ]
 
-#: The most permutations ``evaluate_request`` walks before it refuses (never a hang).
-DEFAULT_MAX_PERMUTATIONS = 2_000_000
-
-
-class MergeTooLargeError(NumaspecError):
-    """The cross product is larger than the permutation budget.  kubelet would walk it all; the
-    reference refuses rather than hang (raise the budget with ``--max-permutations``)."""
-
-    kind = "merge-too-large"
+#: WIRE-4: the most merge steps ``evaluate_request`` walks before it refuses (never a hang).
+DEFAULT_MAX_MERGE_STEPS = MAX_MERGE_STEPS
 
 
 @attrs.frozen
@@ -81,6 +82,27 @@ def _reject_constant(name: str) -> Any:
     raise InvalidFieldError(f"{name} is not a JSON number")
 
 
+def bounded_int(text: str) -> int:
+    """WIRE-5: an integer literal of at most MAX_INT_DIGITS digits (checked before it is
+    converted: Python refuses to convert more than 4,300 digits, and a long one is slow)."""
+    digits = len(text) - (text[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise LimitExceededError(f"an integer of {digits} digits ({text[:12]}...): numaspec "
+                                 f"reads integers of at most {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def finite_float(text: str) -> float:
+    """WIRE-5: a number that overflows a double (``1e999``) is refused, as Go's decoder
+    refuses it, rather than read as infinity."""
+    if len(text) > MAX_LINE_BYTES:  # pragma: no cover - bounded by the line already
+        raise LimitExceededError("a number longer than a request line")
+    value = float(text)
+    if not math.isfinite(value):
+        raise InvalidFieldError(f"the number {text[:24]} is out of range")
+    return value
+
+
 def decode_json_line(line: str | bytes) -> Any:
     """Parse one line of JSON; anything else raises :class:`MalformedJSONError`."""
     if isinstance(line, bytes):
@@ -93,7 +115,8 @@ def decode_json_line(line: str | bytes) -> Any:
         raise MalformedJSONError("the line is empty")
     try:
         return json.loads(line, object_pairs_hook=_no_duplicate_keys,
-                          parse_constant=_reject_constant)
+                          parse_constant=_reject_constant, parse_int=bounded_int,
+                          parse_float=finite_float)
     except json.JSONDecodeError as exc:
         raise MalformedJSONError(
             f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -259,16 +282,16 @@ def permutation_count(providers: Sequence[ProviderHints]) -> int:
     return total
 
 
+def merge_steps(providers: Sequence[ProviderHints]) -> int:
+    """WIRE-4: the work of the definitional merge, permutations x hint lists."""
+    lists = sum(len(provider or {}) for provider in providers)
+    return permutation_count(providers) * max(1, lists)
+
+
 def evaluate_request(
-    request: MergeRequest, *, max_permutations: int = DEFAULT_MAX_PERMUTATIONS
+    request: MergeRequest, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS
 ) -> MergeOutcome:
     """Run the reference on one request (start-up checks, then the policy's merge)."""
-    if request.policy != "none":
-        count = permutation_count(request.providers)
-        if count > max_permutations:
-            raise MergeTooLargeError(
-                f"the hints make {count} permutations, more than the budget of "
-                f"{max_permutations}", where="providers")
     return topology_merge(
         request.providers,
         request.numa_nodes,
@@ -277,7 +300,25 @@ def evaluate_request(
         policy_options=request.policy_options,
         numa_distances=request.numa_distances,
         feature_gates=request.feature_gates,
+        max_steps=max_steps,
     )
+
+
+def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES
+                  ) -> Iterator[bytes | LimitExceededError]:
+    """WIRE-5: the request lines of a stream, newline stripped; a line longer than
+    ``max_line`` bytes is read to its end without being kept, and comes out as the error
+    that answers it."""
+    while raw := stream.readline(max_line + 1):
+        if len(raw) > max_line and not raw.endswith(b"\n"):
+            size = len(raw)
+            while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+                size += len(rest)
+            size += len(rest.rstrip(b"\r\n"))
+            yield LimitExceededError(f"a line of {size} bytes: numaspec reads request lines "
+                                     f"of at most {max_line} bytes")
+            continue
+        yield raw.rstrip(b"\r\n")
 
 
 # --- encoding --------------------------------------------------------------------------------

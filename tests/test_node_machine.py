@@ -2,12 +2,14 @@
 ci profile the reference run is 300 examples of 30 steps.
 
 It checks INV-1, INV-2, INV-3, INV-4, INV-5, INV-6, INV-7, INV-8 and INV-9 after every step
-(INV-3 and INV-9 from 1.32, where kubelet guarantees them), over nodes and pods built through
-the node protocol (NWIRE-1, NWIRE-2, NWIRE-3), with both scopes and every policy (ADMIT-1,
-ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-5, ADMIT-6), and devices (DEV-1, DEV-2, DEV-3, DEV-4, DEV-5,
-DEV-6, DEV-7).  Every invariant is shown failing on a mutant of its own, without the
-comparison with the reference; every mutant is rejected by the full machine.  The mutants
-break ADMIT-3, CPU-8, CPU-9, CPU-15, CPU-16, CPU-17, MEM-1, MEM-4, MEM-7 and MEM-9."""
+(INV-3 and INV-9 from 1.32, where kubelet guarantees them), and ADMIT-10 (a refused
+admission and a step answered with an error leave the state as it was), over nodes and
+pods built through the node protocol (NWIRE-1, NWIRE-2, NWIRE-3), with both scopes and
+every policy (ADMIT-1, ADMIT-2, ADMIT-3, ADMIT-4, ADMIT-5, ADMIT-6), and devices (DEV-1,
+DEV-2, DEV-3, DEV-4, DEV-5, DEV-6, DEV-7).  Every invariant is shown failing on a mutant
+of its own, without the comparison with the reference; every mutant is rejected by the
+full machine.  The mutants break ADMIT-3, ADMIT-6, ADMIT-10, CPU-8, CPU-9, CPU-15,
+CPU-16, CPU-17, MEM-1, MEM-4, MEM-7 and MEM-9."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def test_reference_passes_the_node_machine() -> None:
 
 
 #: Kills are fixed facts: one seed, no shrinking, a fixed budget under every profile.
-KILL = settings(max_examples=300, stateful_step_count=STEPS, database=None, derandomize=True,
+KILL = settings(max_examples=600, stateful_step_count=STEPS, database=None, derandomize=True,
                 phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
                 deadline=None, suppress_health_check=list(HealthCheck))
 #: Each invariant fails on a mutant without any comparison with the reference.
@@ -48,6 +50,8 @@ CAUGHT_BY_INVARIANTS = {
     "policy_admits_all": "INV-7",
     "affinity_ignored_by_cpus": "INV-8",
     "release_keeps_memory": "INV-9",
+    "refusal_keeps_cpus": "ADMIT-10",
+    "error_frees_a_pod": "ADMIT-10",
 }
 
 
@@ -60,7 +64,8 @@ def test_node_mutant_is_rejected(mutation: str) -> None:
 
 @pytest.mark.parametrize(("mutation", "invariant"), sorted(CAUGHT_BY_INVARIANTS.items()))
 def test_node_mutant_breaks_an_invariant(mutation: str, invariant: str) -> None:
-    machine = make_node_machine(lambda: MutantNode(mutation), compare=False)
+    machine = make_node_machine(lambda: MutantNode(mutation), compare=False,
+                                transactional=invariant == "ADMIT-10")
     with pytest.raises(AssertionError, match=f"{invariant}:"):
         run_state_machine_as_test(machine, settings=KILL)
 

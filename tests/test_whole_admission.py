@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
+from numaspec.conformance.node_machine import rejected_step_change
 from numaspec.conformance.node_strategies import node_requests, pods
 from numaspec.errors import InvalidFieldError, NodeStartupError
 from numaspec.fit import format_quantity, node_allocatable, pod_requests
@@ -203,33 +204,6 @@ def test_memory_manager_gate_off_builds_no_memory_manager() -> None:
 # -- INV-10 and the mutants ---------------------------------------------------------------------
 
 
-def _group_totals(memory: dict[str, Any]) -> dict[tuple[int, ...], dict[str, int]]:
-    """Reserved bytes per memory type summed over each NUMA group of the machine state."""
-    totals: dict[tuple[int, ...], dict[str, int]] = {}
-    for node in (memory or {}).get("machineState", {}).values():
-        group = totals.setdefault(tuple(node["cells"]), {})
-        for kind, table in node["memoryMap"].items():
-            group[kind] = group.get(kind, 0) + table["reserved"]
-    return totals
-
-
-def _unchanged_but_for_release(before: dict[str, Any], after: dict[str, Any]) -> str | None:
-    """A refused pod leaves the node as it was (ADMIT-6, ADMIT-9), except where releasing a
-    memory block across a NUMA group frees it lowest node first (MEM-9), so the reserved bytes
-    of a group may move between its nodes while their sum stays."""
-    old, new = before["state"], after["state"]
-    for part in ("pods", "cpu", "devices"):
-        if old[part] != new[part]:
-            return f"its {part} state changed"
-    if old["memory"] is None or new["memory"] is None:
-        return None if old["memory"] == new["memory"] else "the memory state appeared or went"
-    if old["memory"]["assignments"] != new["memory"]["assignments"]:
-        return "the memory assignments changed"
-    if _group_totals(old["memory"]) != _group_totals(new["memory"]):
-        return "a NUMA group's reserved memory changed"
-    return None
-
-
 def _fits(session: NodeSession, live: dict[str, dict[str, Any]]) -> str | None:
     """INV-10: the live pods' requests add up to at most allocatable, and fit maxPods."""
     node = session.node
@@ -275,7 +249,8 @@ def run_session(session: NodeSession, data: st.DataObject) -> None:
         if decision["admitted"]:
             live[pod["uid"]] = pod
         else:
-            problem = _unchanged_but_for_release(before, session.handle({"op": "state"}))
+            problem = rejected_step_change(before, session.handle({"op": "state"}),
+                                           refused_admission=True)
             assert problem is None, f"ADMIT-9: refused ({decision['reason']}) but {problem}"
         problem = _fits(session, live)
         assert problem is None, f"INV-10: {problem}"

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from numaspec.admission import Node
+from numaspec.admission import Decision, Node
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.cpu_manager import StaticCPUManager
 from numaspec.hints import TopologyHint
@@ -175,7 +175,45 @@ def _group_spills_to_next_node(node: Node) -> None:
     memory._reserve = spill  # type: ignore[method-assign]
 
 
+def _refusal_keeps_cpus(node: Node) -> None:
+    """ADMIT-6/ADMIT-10 broken: a refused pod's exclusive CPUs stay taken."""
+    cpu = node.cpu
+    if cpu is None:
+        return
+    release = node._release
+    original = node.admit
+
+    def release_but_cpus(pod_uid: str) -> None:
+        for provider in node._providers():
+            if provider is not cpu:
+                provider.remove_pod(pod_uid)
+
+    def admit(pod: Pod) -> Decision:
+        node._release = release_but_cpus  # type: ignore[method-assign]
+        try:
+            return original(pod)
+        finally:
+            node._release = release  # type: ignore[method-assign]
+
+    node.admit = admit  # type: ignore[method-assign]
+
+
+def _error_frees_a_pod(node: Node) -> None:
+    """ADMIT-10 broken: removing a pod the node does not hold frees another one's resources
+    before it answers with the error (and the session does not restore its snapshot)."""
+    original = node.remove
+
+    def remove(pod_uid: str) -> None:
+        if pod_uid not in node.pods and node.pods:
+            node._release(sorted(node.pods)[0])
+        original(pod_uid)
+
+    node.remove = remove  # type: ignore[method-assign]
+
+
 NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
+    "refusal_keeps_cpus": _refusal_keeps_cpus,
+    "error_frees_a_pod": _error_frees_a_pod,
     "policy_admits_all": _policy_admits_all,
     "one_cpu_too_many": _one_cpu_too_many,
     "affinity_ignored_by_cpus": _affinity_ignored_by_cpus,
@@ -190,6 +228,10 @@ NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
 }
 
 
+#: Mutations that also take away the session's snapshot of ADMIT-10.
+UNGUARDED_SESSIONS = frozenset({"error_frees_a_pod"})
+
+
 class MutantNode:
     """The reference node protocol with one mutation applied to every node it creates."""
 
@@ -197,6 +239,8 @@ class MutantNode:
         self.name = f"mutant:{mutation}"
         self.mutate = NODE_MUTATIONS[mutation]
         self.session = NodeSession()
+        if mutation in UNGUARDED_SESSIONS:
+            self.session.handle = self.session._handle  # type: ignore[method-assign]
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         answer = self.session.answer(json.dumps(request))
