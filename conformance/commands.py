@@ -38,6 +38,12 @@ def dispatch(args: argparse.Namespace) -> int:
 
             return differential.main(args.impl, cases=args.cases, seed=args.seed,
                                      out=args.out)
+        if args.command == "fuzz":
+            from numaspec.conformance import fuzz
+
+            return fuzz.main(args.requests, seed=args.seed,
+                             commands=tuple(args.commands) or tuple(fuzz.COMMANDS),
+                             timeout=args.timeout, out=args.out, progress=args.progress)
         if args.command == "bench":
             from numaspec.conformance.bench import bench
 

@@ -1,0 +1,43 @@
+"""WIRE-6, ADMIT-10: the fuzz campaign (``numaspec fuzz``, conformance/fuzz.py) finds nothing
+in numaspec's own commands, and finds each hardening mutant (tests/mutants/hardening_mutants.py).
+
+Seeded and bounded: 800 request lines over ``merge``, ``node``, ``node --affinity`` and
+``serve``, the three families (wild values, mutated vectors, garbage bytes).  The answer time
+limit only tells a hang from an answer: it is far above any answer's time (WIRE-4, WIRE-5,
+NWIRE-5), so it asserts nothing about speed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from numaspec.conformance.fuzz import run_campaign
+
+HANG = 120.0
+TESTS = Path(__file__).parent
+
+
+def test_reference_commands_survive_the_fuzz() -> None:
+    findings, sent = run_campaign(800, seed=14, timeout=HANG)
+    assert sent >= 800
+    assert not findings, "\n".join(
+        f"{f.command} ({f.family}) {f.kind}: {f.detail[:300]} <- {f.line[:200]!r}"
+        for f in findings[:10])
+
+
+@pytest.mark.parametrize(("mutation", "command", "kind"), [
+    ("unbounded-integers", "merge", "internal-error"),
+    ("unbounded-integers", "node", "internal-error"),
+    ("serve-unguarded", "serve", "crash"),
+    ("refusals-keep-allocations", "node", "state-change"),
+])
+def test_fuzz_finds_the_mutant(mutation: str, command: str, kind: str,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    program = (sys.executable, "-m", "mutants.hardening_mutants", mutation)
+    findings, _ = run_campaign(400, seed=14, commands=(command,), timeout=HANG,
+                               program=program)
+    assert kind in {f.kind for f in findings}, sorted({f.kind for f in findings})
+
