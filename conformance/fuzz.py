@@ -415,6 +415,7 @@ class _Campaign:
 
     def merge_line(self, family: str, case: Any) -> None:
         line = self._line(family, case)
+        self.session = []  # each merge line stands alone: nothing to keep for a replay
         self._ask(line, family)
 
     def _line(self, family: str, request: Any) -> bytes:
@@ -427,6 +428,7 @@ class _Campaign:
     def serve_line(self, family: str, op_case: tuple[str, Any]) -> None:
         op, case = op_case
         request = {"cmd": "run", "seq": self.sent + 1, "op": op, "case": case}
+        self.session = []  # likewise: the start line is sent again by a replay
         self._ask(self._line(family, request), family)
 
     def node_session(self, family: str, steps: list[Any], budget: int) -> None:
@@ -453,7 +455,10 @@ class _Campaign:
             after = self._ask(b'{"op":"state"}', family, count=False)
             if after is None:
                 continue
-            problem = rejected_step_change(before, after, refused_admission=refused)
+            pod = step.get("pod") if isinstance(step, dict) else None
+            uid = pod.get("uid") if isinstance(pod, dict) else None
+            problem = rejected_step_change(before, after, refused_admission=refused,
+                                           uid=uid if isinstance(uid, str) else None)
             if problem:
                 what = answer.get("error", {}).get("kind") if "error" in answer else \
                     answer.get("decision", {}).get("reason", "a read-only step")

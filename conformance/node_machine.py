@@ -209,24 +209,31 @@ def irregular_memory_groups(state: dict[str, Any]) -> str | None:
     return None
 
 
-def rejected_step_change(before: Any, after: Any, *, refused_admission: bool) -> str | None:
+def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
+                         uid: str | None = None) -> str | None:
     """ADMIT-10: what a rejected step changed in the node's ``state`` answer, or ``None``.
 
     A step answered with an error changes nothing at all.  A refused admission changes
     nothing either, except what kubelet's own release of the pod's allocations changes
     (ADMIT-9, MEM-9, ``RemoveContainer`` of the static memory policy): a block is freed lowest
     NUMA node first, so reserved bytes may move between the nodes it spanned while the sum
-    per memory type stays; and a node that still holds other memory keeps the group (cells)
-    the released block gave it."""
+    per memory type stays; and a node that still holds memory keeps whatever group (cells)
+    the refused pod's allocation wrote on it.  In an affinity session the refused pod's own
+    reservation (``uid``) ends as well (SCHED-4)."""
     if before == after:
         return None
     if not refused_admission or not isinstance(before, dict) or not isinstance(after, dict):
         return "the state changed"
     old, new = before.get("state") or {}, after.get("state") or {}
     for part in sorted(set(old) | set(new)):
+        if part == "reserved" and isinstance(old.get(part), list) and \
+                new.get(part) == [r for r in old[part] if r != uid]:
+            continue  # SCHED-4: the decision ends the pod's own reservation
         if part != "memory" and old.get(part) != new.get(part):
             return f"its {part} state changed"
     memory_old, memory_new = old.get("memory"), new.get("memory")
+    if memory_old == memory_new:
+        return None
     if not isinstance(memory_old, dict) or not isinstance(memory_new, dict):
         return "the memory state appeared or went"
     if memory_old.get("assignments") != memory_new.get("assignments"):
@@ -239,9 +246,7 @@ def rejected_step_change(before: Any, after: Any, *, refused_admission: bool) ->
         now = nodes_new[numa]
         if was.get("numberOfAssignments") != now.get("numberOfAssignments"):
             return f"NUMA {numa}'s number of assignments changed"
-        if was.get("cells") != now.get("cells") and (
-                not now.get("numberOfAssignments")
-                or not set(was.get("cells") or ()) <= set(now.get("cells") or ())):
+        if was.get("cells") != now.get("cells") and not now.get("numberOfAssignments"):
             return f"NUMA {numa}'s group changed from {was.get('cells')} to {now.get('cells')}"
         for kind, table in (was.get("memoryMap") or {}).items():
             other = (now.get("memoryMap") or {}).get(kind) or {}
@@ -383,7 +388,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             assert decision is not None
             if transactional and not decision["admitted"]:
                 change = rejected_step_change(before, self._send({"op": "state"}),
-                                              refused_admission=True)
+                                              refused_admission=True, uid=pod["uid"])
                 if change is not None:
                     self._fail(f"ADMIT-10: refused ({decision.get('reason')}) but {change}")
             if decision["admitted"]:

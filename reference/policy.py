@@ -138,16 +138,28 @@ def filter_single_numa_hints(
 
 def _check_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> None:
     """WIRE-4: the definitional merge's work, refused above the budget."""
-    permutations = 1
-    for hints in lists:
+    if any(len(hints) == 0 for hints in lists):
+        return  # no permutation at all
+    permutations, more = 1, ""
+    for index, hints in enumerate(lists):
         permutations *= len(hints)
-        if permutations == 0:
-            return
+        if permutations > max_steps and index < len(lists) - 1:
+            more = "at least "  # refused whatever the rest holds: no need to multiply on
+            break
     steps = permutations * max(1, len(lists))
     if steps > max_steps:
         raise MergeTooLargeError(
-            f"the hints make {permutations} permutations of {len(lists)} lists, "
-            f"{steps} merge steps, more than the budget of {max_steps}", where="providers")
+            f"the hints make {more}{_count(permutations)} permutations of {len(lists)} lists, "
+            f"{more}{_count(steps)} merge steps, more than the budget of {max_steps}",
+            where="providers")
+
+
+def _count(number: int) -> str:
+    """A count as a message prints it: in full, or its order of magnitude when it has more
+    digits than are worth reading (and than Python converts: 4,300)."""
+    if number.bit_length() <= 200:
+        return str(number)
+    return f"about 2**{number.bit_length() - 1}"
 
 
 def merge_for_policy(
