@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
@@ -40,7 +41,7 @@ from numaspec.conformance.adapter import MergeImplementation, resolve_object, su
 from numaspec.conformance.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
-from numaspec.wire import decode_merge_request, encode_error
+from numaspec.wire import bounded_int, decode_merge_request, encode_error, finite_float
 
 __all__ = [
     "DEFAULT_MAX_LINE",
@@ -161,6 +162,17 @@ class Connection(Protocol):
 def _truncate(data: bytes | str, limit: int = _OFFENDING) -> str:
     text = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else data
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters in all)"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_answer(line: bytes) -> Any:
+    """RUN-13: one answer line as JSON, or ``ValueError``: ``NaN``, ``Infinity``, integers
+    past WIRE-5's bound and numbers past a double are not JSON an implementation may send."""
+    return json.loads(line, parse_constant=_reject_constant, parse_int=bounded_int,
+                      parse_float=finite_float)
 
 
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:
@@ -330,6 +342,39 @@ class _Stderr:
 
 
 _EOF = ("eof", b"")
+_TAG = "NUMASPEC_IMPL_TAG"
+_EXIT_POLL = 0.2
+_EXIT_GRACE = 0.5
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """RUN-14: the processes whose environment holds ``tag`` (``NAME=value``), on Linux;
+    nothing elsewhere."""
+    found = []
+    needle = tag.encode() + b"\0"
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if needle in handle.read() + b"\0":
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def kill_tagged(tag: str) -> None:
+    """End every process still carrying ``tag``: the implementation's daemons and
+    grandchildren, whatever session or group they moved to."""
+    for _ in range(3):
+        pids = tagged_processes(tag)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 class LineProcess:
@@ -351,7 +396,11 @@ class LineProcess:
         self.stderr = _Stderr()
         self.tmpdir: str | None = tempfile.mkdtemp(prefix="numaspec-impl-",
                                                    dir=(env or {}).get("TMPDIR"))
-        env = {**(os.environ if env is None else env), "TMPDIR": self.tmpdir}
+        #: RUN-14: every process the implementation starts inherits this tag, so that what
+        #: it leaves behind (a daemon in a session of its own) can be found and ended.
+        self.tag = f"{_TAG}={uuid.uuid4().hex}"
+        env = {**(os.environ if env is None else env), "TMPDIR": self.tmpdir,
+               _TAG: self.tag.split("=", 1)[1]}
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, start_new_session=True,
@@ -405,11 +454,25 @@ class LineProcess:
         return True
 
     def receive(self, deadline: float) -> tuple[str, bytes] | None:
-        """The next item (("line", bytes) / ("overflow", bytes) / _EOF), or None on timeout."""
-        try:
-            return self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            return None
+        """The next item (("line", bytes) / ("overflow", bytes) / _EOF), or None on timeout.
+
+        RUN-14: end of file is also read from the process's exit: once it has exited and
+        its last lines are in, a descendant that keeps the pipe open does not keep the
+        runner waiting."""
+        exited_at: float | None = None
+        while True:
+            now = time.monotonic()
+            try:
+                return self.lines.get(timeout=max(0.0, min(deadline - now, _EXIT_POLL)))
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            if self.proc.poll() is not None:
+                exited_at = exited_at if exited_at is not None else now
+                if now - exited_at >= _EXIT_GRACE:
+                    return _EOF
+            if now >= deadline:
+                return None
 
     def exit_status(self, wait: float = 1.0) -> int | None:
         try:
@@ -423,6 +486,9 @@ class LineProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # what is left of its group
+        kill_tagged(self.tag)
         with contextlib.suppress(subprocess.TimeoutExpired):  # an unkillable process
             self.proc.wait(timeout=5)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
@@ -500,9 +566,10 @@ class ExecConnection:
             return self._failed_start(process, f"start answer longer than {self.max_line} "
                                                "bytes")
         try:
-            answer = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return self._failed_start(process, f"start answer is not JSON: {_truncate(line)}")
+            answer = load_answer(line)
+        except (ValueError, NumaspecError) as exc:
+            return self._failed_start(process, f"start answer is not JSON ({exc}): "
+                                               f"{_truncate(line)}")
         problem = self.strict.start_problem(answer) if self.strict is not None else None
         if problem:
             return self._failed_start(process, f"strict: {problem}")
@@ -615,11 +682,11 @@ class ExecConnection:
                           message=f"answer line longer than {self.max_line} bytes",
                           offending=_truncate(line), stderr=stderr, restarted=True)
         try:
-            decoded = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            decoded = load_answer(line)
+        except (ValueError, NumaspecError) as exc:
             stderr = process.stderr.since(mark)
             self._discard()
-            return Answer("protocol-error", message="the answer is not JSON",
+            return Answer("protocol-error", message=f"the answer is not JSON ({exc})",
                           offending=_truncate(line), stderr=stderr, restarted=True)
         answer = _classify(decoded, seq, self.strict, op)
         stderr = process.stderr.since(mark)

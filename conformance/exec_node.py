@@ -8,13 +8,12 @@ reported as an :class:`~numaspec.errors.AdapterError` naming the command and wha
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from numaspec.conformance.connection import DEFAULT_MAX_LINE, LineProcess
-from numaspec.errors import AdapterError
+from numaspec.conformance.connection import DEFAULT_MAX_LINE, LineProcess, load_answer
+from numaspec.errors import AdapterError, NumaspecError
 
 __all__ = ["ExecNode"]
 
@@ -44,9 +43,10 @@ class ExecNode:
             raise AdapterError(f"{self.name} answered with a line over {DEFAULT_MAX_LINE} "
                                f"bytes: {line[:200]!r}")
         try:
-            answer = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise AdapterError(f"{self.name} answered with non-JSON: {line[:200]!r}") from None
+            answer = load_answer(line)
+        except (ValueError, NumaspecError) as exc:
+            raise AdapterError(f"{self.name} answered with non-JSON ({exc}): "
+                               f"{line[:200]!r}") from None
         if not isinstance(answer, dict):
             raise AdapterError(f"{self.name} answered with {line[:200]!r}, not an object")
         return answer

@@ -11,14 +11,17 @@ JSON Lines report is written as it goes, its footer last, even when the run is i
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -59,6 +62,34 @@ _BROKEN_EVIDENCE = 3
 
 #: Exit statuses (RUN-7).
 EXIT_OK, EXIT_FAILED, EXIT_BROKEN, EXIT_USAGE = 0, 1, 3, 4
+#: RUN-15: the statuses of a run ended by SIGINT and SIGTERM, after its reports are written.
+EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class _Stopped(KeyboardInterrupt):
+    """RUN-15: SIGTERM, raised where the run is, so that it ends as an interrupt does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM ends the run like SIGINT: the case in flight is abandoned, the adapter is
+    stopped, the footer and every report are written (in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @attrs.frozen
@@ -235,21 +266,23 @@ class _ProtocolMerge:
         return answer.result
 
     def merge(self, request: Any) -> Any:
+        """RUN-13: a result that is not a merge response is a protocol error of the adapter,
+        not a property's counterexample: the property stops at once (no shrinking through
+        an adapter that answers the wrong operation)."""
+        from numaspec.conformance.vectors import decode_answer
         from numaspec.wire import encode_merge_request
 
-        return _merge_answer(self._run("merge", encode_merge_request(request)))
-
-
-def _merge_answer(result: Any) -> Any:
-    """A merge response (``spec/merge-protocol.md``) → the answer type the properties take;
-    anything else fails the property."""
-    from numaspec.conformance.vectors import decode_answer
-
-    try:
-        return decode_answer(result, "result")
-    except NumaspecError as exc:
-        raise AssertionError(f"not a merge response ({exc.describe()}): "
-                             f"{json.dumps(result)[:300]}") from None
+        case = encode_merge_request(request)
+        result = self._run("merge", case)
+        try:
+            return decode_answer(result, "result")
+        except NumaspecError as exc:
+            self.trouble = Answer("protocol-error",
+                                  message=f"the result is not a merge response "
+                                          f"({exc.describe()})",
+                                  offending=json.dumps(result)[:300])
+            self.trouble_case = case
+            raise _AdapterTrouble(self.trouble) from None
 
 
 def _property_target(connection: Connection) -> Any:
@@ -415,6 +448,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
     footer: dict[str, Any] = {"type": "footer"}
     connection: Connection | None = None
     header_written = False
+    interrupted: int | None = None
     try:
         from numaspec import __version__
         from numaspec.conformance.profiles import load_profile
@@ -439,22 +473,28 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         cases = for_implementation(cases, connection.implementation)
         writer.write(header)
         header_written = True
-        records, gave_up = _run_cases(connection, cases, manifest, writer, config)
+        with _terminable():
+            gave_up = _run_cases(connection, cases, manifest, writer, config, records=records)
         if gave_up:
             footer["gave_up"] = gave_up
         footer["stale_expectations"] = _stale_rule_entries(manifest, records)
     except (NumaspecError, ValueError) as exc:
         footer["aborted"] = str(exc)
-    except KeyboardInterrupt:
-        footer["aborted"] = "interrupted"
+    except KeyboardInterrupt as exc:
+        interrupted = getattr(exc, "signum", signal.SIGINT)
+        footer["aborted"] = (f"interrupted by {signal.Signals(interrupted).name} after "
+                             f"{len(records)} cases; the reports hold those")
     finally:
-        if connection is not None:
-            connection.close()
-        if not header_written:
-            writer.write(header)
-        status = _finish(footer, records, connection)
-        writer.write(footer)
-        writer.close()
+        with _shielded():
+            if connection is not None:
+                connection.close()
+            if not header_written:
+                writer.write(header)
+            status = _finish(footer, records, connection)
+            if interrupted is not None:
+                status = footer["exit_status"] = EXIT_INTERRUPTED[signal.Signals(interrupted)]
+            writer.write(footer)
+            writer.close()
     md_path.write_text(markdown_summary(header, records, footer), encoding="utf-8")
     junit_path.write_text(junit_xml(header, records, footer), encoding="utf-8")
     try:
@@ -465,6 +505,22 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (| head) has gone; the reports are written
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not complain
     return status
+
+
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """While the reports are written, a second SIGINT or SIGTERM waits (main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _f: held.append(signum))
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
@@ -498,9 +554,10 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
 
 
 def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest | None,
-               writer: ReportWriter, config: RunConfig
-               ) -> tuple[list[dict[str, Any]], str | None]:
-    records: list[dict[str, Any]] = []
+               writer: ReportWriter, config: RunConfig, *, records: list[dict[str, Any]]
+               ) -> str | None:
+    """Run every case, appending each record to ``records`` as it is written (so that an
+    interrupted run reports what it did); why the run gave up, if it did."""
     progress = Progress(len(cases), enabled=config.progress)
     in_a_row = 0
     gave_up: str | None = None
@@ -543,4 +600,4 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
             progress.update(seq, failing, case.id)
     finally:
         progress.finish()
-    return records, gave_up
+    return gave_up
