@@ -28,6 +28,10 @@ const ProtocolVersion = 1
 const DebugEnv = "NUMASPEC_ADAPTER_DEBUG"
 
 // Implementation is the "implementation" object of the start answer.
+// Claims is the optional capability declaration of a partial implementation
+// (what of each operation it models; absent means everything): the kubelet
+// adapters leave it nil, the adapters over peer implementations
+// (adapters/peers) fill it.
 type Implementation struct {
 	Name                string         `json:"name"`
 	Version             string         `json:"version"`
@@ -38,6 +42,7 @@ type Implementation struct {
 	KubeletVersions     []string       `json:"kubelet_versions"`
 	NodeKubeletVersions []string       `json:"node_kubelet_versions,omitempty"`
 	Operations          []string       `json:"operations"`
+	Claims              map[string]any `json:"claims,omitempty"`
 	Metadata            map[string]any `json:"metadata,omitempty"`
 }
 
