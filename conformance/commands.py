@@ -1,5 +1,5 @@
 """The suite's subcommands of ``numaspec``: conformance, replay, expectations, report, vectors,
-bench.  Each returns an exit status and prints errors as one line naming what and where."""
+bench, matrix.  Each returns an exit status and prints errors as one line naming what and where."""
 
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ def dispatch(args: argparse.Namespace) -> int:
             return fuzz.main(args.requests, seed=args.seed,
                              commands=tuple(args.commands) or tuple(fuzz.COMMANDS),
                              timeout=args.timeout, out=args.out, progress=args.progress)
+        if args.command == "matrix":
+            from numaspec.conformance.matrix import main as matrix_main
+
+            return matrix_main(args)
         if args.command == "bench":
             from numaspec.conformance.bench import bench
 

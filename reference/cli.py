@@ -6,8 +6,8 @@
   request per line, one answer per line.
 * ``numaspec serve``: the reference behind the adapter protocol (``spec/adapter-protocol.md``).
 * ``numaspec conformance``: run the conformance suite against an implementation, and the
-  tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``
-  (:mod:`numaspec.conformance.commands`).
+  tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``,
+  ``matrix`` (:mod:`numaspec.conformance.commands`).
 """
 
 from __future__ import annotations
@@ -159,6 +159,10 @@ def _build_parser() -> argparse.ArgumentParser:
                            "caused them")
     fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bar (default: on a terminal, after two seconds)")
+
+    from numaspec.conformance.matrix import add_parser as add_matrix_parser
+
+    add_matrix_parser(sub)  # numaspec matrix: several implementations compared
 
     bench = sub.add_parser("bench", help="merge cases per second through the protocol")
     _impl_argument(bench, default=SERVE_IMPL)
