@@ -345,8 +345,9 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
             chapter_of[rule["id"]] = index
         for prefix in chapter["prefixes"]:
             prefix_of.setdefault(prefix, index)
-    other: dict[str, Any] = {"file": "", "prefixes": [], "title": "rules the spec lacks",
-                             "rules": []}
+    other: dict[str, Any] = {"file": "", "prefixes": [], "rules": [],
+                             "title": "rules the spec lacks" if chapters else
+                                      "rules (the spec's chapters were not found)"}
 
     def where(rule: str) -> int:
         if rule in chapter_of:
@@ -435,7 +436,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
                      + ".  Counts compare rule by rule, not case by case.")
     notes += [f"{i['label']}: {i['status']}" for i in implementations
               if i["status"] != "conforms" and not i["totals"]["failed"]]
-    if other["rules"]:
+    if other["rules"] and chapters:
         notes.append("cases cite rules the spec lacks: "
                      + ", ".join(r["id"] for r in other["rules"]))
     spec_rows = [c for c in rows if c["file"]]
@@ -489,9 +490,9 @@ def _impl_line(impl: Mapping[str, Any]) -> str:
 def _who(impl: Mapping[str, Any]) -> str:
     """What a label stands for, when the label does not say it already."""
     who = " ".join(filter(None, [impl["name"], impl["version"]]))
-    if who and who != impl["label"]:
-        return f" = {who}" + (f" ({impl['language']})" if impl["language"] else "")
-    return f" ({impl['language']})" if impl["language"] else ""
+    language = f"({impl['language']})" if impl["language"] else ""
+    return " ".join(filter(None, [f"= {who}" if who and who != impl["label"] else "",
+                                  language]))
 
 
 def _totals_text(cell: Mapping[str, Any]) -> str:
@@ -550,7 +551,7 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
            f"{summary['rules_with_cases']} of {summary['rules']} spec rules cited by a case; "
            f"numaspec {md_text(matrix['tool_version'])}, {md_text(matrix['created'])}.", ""]
     for impl in impls:
-        out.append(f"- **{md_text(impl['label'])}**{md_text(_who(impl))}: "
+        out.append(f"- **{md_text(impl['label'])}** {md_text(_who(impl))}: "
                    f"{md_text(impl['status'])}; {md_text(_totals_text(impl['totals']))}")
     out += [f"- Note: {md_text(note)}" for note in summary["notes"]]
     out += ["", head, rule,
@@ -653,7 +654,7 @@ def render_html(matrix: Mapping[str, Any]) -> str:
            f"{summary['rules_with_cases']} of {summary['rules']} spec rules cited by a case; "
            f"numaspec {_e(matrix['tool_version'])}, {_e(matrix['created'])}.</p>", "<ul>"]
     for impl in impls:
-        out.append(f"<li><strong>{_e(impl['label'])}</strong>{_e(_who(impl))}: "
+        out.append(f"<li><strong>{_e(impl['label'])}</strong> {_e(_who(impl))}: "
                    f"{_e(impl['status'])}; {_e(_totals_text(impl['totals']))}</li>")
     out += [f"<li>Note: {_e(note)}</li>" for note in summary["notes"]]
     out += ["</ul>", "<table>", "<thead>",
