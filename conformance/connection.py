@@ -32,12 +32,13 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import attrs
 
 from numaspec.conformance.adapter import MergeImplementation, resolve_object, supported_versions
+from numaspec.conformance.claims import Claims, claims_of
 from numaspec.conformance.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
@@ -81,6 +82,8 @@ class Implementation:
     node_kubelet_versions: tuple[str, ...]
     operations: tuple[str, ...]
     raw: dict[str, Any] = attrs.field(eq=False, repr=False)
+    #: PROTO-7: the part of the semantics it claims (absent: all of it, but not the format)
+    claims: Claims = attrs.field(factory=Claims)
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> Implementation:
@@ -113,7 +116,9 @@ class Implementation:
                    homepage=text("homepage"), issues=text("issues"),
                    kubelet_versions=versions,
                    node_kubelet_versions=strings("node_kubelet_versions", versions),
-                   operations=operations, raw=dict(value))
+                   operations=operations, raw=dict(value),
+                   claims=Claims.from_json(value.get("claims"),
+                                           f"{where}: implementation.claims"))
 
     def declares(self, op: str, kubelet_version: str | None) -> str | None:
         """Why a case is not for this implementation, or None when it is (RUN-4)."""
@@ -125,6 +130,12 @@ class Implementation:
         if kubelet_version not in versions:
             return f"{self.name} does not declare kubelet {kubelet_version} for {op!r}"
         return None
+
+    def outside_claims(self, op: str, case: Any, expected: Any, rules: Sequence[str]
+                       ) -> str | None:
+        """Why a vector lies outside what the implementation claims, or None (PROTO-7)."""
+        reason = self.claims.outside(op, case, expected, rules)
+        return None if reason is None else f"{self.name} does not claim {reason}"
 
 
 @attrs.frozen
@@ -219,7 +230,7 @@ class MergeObjectAdapter:
         return {"name": str(self.impl.name), "version": str(getattr(self.impl, "version", "")),
                 "language": "python", "homepage": "", "issues": "",
                 "kubelet_versions": [str(v) for v in supported_versions(self.impl)],
-                "operations": ["merge"]}
+                "operations": ["merge"], "claims": claims_of(self.impl).to_json()}
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         from numaspec.conformance.adapter import ErrorAnswer

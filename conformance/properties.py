@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypeVar
 
 import attrs
@@ -31,6 +31,7 @@ from numaspec.conformance.adapter import (
     reference,
     supported_versions,
 )
+from numaspec.conformance.claims import MergeClaims, claims_of
 from numaspec.conformance.oracle import (
     candidates,
     closest_on,
@@ -40,6 +41,7 @@ from numaspec.conformance.oracle import (
     tie_key,
 )
 from numaspec.conformance.strategies import (
+    POLICIES,
     distances_for,
     machines,
     merge_requests,
@@ -52,7 +54,7 @@ from numaspec.policy import MergeOutcome
 from numaspec.versions import SUPPORTED_VERSIONS
 from numaspec.wire import MergeRequest, encode_merge_request
 
-__all__ = ["PROPERTIES", "Property", "answers_agree", "fit_to"]
+__all__ = ["PROPERTIES", "Property", "answers_agree", "claimed_options", "fit_to"]
 
 Level = Literal["invariant", "equivalence"]
 _T = TypeVar("_T")
@@ -73,6 +75,12 @@ class Property:
     #: The operation the property's requests use (PROTO-3): an implementation that does not
     #: declare it gets the property skipped, visibly.
     op: str = "merge"
+    #: PROTO-7: the policies its requests are drawn from, the policy options and the refusals
+    #: (error kinds) it cannot do without; an implementation that claims none of the
+    #: policies, or not every option and refusal, gets the property reported not claimed.
+    policies: tuple[str, ...] = POLICIES
+    options: tuple[str, ...] = ()
+    refusals: tuple[str, ...] = ()
 
     def applies_to(self, impl: object) -> str | None:
         """Why the property cannot be judged for ``impl``, or None."""
@@ -82,16 +90,35 @@ class Property:
                     f"{getattr(impl, 'name', 'the implementation')} does not declare")
         return None
 
+    def outside_claims(self, impl: object) -> str | None:
+        """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
+        claims = claims_of(impl)
+        who = getattr(impl, "name", "the implementation")
+        if self.op != "merge":
+            if not claims.node.everything:
+                return (f"its sessions draw whole nodes (every manager, scope and option), and "
+                        f"{who} claims part of a node only")
+            return None
+        if not any(claims.merge.claims_policy(p) for p in self.policies):
+            return f"it asks about {', '.join(self.policies)}, which {who} does not claim"
+        missing = [o for o in self.options if not claims.merge.claims_option(o)]
+        missing += [k for k in self.refusals if not claims.merge.claims_refusal(k)]
+        if missing:
+            return f"it needs {', '.join(missing)}, which {who} does not claim"
+        return None
+
 
 PROPERTIES: dict[str, Property] = {}
 
 
 def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
-              since: int | None = None, op: str = "merge"
+              since: int | None = None, op: str = "merge", policies: Sequence[str] = POLICIES,
+              options: Sequence[str] = (), refusals: Sequence[str] = ()
               ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         title = (fn.__doc__ or pid).strip().splitlines()[0]
-        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op)
+        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op,
+                                   tuple(policies), tuple(options), tuple(refusals))
         return fn
     return register
 
@@ -99,13 +126,37 @@ def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | N
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def fit_to(request: MergeRequest, impl: object) -> MergeRequest:
-    """The same case at the nearest kubelet version ``impl`` models."""
+def fit_to(request: MergeRequest, impl: object, policies: Sequence[str] = POLICIES
+           ) -> MergeRequest:
+    """The same case at the nearest kubelet version ``impl`` models, moved inside what it
+    claims (PROTO-7): an unclaimed policy becomes a claimed one of ``policies`` (the
+    property's own), unclaimed options and gates go, and a case whose answer would be a
+    refusal it does not claim is not drawn."""
     allowed = supported_versions(impl)
-    if request.version in allowed:
+    if request.version not in allowed:
+        nearest = min(allowed, key=lambda v: (abs(v.minor - request.version.minor), v.minor))
+        request = attrs.evolve(request, version=nearest)
+    claims = claims_of(impl).merge
+    if claims == MergeClaims():
         return request
-    nearest = min(allowed, key=lambda v: (abs(v.minor - request.version.minor), v.minor))
-    return attrs.evolve(request, version=nearest)
+    if not claims.claims_policy(request.policy):
+        choices = [p for p in policies if claims.claims_policy(p)]
+        assume(choices)
+        index = POLICIES.index(request.policy) if request.policy in POLICIES else len(
+            request.policy)
+        request = attrs.evolve(request, policy=choices[index % len(choices)])
+    request = attrs.evolve(request, policy_options=claimed_options(impl, request.policy_options),
+                           feature_gates=request.feature_gates if claims.feature_gates else {})
+    if claims.refusals is not None:
+        answer = reference.merge(request)
+        assume(not isinstance(answer, ErrorAnswer) or claims.claims_refusal(answer.kind))
+    return request
+
+
+def claimed_options(impl: object, options: Mapping[str, str]) -> dict[str, str]:
+    """The policy options ``impl`` claims, of ``options`` (PROTO-7)."""
+    claims = claims_of(impl).merge
+    return {k: v for k, v in options.items() if claims.claims_option(k)}
 
 
 def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
@@ -151,6 +202,7 @@ def answers_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAns
 
 
 _MERGING = ("best-effort", "restricted")
+_ALIGNING = ("best-effort", "restricted", "single-numa-node")
 #: Releases where prefer-closest-numa-nodes is accepted with default gates.
 _CLOSEST_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 28)
 _NEW_MERGE_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 24)
@@ -161,11 +213,11 @@ _NEW_MERGE_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 24)
 
 @_property("P-PREFERRED-NARROWEST",
            rules=["MASK-2", "MASK-4", "HINT-4", "MERGE-1", "MERGE-2", "MERGE-3", "MERGE-4",
-                  "MERGE-5", "MERGE-6"], level="invariant")
+                  "MERGE-5", "MERGE-6"], level="invariant", policies=_MERGING)
 @given(case=merge_requests(policies=_MERGING))
 def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
     """If any merged candidate is preferred, the result is the narrowest preferred one."""
-    request = _valid(fit_to(case, impl))
+    request = _valid(fit_to(case, impl, _MERGING))
     assume(not closest_on(request))
     preferred = [c for c in candidates(request, flatten_provider_hints(request.providers))
                  if c.preferred]
@@ -177,7 +229,7 @@ def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
 
 
 @_property("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant",
-           since=28)
+           since=28, policies=_MERGING, options=["prefer-closest-numa-nodes"])
 @given(case=merge_requests(_CLOSEST_VERSIONS, policies=_MERGING), data=st.data())
 def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
     """With prefer-closest-numa-nodes, equal-width preferred candidates go by mean distance."""
@@ -186,7 +238,8 @@ def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.Da
     wide = data.draw(provider_like_hints(case.numa_nodes, min_k=2))
     request = fit_to(attrs.evolve(
         case, numa_distances=distances, providers=({"wide": wide}, *case.providers),
-        policy_options={**case.policy_options, "prefer-closest-numa-nodes": "true"}), impl)
+        policy_options={**case.policy_options, "prefer-closest-numa-nodes": "true"}), impl,
+        _MERGING)
     assume(request.version.minor >= 28)
     request = _valid(request)
     preferred = [c for c in candidates(request, flatten_provider_hints(request.providers))
@@ -199,7 +252,7 @@ def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.Da
 
 
 @_property("P-NON-PREFERRED-RANK", rules=["MERGE-7", "MERGE-8", "MERGE-10", "MERGE-4"],
-           level="invariant")
+           level="invariant", policies=["best-effort"])
 @given(case=merge_requests(policies=("best-effort",)), data=st.data())
 def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.DataObject
                        ) -> None:
@@ -211,7 +264,7 @@ def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.D
         wide = data.draw(provider_like_hints(request.numa_nodes, min_k=2))
         request = attrs.evolve(request, providers=(
             {"wide": wide, "unplaceable": ()}, *request.providers))
-    request = _valid(fit_to(request, impl))
+    request = _valid(fit_to(request, impl, ["best-effort"]))
     lists = flatten_provider_hints(request.providers)
     found = candidates(request, lists)
     assume(not any(c.preferred for c in found))
@@ -227,11 +280,12 @@ def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.D
         f"target count {target}: expected {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant", since=24)
+@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant", since=24,
+           policies=_MERGING)
 @given(case=merge_requests(_NEW_MERGE_VERSIONS, policies=_MERGING))
 def equal_masks(impl: MergeImplementation, case: MergeRequest) -> None:
     """From 1.24, a preferred result comes from hints whose affinities are all one mask."""
-    request = _valid(fit_to(case, impl))
+    request = _valid(fit_to(case, impl, _MERGING))
     assume(request.version.minor >= 24)
     outcome = _outcome(impl, request)
     mask = _mask_of(outcome)
@@ -266,12 +320,14 @@ def merged_inside(impl: MergeImplementation, case: MergeRequest) -> None:
                    for h in hints), f"{outcome.hint} is not inside any hint of {hints}"
 
 
-@_property("P-SINGLE-NUMA-NODE", rules=["POLICY-4", "HINT-2", "HINT-3"], level="invariant")
+@_property("P-SINGLE-NUMA-NODE", rules=["POLICY-4", "HINT-2", "HINT-3"], level="invariant",
+           policies=["single-numa-node"])
 @given(case=merge_requests(policies=("single-numa-node",)), data=st.data())
 def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
     """single-numa-node: one node or none, admitted iff a single-node alignment exists."""
-    request = fit_to(case, impl)
-    if request.version.minor >= 28 and data.draw(st.booleans()):
+    request = fit_to(case, impl, ["single-numa-node"])
+    if request.version.minor >= 28 and claims_of(impl).merge.claims_option(
+            "prefer-closest-numa-nodes") and data.draw(st.booleans()):
         # prefer-closest is accepted but must change nothing, even with uneven self-distances.
         anywhere = tuple(TopologyHint(NumaMask.of([n]), True) for n in request.numa_nodes)
         request = attrs.evolve(request, policy_options={"prefer-closest-numa-nodes": "true"},
@@ -285,17 +341,17 @@ def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.Dat
     assert outcome.admit == expected.preferred, f"admit must be {expected.preferred}"
 
 
-@_property("P-ADMISSION", rules=["POLICY-2", "POLICY-3"], level="invariant")
+@_property("P-ADMISSION", rules=["POLICY-2", "POLICY-3"], level="invariant", policies=_MERGING)
 @given(case=merge_requests(policies=_MERGING))
 def admission(impl: MergeImplementation, case: MergeRequest) -> None:
     """restricted admits exactly the preferred hints; best-effort admits everything."""
-    request = _valid(fit_to(case, impl))
+    request = _valid(fit_to(case, impl, _MERGING))
     outcome = _outcome(impl, request)
     expected = outcome.hint.preferred if request.policy == "restricted" else True
     assert outcome.admit == expected, f"{request.policy} with {outcome.hint}: admit={outcome.admit}"
 
 
-@_property("P-NONE", rules=["POLICY-1", "POLICY-6"], level="invariant")
+@_property("P-NONE", rules=["POLICY-1", "POLICY-6"], level="invariant", policies=["none"])
 @given(case=merge_requests(policies=("none",)), nodes=machines(max_nodes=12),
        options=st.dictionaries(st.sampled_from(["prefer-closest-numa-nodes",
                                                 "max-allowable-numa-nodes", "no-such-option"]),
@@ -303,9 +359,10 @@ def admission(impl: MergeImplementation, case: MergeRequest) -> None:
 def none_policy(impl: MergeImplementation, case: MergeRequest, nodes: tuple[int, ...],
                 options: dict[str, str]) -> None:
     """none: no hint, always admitted; node count and option values are never looked at."""
-    request = fit_to(attrs.evolve(case, numa_nodes=nodes, providers=case.providers), impl)
+    request = fit_to(attrs.evolve(case, numa_nodes=nodes, providers=case.providers), impl,
+                     ["none"])
     if request.version.minor >= 28:  # options exist and their gate is on by default
-        request = attrs.evolve(request, policy_options=options)
+        request = attrs.evolve(request, policy_options=claimed_options(impl, options))
     outcome = _outcome(impl, request)
     assert outcome == MergeOutcome(TopologyHint(None, False), True), f"got {outcome}"
 
@@ -352,12 +409,13 @@ def no_preference_neutral(impl: MergeImplementation, case: MergeRequest, where: 
     assert _outcome(impl, request) == _outcome(impl, other), f"adding {extra} changed the answer"
 
 
-@_property("P-NO-PLACEMENT", rules=["HINT-1", "HINT-3", "MERGE-4"], level="invariant")
-@given(case=merge_requests(policies=("best-effort", "restricted", "single-numa-node")))
+@_property("P-NO-PLACEMENT", rules=["HINT-1", "HINT-3", "MERGE-4"], level="invariant",
+           policies=_ALIGNING)
+@given(case=merge_requests(policies=_ALIGNING))
 def no_placement(impl: MergeImplementation, case: MergeRequest) -> None:
     """A resource mapped to [] makes every placement non-preferred; an empty mask is never
     chosen."""
-    request = _valid(fit_to(case, impl))
+    request = _valid(fit_to(case, impl, _ALIGNING))
     other = attrs.evolve(request, providers=(*request.providers, {"unplaceable": ()}))
     outcome = _outcome(impl, other)
     assert not outcome.hint.preferred, f"{outcome.hint} preferred despite an unplaceable resource"
@@ -367,15 +425,17 @@ def no_placement(impl: MergeImplementation, case: MergeRequest) -> None:
     assert mask is None or not mask.is_empty(), "chose an empty mask"
 
 
-@_property("P-TOO-MANY-NUMA-NODES", rules=["OPT-5", "POLICY-6"], level="invariant")
-@given(case=merge_requests(policies=("best-effort", "restricted", "single-numa-node")),
-       count=st.integers(9, 20), raise_limit=st.booleans())
+@_property("P-TOO-MANY-NUMA-NODES", rules=["OPT-5", "POLICY-6"], level="invariant",
+           policies=_ALIGNING, refusals=["too-many-numa-nodes"])
+@given(case=merge_requests(policies=_ALIGNING), count=st.integers(9, 20),
+       raise_limit=st.booleans())
 def too_many_nodes(impl: MergeImplementation, case: MergeRequest, count: int,
                    raise_limit: bool) -> None:
     """More NUMA nodes than the limit (8, or max-allowable-numa-nodes) is a start-up error."""
     request = fit_to(attrs.evolve(case, numa_nodes=tuple(range(count)), providers=(),
-                                  numa_distances=None, policy_options={}), impl)
-    has_option = option_maturity("max-allowable-numa-nodes", request.version) is not None
+                                  numa_distances=None, policy_options={}), impl, _ALIGNING)
+    has_option = option_maturity("max-allowable-numa-nodes", request.version) is not None \
+        and claims_of(impl).merge.claims_option("max-allowable-numa-nodes")
     if raise_limit and has_option:
         request = attrs.evolve(request, policy_options={"max-allowable-numa-nodes": str(count)})
         _outcome(impl, request)
@@ -386,10 +446,10 @@ def too_many_nodes(impl: MergeImplementation, case: MergeRequest, count: int,
         f"got {answer}")
 
 
-@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant", since=28)
-@given(case=merge_requests(_CLOSEST_VERSIONS,
-                          policies=("best-effort", "restricted", "single-numa-node")),
-       data=st.data())
+@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant", since=28,
+           policies=_ALIGNING, options=["prefer-closest-numa-nodes"],
+           refusals=["missing-numa-distances"])
+@given(case=merge_requests(_CLOSEST_VERSIONS, policies=_ALIGNING), data=st.data())
 def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.DataObject
                        ) -> None:
     """prefer-closest-numa-nodes without a node's distances is a start-up error, even under
@@ -397,7 +457,7 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
     rows = dict(data.draw(distances_for(case.numa_nodes)))
     del rows[data.draw(st.sampled_from(case.numa_nodes))]
     request = fit_to(attrs.evolve(case, numa_distances=rows, policy_options={
-        "prefer-closest-numa-nodes": "true"}), impl)
+        "prefer-closest-numa-nodes": "true"}), impl, _ALIGNING)
     assume(request.version.minor >= 28)
     answer = _ask(impl, request)
     assert isinstance(answer, ErrorAnswer) and answer.kind == "missing-numa-distances", (

@@ -14,9 +14,11 @@ The JSON Lines report is the source of truth; the others are views of it, so tha
 
 Verdicts: ``passed``, ``failed``, ``xfailed`` (failed as the manifest expects), ``xpassed``
 (passed although the manifest expects a failure), ``skipped`` (with ``skip_source``: the
-implementation, the manifest, or ``undeclared`` when it does not declare the operation or
-kubelet version), ``errored`` (the implementation reported its own error), ``crashed``,
-``timeout``, ``protocol-error``, ``not-run`` (the run gave up on the implementation).
+implementation, the manifest, ``undeclared`` when it does not declare the operation or
+kubelet version, or ``not-claimed`` when the case lies outside its capability claims,
+PROTO-7; the last two are counted apart, as "not claimed"), ``errored`` (the
+implementation reported its own error), ``crashed``, ``timeout``, ``protocol-error``,
+``not-run`` (the run gave up on the implementation).
 """
 
 from __future__ import annotations
@@ -112,20 +114,33 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[:limit] + "…"
 
 
+#: Skip sources that mean "outside what the implementation declares or claims" (RUN-4,
+#: PROTO-7), counted apart from the skips the implementation or the manifest chose.
+NOT_CLAIMED = ("undeclared", "not-claimed")
+
+
+def column_of(record: Mapping[str, Any]) -> str:
+    """The summary column of a case record: passed, failed, xfailed, skipped or not-claimed."""
+    verdict = record["verdict"]
+    if verdict == "skipped":
+        return "not-claimed" if record.get("skip_source") in NOT_CLAIMED else "skipped"
+    return verdict if verdict in ("passed", "xfailed") else "failed"
+
+
 def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per rule: passed / failed / xfailed / skipped and the first counterexample."""
+    """Per rule: passed / failed / xfailed / skipped / not-claimed and the first
+    counterexample."""
     rows: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"passed": 0, "failed": 0, "xfailed": 0, "skipped": 0, "first": ""})
+        lambda: {"passed": 0, "failed": 0, "xfailed": 0, "skipped": 0, "not-claimed": 0,
+                 "first": ""})
     for record in records:
-        verdict = record["verdict"]
-        column = ("passed" if verdict == "passed" else "xfailed" if verdict == "xfailed"
-                  else "skipped" if verdict == "skipped" else "failed")
+        column = column_of(record)
         for rule in record.get("rules", ()):
             row = rows[rule]
             row[column] += 1
             if column == "failed" and not row["first"]:
                 message = _first_line(record.get("message", ""))
-                row["first"] = f"{record['id']} ({verdict}): {message}"
+                row["first"] = f"{record['id']} ({record['verdict']}): {message}"
     return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)]
 
 
@@ -152,11 +167,17 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
               footer: Mapping[str, Any]) -> list[str]:
     impl = header.get("implementation") or {}
     counts = _counts(records)
-    skipped_by = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped")
+    skipped_by = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped"
+                         and r.get("skip_source") not in NOT_CLAIMED)
+    not_claimed = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped"
+                          and r.get("skip_source") in NOT_CLAIMED)
     parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v] and v != "skipped"]
-    if counts["skipped"]:
-        parts.append(f"{counts['skipped']} skipped ("
+    if skipped_by:
+        parts.append(f"{sum(skipped_by.values())} skipped ("
                      + ", ".join(f"{n} by {s}" for s, n in sorted(skipped_by.items())) + ")")
+    if not_claimed:
+        parts.append(f"{sum(not_claimed.values())} not claimed ("
+                     + ", ".join(f"{n} {s}" for s, n in sorted(not_claimed.items())) + ")")
     who = (f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}) "
            f"via {header.get('impl', '?')}" if impl
            else f"{header.get('impl', '?')} (did not start)")
@@ -170,6 +191,9 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     if footer.get("nothing_checked"):
         lines.append("NOTHING WAS CHECKED: every case was skipped.  Declare the operations and "
                      "kubelet versions you implement, and skip only known gaps.")
+    if impl.get("claims") and skipped_by.get("implementation"):
+        lines.append(f"{skipped_by['implementation']} cases inside the implementation's own "
+                     "claims were skipped by it: narrow the claims (PROTO-7) or answer them.")
     if footer.get("gave_up"):
         lines.append(f"The run gave up on the implementation: {footer['gave_up']}")
     for stale in footer.get("stale_expectations", ()):
@@ -186,10 +210,11 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     lines = ["", "numaspec conformance: " + head[0], *("  " + line for line in head[1:])]
     if rules and records:
         lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
-                      "  first counterexample"]
+                      f" {'not claimed':>11}  first counterexample"]
         for row in rule_rows(records):
             lines.append(f"{row['rule']:<10} {row['passed']:>6} {row['failed']:>6} "
-                         f"{row['xfailed']:>7} {row['skipped']:>7}  {row['first'][:90]}")
+                         f"{row['xfailed']:>7} {row['skipped']:>7} {row['not-claimed']:>11}  "
+                         f"{row['first'][:90]}")
     bad = [r for r in records if r["verdict"] in BAD_VERDICTS]
     if bad:
         lines += ["", f"Failures ({len(bad)}; `numaspec replay REPORT --id ID --impl ...` "
@@ -214,11 +239,12 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
            *(f"- {_md(line)}" for line in head[1:]), "",
            f"numaspec {header.get('tool_version', '?')}, suite {header.get('suite_version', '?')},"
            f" protocol {header.get('protocol_version', '?')}, started {header.get('started', '?')}",
-           "", "| rule | passed | failed | xfailed | skipped | first counterexample |",
-           "|---|---:|---:|---:|---:|---|"]
+           "", "| rule | passed | failed | xfailed | skipped | not claimed "
+           "| first counterexample |",
+           "|---|---:|---:|---:|---:|---:|---|"]
     for row in rule_rows(records):
         out.append(f"| {row['rule']} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
-                   f"{row['skipped']} | {_md(row['first'])} |")
+                   f"{row['skipped']} | {row['not-claimed']} | {_md(row['first'])} |")
     skipped = [r for r in records if r["verdict"] == "skipped"]
     if skipped:
         out += ["", f"## Skipped ({len(skipped)})", ""]

@@ -244,6 +244,7 @@ class _ProtocolMerge:
         self.name = impl.name
         self.kubelet_versions = tuple(v for v in SUPPORTED_VERSIONS
                                       if str(v) in impl.kubelet_versions)
+        self.claims = impl.claims
         self.trouble: Answer | None = None
         self.trouble_case: Any = None
         if subsets is not None:
@@ -314,6 +315,9 @@ def run_property(target: Any, case: Case) -> Outcome:
     reason = prop.applies_to(target)
     if reason is not None:
         return Outcome("skipped", reason, skip_source="undeclared")
+    unclaimed = prop.outside_claims(target)
+    if unclaimed is not None:
+        return Outcome("skipped", unclaimed, skip_source="not-claimed")
     if prop.requires is not None and not hasattr(target, prop.requires):
         if prop.op != "merge":
             return Outcome("skipped", f"{target.name} does not declare the {prop.op!r} "
@@ -569,6 +573,8 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
             skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
                     if manifest else None)
             reason = implementation.declares(case.op, case.kubelet_version or None)
+            unclaimed = None if case.kind != "vector" else implementation.outside_claims(
+                case.op, case.case, case.expected, case.rules)
             expectation: dict[str, Any] | None = None
             if skip is not None:
                 outcome = Outcome("skipped", f"{skip.reason} ({skip.link})",
@@ -576,6 +582,8 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                 expectation = skip.to_json()
             elif reason is not None:
                 outcome = Outcome("skipped", reason, skip_source="undeclared")
+            elif unclaimed is not None:
+                outcome = Outcome("skipped", unclaimed, skip_source="not-claimed")
             elif gave_up or connection.broken:
                 outcome = Outcome("not-run", gave_up or str(connection.broken))
             elif case.kind == "property":

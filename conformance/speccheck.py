@@ -3,7 +3,8 @@
 ``python -m numaspec.conformance.speccheck [--spec DIR] [--fix]`` reads every rule of the spec
 chapters and reports:
 
-* a rule without ``Holds in``, ``Upstream`` or ``Checked by``;
+* a rule without ``Holds in``, ``Upstream``, ``Judged`` or ``Checked by``, or judged otherwise
+  than ``FORMAT_RULES`` says (PROTO-7);
 * a rule that nothing checks;
 * a property, vector or test file that cites a rule the spec does not have;
 * a ``Checked by`` line that differs from what actually cites the rule (``--fix`` rewrites it).
@@ -25,10 +26,14 @@ from pathlib import Path
 
 import attrs
 
+from numaspec.conformance.claims import FORMAT_RULES
+
 __all__ = ["Rule", "check", "expected_checks", "parse_rules", "spec_dir"]
 
 _HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
-_META = re.compile(r"^(Holds in|Upstream|Checked by): ?(.*)$")
+_META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
+#: PROTO-7: what a rule is about, and so whom it judges (spec/README.md, "How a rule reads").
+JUDGED = ("semantics", "format", "protocol")
 _RULE_REF = re.compile(r"\b([A-Z]+-\d+)\b")
 
 
@@ -125,9 +130,16 @@ def check(spec: Path, tests: Path | None, *, fix: bool = False) -> list[str]:
     rewrites: dict[str, dict[int, str]] = defaultdict(dict)
     for rule in rules:
         where = f"{rule.file}:{rule.line}"
-        for key in ("Holds in", "Upstream", "Checked by"):
+        for key in ("Holds in", "Upstream", "Judged", "Checked by"):
             if not rule.meta.get(key):
                 problems.append(f"{where}: {rule.id} has no '{key}:' line")
+        judged = rule.meta.get("Judged")
+        if judged and judged not in JUDGED:
+            problems.append(f"{where}: {rule.id} is judged {judged!r}, not one of "
+                            f"{', '.join(JUDGED)}")
+        elif judged and (judged == "format") != (rule.id in FORMAT_RULES):
+            problems.append(f"{where}: {rule.id} is judged {judged!r} but FORMAT_RULES "
+                            "(numaspec.conformance.claims) says otherwise")
         found = checks.get(rule.id, [])
         if not found:
             problems.append(f"{where}: nothing checks {rule.id}")

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.properties import PROPERTIES, Property, answers_agree, fit_to
+from numaspec.conformance.adapter import supported_versions
+from numaspec.conformance.claims import claims_of
+from numaspec.conformance.properties import PROPERTIES, Property, answers_agree
 from numaspec.conformance.vectors import Vector, merge_vectors
 from numaspec.wire import MergeRequest
 
@@ -25,6 +27,9 @@ def test_property(prop: Property, numaspec_impl: Any, record_property: Any) -> N
     reason = prop.applies_to(numaspec_impl)
     if reason is not None:
         pytest.skip(reason)
+    unclaimed = prop.outside_claims(numaspec_impl)
+    if unclaimed is not None:
+        pytest.skip(f"not claimed: {unclaimed}")
     if prop.requires is not None and not hasattr(numaspec_impl, prop.requires):
         pytest.skip(f"{numaspec_impl.name} does not offer the {prop.requires!r} capability")
     prop.check(numaspec_impl)
@@ -35,8 +40,12 @@ def test_property(prop: Property, numaspec_impl: Any, record_property: Any) -> N
 def test_vector(vector: Vector, request_: MergeRequest, expected: Any, numaspec_impl: Any,
                 record_property: Any) -> None:
     record_property("numaspec_rules", " ".join(vector.rules))
-    if fit_to(request_, numaspec_impl) != request_:
+    if request_.version not in supported_versions(numaspec_impl):
         pytest.skip(f"{numaspec_impl.name} does not model kubelet {request_.version}")
+    unclaimed = claims_of(numaspec_impl).outside("merge", vector.case, vector.expected,
+                                                 vector.rules)
+    if unclaimed is not None:
+        pytest.skip(f"not claimed: {unclaimed}")
     actual = numaspec_impl.merge(request_)
     assert answers_agree(request_, expected, actual), (
         f"{vector.id} ({vector.description}): expected {expected}, got {actual}")

@@ -122,6 +122,8 @@ class ReferenceAdapter:
             "kubelet_versions": [str(v) for v in SUPPORTED_VERSIONS],
             "node_kubelet_versions": [f"1.{m}" for m in NODE_VERSIONS],
             "operations": list(OPERATIONS),
+            # PROTO-7: numaspec's line format is the reference's own interface.
+            "claims": {"format": True},
         }
 
     def subsets(self, nodes: list[int]) -> list[tuple[int, ...]]:

@@ -211,7 +211,7 @@ def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) ->
     assert status == 0
     assert {r["op"] for r in undeclared} == {"node"}
     assert "does not declare the 'node' operation" in undeclared[0]["message"]
-    assert "by undeclared" in printed
+    assert "not claimed (2 undeclared)" in printed
 
 
 # --- RUN-5: expectations -------------------------------------------------------------------
