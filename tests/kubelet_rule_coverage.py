@@ -3,7 +3,8 @@ adapters/kubelet/COVERAGE.md (tests/test_kubelet_coverage.py keeps it current).
 
 A rule is run against a release when a vector citing it is sent to that release's adapter
 (RUN-10: a vector goes to every release it holds in; ``merge`` vectors to every pinned
-release, ``node`` and ``hints`` vectors to those with the node probe), less the instances its
+release, ``node`` and ``hints`` vectors to those with the node probe; vectors of numaspec's
+line format are not claimed by them, PROTO-7), less the instances its
 expectations manifest skips, and, for rules the node differential checks
 (tests/test_node_differential.py in their Checked-by line), at 1.30 and 1.37 too.  A rule
 whose upstream is ``none`` is numaspec's own, and one from Katalyst's proposal (AFF, SCHED)
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from kubelet_builds import TABLE_RELEASES
 
+from numaspec.conformance.claims import Claims
 from numaspec.conformance.speccheck import parse_rules
 from numaspec.conformance.vectors import holds_in, load_vectors, split_id
 
@@ -31,6 +33,8 @@ _RANGE = re.compile(r"^1\.(\d+)\s*[\u2013-]\s*1\.(\d+)\b")
 #: the node differential's releases (tests/test_node_differential.py)
 _DIFFERENTIAL = ("1.30", "1.37")
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
+#: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).
+KUBELET_CLAIMS = Claims()
 
 
 def _skipped() -> set[tuple[str, str]]:
@@ -67,7 +71,9 @@ def rows() -> list[tuple[str, str, str, str]]:
     reached: dict[str, set[int]] = {}
     for vector in load_vectors():
         op = _OP.get(vector.op)
-        if op is None:
+        # The kubelet adapters claim all of kubelet but numaspec's line format (PROTO-7).
+        if op is None or KUBELET_CLAIMS.outside(vector.op, vector.case, vector.expected,
+                                                vector.rules) is not None:
             continue
         for release in holds_in(vector):
             pinned = TABLE_RELEASES.get(release)
