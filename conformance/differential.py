@@ -5,18 +5,20 @@ answer of the implementation that does not agree with the reference's (``compare
 suite's own judgement) is a disagreement.  The disagreements are written as a replayable file
 (``numaspec replay FILE --id ID --impl ...``).  Cases come from
 :mod:`numaspec.conformance.random_cases`, seeded, for the releases the implementation
-declares.
+declares, and only those inside its claims (PROTO-7) are sent.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from numaspec.conformance.claims import Claims
 from numaspec.conformance.connection import connect
 from numaspec.conformance.random_cases import random_merge_cases
 from numaspec.conformance.vectors import compare
@@ -47,14 +49,17 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
         if "merge" not in connection.implementation.operations or not declared:
             raise AdapterError(f"{connection.implementation.name} declares no merge releases",
                                where="--impl")
-        requests = random_merge_cases(cases, seed, declared)
+        requests, expectations, drawn = _claimed_cases(connection.implementation.claims,
+                                                       cases, seed, declared)
         answers = connection.run_many("merge", requests, window=window)
     finally:
         connection.close()
     verdicts: Counter[str] = Counter()
+    if drawn > len(requests):
+        verdicts["not claimed (not sent)"] = drawn - len(requests)
     disagreements: list[dict[str, Any]] = []
-    for i, (case, answer) in enumerate(zip(requests, answers, strict=True)):
-        expected = reference_result("merge", case)
+    for i, (case, expected, answer) in enumerate(zip(requests, expectations, answers,
+                                                     strict=True)):
         if answer.status != "result":
             verdicts[answer.status] += 1
             differences = [f"{answer.status}: {answer.message}"]
@@ -68,6 +73,30 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
     return Differential(connection.implementation.name + " "
                         + connection.implementation.version, len(requests), dict(verdicts),
                         disagreements)
+
+
+#: Batches of random cases drawn at most, to find enough inside a narrow claim.
+_MAX_BATCHES = 20
+
+
+def _claimed_cases(claims: Claims, cases: int, seed: int, declared: Sequence[str]
+                   ) -> tuple[list[Any], list[Any], int]:
+    """``cases`` random cases inside the implementation's claims (PROTO-7), their reference
+    answers, and how many were drawn to find them.  An implementation that claims all of the
+    merge gets exactly the cases of ``random_merge_cases(cases, seed, declared)``."""
+    requests: list[Any] = []
+    expectations: list[Any] = []
+    drawn = 0
+    for batch in range(_MAX_BATCHES):
+        for case in random_merge_cases(cases, seed + batch * 1_000_003, declared):
+            drawn += 1
+            expected = reference_result("merge", case)
+            if claims.outside("merge", case, expected, ()) is None:
+                requests.append(case)
+                expectations.append(expected)
+                if len(requests) == cases:
+                    return requests, expectations, drawn
+    return requests, expectations, drawn
 
 
 def main(impl: str, *, cases: int, seed: int, out: str | None) -> int:

@@ -22,6 +22,7 @@ from test_mutants import for_kill
 
 from numaspec.conformance.adapter import MergeAnswer, reference
 from numaspec.conformance.claims import FORMAT_RULES, Claims, MergeClaims, NodeClaims
+from numaspec.conformance.differential import differential
 from numaspec.conformance.properties import PROPERTIES
 from numaspec.conformance.reports import read_report
 from numaspec.conformance.runner import RunConfig, run_conformance
@@ -199,3 +200,14 @@ def test_format_rules_match_the_spec() -> None:
     assert all(r.meta.get("Judged") in ("semantics", "format", "protocol") for r in rules), [
         r.id for r in rules if r.meta.get("Judged") not in ("semantics", "format", "protocol")]
     assert {r.id for r in rules if r.meta["Judged"] == "format"} == FORMAT_RULES
+
+
+def test_the_differential_sends_only_claimed_cases() -> None:
+    """``numaspec differential`` against a partial implementation: nothing outside its claim
+    is sent, so it agrees; without claims, the same fixture disagrees."""
+    claimed = differential(partial(), cases=300, seed=3)
+    assert claimed.cases == 300
+    assert claimed.disagreements == []
+    assert claimed.verdicts["not claimed (not sent)"] > 0
+    unclaimed = differential(partial("--no-claims"), cases=300, seed=3)
+    assert unclaimed.disagreements
