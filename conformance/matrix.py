@@ -330,8 +330,8 @@ class _Counterexamples:
                 "anchor": self.anchors[case_id]}
 
 
-def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | None = None
-                 ) -> dict[str, Any]:
+def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | None = None,
+                 notes: Sequence[str] = ()) -> dict[str, Any]:
     """The matrix (``matrix.json``) of ``columns``; paths in it are relative to ``out``."""
     from numaspec import __version__
     from numaspec.conformance.speccheck import spec_dir
@@ -428,7 +428,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
         rows.pop()
 
     suites = Counter(i["suite_version"] for i in implementations)
-    notes = []
+    notes = list(notes)
     if len(suites) > 1:
         notes.append("the implementations ran different suites (another numaspec version or "
                      "another case selection): " + "; ".join(
@@ -839,6 +839,7 @@ def main(args: argparse.Namespace, *, stream: Any = None) -> int:
     columns: list[Column] = []
     taken: set[str] = set()
     interrupted = 0
+    skipped: list[str] = []
     to_run = sum(1 for e in entries if "impl" in e)
     ran = 0
     for entry in entries:
@@ -846,6 +847,7 @@ def main(args: argparse.Namespace, *, stream: Any = None) -> int:
             columns.append(load_column(entry["from"], label=entry.get("label")))
             continue
         if interrupted:
+            skipped.append(entry["impl"])
             continue
         ran += 1
         column, status = _run_column(entry, args, runs, index=ran, total=to_run,
@@ -853,7 +855,8 @@ def main(args: argparse.Namespace, *, stream: Any = None) -> int:
         columns.append(column)
         if status in (130, 143):
             interrupted = status
-    matrix = build_matrix(columns, out)
+    notes = [f"interrupted: not run: {', '.join(skipped)}"] if skipped else []
+    matrix = build_matrix(columns, out, notes=notes)
     paths = write_matrix(matrix, out)
     try:
         for line in render_terminal(matrix):
