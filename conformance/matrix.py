@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from numaspec.conformance.reports import NOT_CLAIMED
+
 __all__ = ["Column", "add_parser", "build_matrix", "load_column", "main", "render_html",
            "render_markdown", "render_terminal"]
 
@@ -48,8 +50,6 @@ MATRIX_VERSION = 1
 #: Verdicts that fail a run (as ``numaspec.conformance.reports.BAD_VERDICTS``), in the order
 #: a cell names them.
 FAILING = ("failed", "xpassed", "errored", "crashed", "timeout", "protocol-error", "not-run")
-#: Skip sources meaning "outside what the implementation declares or claims".
-NOT_CLAIMED = ("undeclared", "not-claimed")
 #: The counts of a cell, in display order, with their words and terminal codes.
 COUNTS = (("passed", "passed", "p"), ("failed", "failed", "F"), ("xfailed", "xfailed", "xf"),
           ("skipped", "skipped", "s"), ("skipped_manifest", "skipped by manifest", "m"),

@@ -1,6 +1,7 @@
-"""``numaspec matrix``: several implementations compared rule by rule, in matrix.json (checked
-against its schema), matrix.md and matrix.html, which must say the same; a failing cell links
-to its first counterexample, which replays; whatever an implementation says is escaped."""
+"""``numaspec matrix`` (RUN-16): several implementations compared rule by rule, in
+matrix.json (checked against its schema), matrix.md and matrix.html, which must say the same;
+a failing cell links to its first counterexample, which replays; whatever an implementation
+says is escaped."""
 
 from __future__ import annotations
 
