@@ -310,8 +310,9 @@ def _newly_live(step: Mapping[str, Any], answer: Any, session: Session) -> _Live
 
 # --- the properties ------------------------------------------------------------------------
 
-# Registered by conformance/properties.py, which imports this module at its end.
-from numaspec.conformance.properties import _property  # noqa: E402
+# Registered in the table of conformance/registry.py (properties.py imports this module, so
+# that the table is whole whichever module is imported first).
+from numaspec.conformance.registry import register  # noqa: E402
 
 #: The OR-matching defect of the Katalyst PR (divergence D1), as a fixed example: E with
 #: {app: a} on the node, then a pod whose affinity needs {app: a, role: ps}.
@@ -334,7 +335,7 @@ _D1 = Session(
     numa_ids=(0, 1, 2, 3))
 
 
-@_property("P-AFF-ANTI", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
+@register("P-AFF-ANTI", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
            requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions())
 def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
@@ -354,7 +355,7 @@ def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
     _walk(impl, session, visit)
 
 
-@_property("P-AFF-REQUIRED", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
+@register("P-AFF-REQUIRED", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
            requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions())
 @example(session=_D1)
@@ -378,7 +379,7 @@ def required_affinity_holds(impl: AffinityImplementation, session: Session) -> N
     _walk(impl, session, visit)
 
 
-@_property("P-AFF-EXCLUSIVE", rules=["AFF-5", "AFF-6", "AFF-9"], level="invariant",
+@register("P-AFF-EXCLUSIVE", rules=["AFF-5", "AFF-6", "AFF-9"], level="invariant",
            requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions())
 def exclusive_pods_alone(impl: AffinityImplementation, session: Session) -> None:
@@ -402,7 +403,7 @@ def _hint_set(listed: Any) -> Any:
     return sorted(json.dumps(h, sort_keys=True) for h in listed)
 
 
-@_property("P-AFF-FILTER", rules=["AFF-7", "AFF-8"], level="invariant",
+@register("P-AFF-FILTER", rules=["AFF-7", "AFF-8"], level="invariant",
            requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions(hints=True))
 def filter_only_removes(impl: AffinityImplementation, session: Session) -> None:
@@ -433,7 +434,7 @@ def filter_only_removes(impl: AffinityImplementation, session: Session) -> None:
     _walk(impl, session, visit)
 
 
-@_property("P-AFF-SCHEDULE", rules=["SCHED-1", "SCHED-2", "SCHED-4"], level="invariant",
+@register("P-AFF-SCHEDULE", rules=["SCHED-1", "SCHED-2", "SCHED-4"], level="invariant",
            requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions(schedule=True))
 def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> None:
@@ -464,7 +465,7 @@ def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> No
     _walk(impl, session, visit)
 
 
-@_property("P-AFF-EQUIVALENCE", rules=["AFF-1", "AFF-7", "AFF-8", "AFF-9", "SCHED-1",
+@register("P-AFF-EQUIVALENCE", rules=["AFF-1", "AFF-7", "AFF-8", "AFF-9", "SCHED-1",
                                         "AWIRE-1", "AWIRE-2", "AWIRE-3"],
            level="equivalence", requires="affinity_session", since=29, op="affinity")
 @given(session=affinity_sessions(hints=True, schedule=True))

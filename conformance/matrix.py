@@ -198,7 +198,7 @@ def load_column(path: str | Path, *, label: str | None = None, source: str = "re
 
 def _chapters(spec: Path) -> list[dict[str, Any]]:
     """The chapters with rules, in spec/README.md's order: file, prefixes, what it covers."""
-    from numaspec.conformance.speccheck import parse_rules
+    from numaspec.conformance.rules import parse_rules
 
     row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|\s*$")
     listed: list[dict[str, Any]] = []
@@ -334,7 +334,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
                  notes: Sequence[str] = ()) -> dict[str, Any]:
     """The matrix (``matrix.json``) of ``columns``; paths in it are relative to ``out``."""
     from numaspec import __version__
-    from numaspec.conformance.speccheck import spec_dir
+    from numaspec.conformance.rules import spec_dir
 
     out = Path(out)
     chapters = _chapters(spec or spec_dir())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import attrs
 from hypothesis import assume, given, note
@@ -31,6 +31,7 @@ from numaspec.conformance.adapter import (
     reference,
     supported_versions,
 )
+from numaspec.conformance.agreement import answers_agree
 from numaspec.conformance.claims import MergeClaims, claims_of
 from numaspec.conformance.oracle import (
     candidates,
@@ -40,6 +41,7 @@ from numaspec.conformance.oracle import (
     target_of,
     tie_key,
 )
+from numaspec.conformance.registry import PROPERTIES, Property, register
 from numaspec.conformance.strategies import (
     POLICIES,
     distances_for,
@@ -49,78 +51,15 @@ from numaspec.conformance.strategies import (
     provider_like_hints,
 )
 from numaspec.hints import TopologyHint, flatten_provider_hints
-from numaspec.options import option_maturity, policy_option_errors
+from numaspec.options import option_maturity
 from numaspec.policy import MergeOutcome
 from numaspec.versions import SUPPORTED_VERSIONS
 from numaspec.wire import MergeRequest, encode_merge_request
 
-__all__ = ["PROPERTIES", "Property", "answers_agree", "claimed_options", "fit_to"]
+#: The registry and the merge judgement are re-exported: they were first defined here.
+__all__ = ["PROPERTIES", "Property", "answers_agree", "claimed_options", "fit_to", "register"]
 
-Level = Literal["invariant", "equivalence"]
 _T = TypeVar("_T")
-
-
-@attrs.frozen
-class Property:
-    id: str
-    rules: tuple[str, ...]
-    level: Level
-    title: str
-    check: Callable[[MergeImplementation], None]
-    #: An optional adapter capability the property needs (it is skipped, visibly, without it).
-    requires: str | None = None
-    #: The oldest kubelet minor the property speaks of; an implementation that models none of
-    #: the releases from there on gets it skipped, visibly (its cases would all be filtered).
-    since: int | None = None
-    #: The operation the property's requests use (PROTO-3): an implementation that does not
-    #: declare it gets the property skipped, visibly.
-    op: str = "merge"
-    #: PROTO-7: the policies its requests are drawn from, the policy options and the refusals
-    #: (error kinds) it cannot do without; an implementation that claims none of the
-    #: policies, or not every option and refusal, gets the property reported not claimed.
-    policies: tuple[str, ...] = POLICIES
-    options: tuple[str, ...] = ()
-    refusals: tuple[str, ...] = ()
-
-    def applies_to(self, impl: object) -> str | None:
-        """Why the property cannot be judged for ``impl``, or None."""
-        if self.since is not None and all(v.minor < self.since
-                                          for v in supported_versions(impl)):
-            return (f"it speaks of kubelet 1.{self.since} and later, which "
-                    f"{getattr(impl, 'name', 'the implementation')} does not declare")
-        return None
-
-    def outside_claims(self, impl: object) -> str | None:
-        """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
-        claims = claims_of(impl)
-        who = getattr(impl, "name", "the implementation")
-        if self.op != "merge":
-            if not claims.node.everything:
-                return (f"its sessions draw whole nodes (every manager, scope and option), and "
-                        f"{who} claims part of a node only")
-            return None
-        if not any(claims.merge.claims_policy(p) for p in self.policies):
-            return f"it asks about {', '.join(self.policies)}, which {who} does not claim"
-        missing = [o for o in self.options if not claims.merge.claims_option(o)]
-        missing += [k for k in self.refusals if not claims.merge.claims_refusal(k)]
-        if missing:
-            return f"it needs {', '.join(missing)}, which {who} does not claim"
-        return None
-
-
-PROPERTIES: dict[str, Property] = {}
-
-
-def _property(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
-              since: int | None = None, op: str = "merge", policies: Sequence[str] = POLICIES,
-              options: Sequence[str] = (), refusals: Sequence[str] = ()
-              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    def register(fn: Callable[..., None]) -> Callable[..., None]:
-        title = (fn.__doc__ or pid).strip().splitlines()[0]
-        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op,
-                                   tuple(policies), tuple(options), tuple(refusals))
-        return fn
-    return register
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -186,21 +125,6 @@ def _mask_of(outcome: MergeOutcome) -> int | None:
     return None if mask is None else mask.bits
 
 
-def answers_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAnswer) -> bool:
-    """Equal outcomes, or errors of the same kind.  When several options are bad, kubelet
-    reports whichever its map order meets first (OPT-1), so any of those kinds agrees."""
-    if isinstance(expected, ErrorAnswer) or isinstance(actual, ErrorAnswer):
-        if not (isinstance(expected, ErrorAnswer) and isinstance(actual, ErrorAnswer)):
-            return False
-        kinds = {expected.kind}
-        if expected.kind in ("unknown-policy-option", "policy-option-not-enabled",
-                             "invalid-policy-option-value"):
-            kinds |= {e.kind for e in policy_option_errors(
-                request.policy_options, request.version, request.feature_gates)}
-        return actual.kind in kinds
-    return expected == actual
-
-
 _MERGING = ("best-effort", "restricted")
 _ALIGNING = ("best-effort", "restricted", "single-numa-node")
 #: Releases where prefer-closest-numa-nodes is accepted with default gates.
@@ -211,7 +135,7 @@ _NEW_MERGE_VERSIONS = tuple(v for v in SUPPORTED_VERSIONS if v.minor >= 24)
 # --- invariants ------------------------------------------------------------------------------
 
 
-@_property("P-PREFERRED-NARROWEST",
+@register("P-PREFERRED-NARROWEST",
            rules=["MASK-2", "MASK-4", "HINT-4", "MERGE-1", "MERGE-2", "MERGE-3", "MERGE-4",
                   "MERGE-5", "MERGE-6"], level="invariant", policies=_MERGING)
 @given(case=merge_requests(policies=_MERGING))
@@ -228,7 +152,7 @@ def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
         f"expected the narrowest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant",
+@register("P-PREFERRED-CLOSEST", rules=["MERGE-9", "MERGE-12", "OPT-3"], level="invariant",
            since=28, policies=_MERGING, options=["prefer-closest-numa-nodes"])
 @given(case=merge_requests(_CLOSEST_VERSIONS, policies=_MERGING), data=st.data())
 def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
@@ -251,7 +175,7 @@ def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.Da
         f"expected the closest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-NON-PREFERRED-RANK", rules=["MERGE-7", "MERGE-8", "MERGE-10", "MERGE-4"],
+@register("P-NON-PREFERRED-RANK", rules=["MERGE-7", "MERGE-8", "MERGE-10", "MERGE-4"],
            level="invariant", policies=["best-effort"])
 @given(case=merge_requests(policies=("best-effort",)), data=st.data())
 def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.DataObject
@@ -280,7 +204,7 @@ def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.D
         f"target count {target}: expected {NumaMask(best.bits)}, got {outcome.hint}")
 
 
-@_property("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant", since=24,
+@register("P-EQUAL-MASKS", rules=["MERGE-3", "MASK-4"], level="invariant", since=24,
            policies=_MERGING)
 @given(case=merge_requests(_NEW_MERGE_VERSIONS, policies=_MERGING))
 def equal_masks(impl: MergeImplementation, case: MergeRequest) -> None:
@@ -302,7 +226,7 @@ def equal_masks(impl: MergeImplementation, case: MergeRequest) -> None:
     ), f"preferred {outcome.hint} but no set of equal preferred affinities yields it"
 
 
-@_property("P-MERGED-INSIDE", rules=["MERGE-1", "MERGE-10"], level="invariant")
+@register("P-MERGED-INSIDE", rules=["MERGE-1", "MERGE-10"], level="invariant")
 @given(case=merge_requests())
 def merged_inside(impl: MergeImplementation, case: MergeRequest) -> None:
     """The result lies inside the machine and inside some hint of every resource."""
@@ -320,7 +244,7 @@ def merged_inside(impl: MergeImplementation, case: MergeRequest) -> None:
                    for h in hints), f"{outcome.hint} is not inside any hint of {hints}"
 
 
-@_property("P-SINGLE-NUMA-NODE", rules=["POLICY-4", "HINT-2", "HINT-3"], level="invariant",
+@register("P-SINGLE-NUMA-NODE", rules=["POLICY-4", "HINT-2", "HINT-3"], level="invariant",
            policies=["single-numa-node"])
 @given(case=merge_requests(policies=("single-numa-node",)), data=st.data())
 def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.DataObject) -> None:
@@ -341,7 +265,7 @@ def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.Dat
     assert outcome.admit == expected.preferred, f"admit must be {expected.preferred}"
 
 
-@_property("P-ADMISSION", rules=["POLICY-2", "POLICY-3"], level="invariant", policies=_MERGING)
+@register("P-ADMISSION", rules=["POLICY-2", "POLICY-3"], level="invariant", policies=_MERGING)
 @given(case=merge_requests(policies=_MERGING))
 def admission(impl: MergeImplementation, case: MergeRequest) -> None:
     """restricted admits exactly the preferred hints; best-effort admits everything."""
@@ -351,7 +275,7 @@ def admission(impl: MergeImplementation, case: MergeRequest) -> None:
     assert outcome.admit == expected, f"{request.policy} with {outcome.hint}: admit={outcome.admit}"
 
 
-@_property("P-NONE", rules=["POLICY-1", "POLICY-6"], level="invariant", policies=["none"])
+@register("P-NONE", rules=["POLICY-1", "POLICY-6"], level="invariant", policies=["none"])
 @given(case=merge_requests(policies=("none",)), nodes=machines(max_nodes=12),
        options=st.dictionaries(st.sampled_from(["prefer-closest-numa-nodes",
                                                 "max-allowable-numa-nodes", "no-such-option"]),
@@ -367,7 +291,7 @@ def none_policy(impl: MergeImplementation, case: MergeRequest, nodes: tuple[int,
     assert outcome == MergeOutcome(TopologyHint(None, False), True), f"got {outcome}"
 
 
-@_property("P-ORDER-INDEPENDENT", rules=["MERGE-11", "HINT-2"], level="invariant")
+@register("P-ORDER-INDEPENDENT", rules=["MERGE-11", "HINT-2"], level="invariant")
 @given(case=merge_requests(), seed=st.integers(0, 2**32 - 1))
 def order_independent(impl: MergeImplementation, case: MergeRequest, seed: int) -> None:
     """Reordering providers, resources or hints never changes the answer."""
@@ -393,7 +317,7 @@ def _shuffled(seed: int) -> Callable[[list[_T]], list[_T]]:
     return shuffle
 
 
-@_property("P-NO-PREFERENCE-NEUTRAL", rules=["HINT-2", "HINT-3"], level="invariant")
+@register("P-NO-PREFERENCE-NEUTRAL", rules=["HINT-2", "HINT-3"], level="invariant")
 @given(case=merge_requests(), where=st.integers(0, 3),
        extra=st.sampled_from(["null-provider", "empty-provider", "null-resource"]))
 def no_preference_neutral(impl: MergeImplementation, case: MergeRequest, where: int,
@@ -409,7 +333,7 @@ def no_preference_neutral(impl: MergeImplementation, case: MergeRequest, where: 
     assert _outcome(impl, request) == _outcome(impl, other), f"adding {extra} changed the answer"
 
 
-@_property("P-NO-PLACEMENT", rules=["HINT-1", "HINT-3", "MERGE-4"], level="invariant",
+@register("P-NO-PLACEMENT", rules=["HINT-1", "HINT-3", "MERGE-4"], level="invariant",
            policies=_ALIGNING)
 @given(case=merge_requests(policies=_ALIGNING))
 def no_placement(impl: MergeImplementation, case: MergeRequest) -> None:
@@ -425,7 +349,7 @@ def no_placement(impl: MergeImplementation, case: MergeRequest) -> None:
     assert mask is None or not mask.is_empty(), "chose an empty mask"
 
 
-@_property("P-TOO-MANY-NUMA-NODES", rules=["OPT-5", "POLICY-6"], level="invariant",
+@register("P-TOO-MANY-NUMA-NODES", rules=["OPT-5", "POLICY-6"], level="invariant",
            policies=_ALIGNING, refusals=["too-many-numa-nodes"])
 @given(case=merge_requests(policies=_ALIGNING), count=st.integers(9, 20),
        raise_limit=st.booleans())
@@ -446,7 +370,7 @@ def too_many_nodes(impl: MergeImplementation, case: MergeRequest, count: int,
         f"got {answer}")
 
 
-@_property("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant", since=28,
+@register("P-DISTANCES-REQUIRED", rules=["OPT-6"], level="invariant", since=28,
            policies=_ALIGNING, options=["prefer-closest-numa-nodes"],
            refusals=["missing-numa-distances"])
 @given(case=merge_requests(_CLOSEST_VERSIONS, policies=_ALIGNING), data=st.data())
@@ -466,7 +390,7 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
 
 # --- equivalence -----------------------------------------------------------------------------
 
-@_property("P-EQUIVALENCE",
+@register("P-EQUIVALENCE",
            rules=["MERGE-1", "MERGE-2", "MERGE-3", "MERGE-5", "MERGE-6", "MERGE-7", "MERGE-8",
                   "MERGE-9", "MERGE-10", "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4",
                   "POLICY-5", "POLICY-6", "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6",
@@ -481,7 +405,7 @@ def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
     assert answers_agree(request, expected, actual), f"reference: {expected}; impl: {actual}"
 
 
-@_property("P-SUBSETS", rules=["MASK-3"], level="equivalence", requires="subsets")
+@register("P-SUBSETS", rules=["MASK-3"], level="equivalence", requires="subsets")
 @given(nodes=machines(max_nodes=6))
 def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
     """NUMA subsets are enumerated by size, then in the order of the given node list."""
@@ -491,5 +415,6 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
     assert got == expected, f"subset order differs for {nodes}: {got} vs {expected}"
 
 
-# The affinity properties register themselves here (spec chapter affinity.md).
+# The affinity properties (spec chapter affinity.md) register themselves too; importing them
+# here makes PROPERTIES the whole table, merge properties first.
 from numaspec.conformance import affinity_properties as _affinity  # noqa: E402,F401

@@ -24,52 +24,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-import attrs
-
 from numaspec.conformance.claims import FORMAT_RULES
+from numaspec.conformance.properties import PROPERTIES
+from numaspec.conformance.rules import JUDGED, Rule, parse_rules, spec_dir
+from numaspec.conformance.vectors import load_vectors
 
+#: Rule, parse_rules and spec_dir moved to numaspec.conformance.rules; re-exported here.
 __all__ = ["Rule", "check", "expected_checks", "parse_rules", "spec_dir"]
 
-_HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
-_META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
-#: PROTO-7: what a rule is about, and so whom it judges (spec/README.md, "How a rule reads").
-JUDGED = ("semantics", "format", "protocol")
 _RULE_REF = re.compile(r"\b([A-Z]+-\d+)\b")
-
-
-@attrs.frozen
-class Rule:
-    id: str
-    title: str
-    file: str
-    line: int
-    meta: dict[str, str]
-
-
-def spec_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent / "spec"
-    return here if here.is_dir() else Path.cwd() / "spec"
-
-
-def parse_rules(spec: Path) -> list[Rule]:
-    rules: list[Rule] = []
-    for path in sorted(spec.glob("*.md")):
-        current: Rule | None = None
-        fenced = False
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.startswith("```"):
-                fenced = not fenced
-            if fenced:
-                continue
-            heading = _HEADING.match(line)
-            if heading:
-                current = Rule(heading.group(1), heading.group(2), path.name, number, {})
-                rules.append(current)
-                continue
-            meta = _META.match(line)
-            if meta and current is not None:
-                current.meta[meta.group(1)] = meta.group(2).strip()
-    return rules
 
 
 #: Tests about the spec's own bookkeeping (which rules vectors cite, exemptions): they name
@@ -95,8 +58,6 @@ _TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "QTY", "QOS", "CPU", "NODE", "ADMIT",
 
 def expected_checks(rules: Iterable[Rule], tests: Path | None) -> dict[str, list[str]]:
     """For every rule ID cited anywhere: the properties, vectors and tests that cite it."""
-    from numaspec.conformance.properties import PROPERTIES
-    from numaspec.conformance.vectors import load_vectors
 
     ids = {r.id for r in rules}
     checks: dict[str, set[str]] = defaultdict(set)

@@ -57,7 +57,9 @@ import attrs
 
 from numaspec.bitmask import NumaMask
 from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
+from numaspec.conformance.agreement import answers_agree
 from numaspec.conformance.device_equivalence import normalize_session
+from numaspec.conformance.rules import parse_rules, spec_dir
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.hints import TopologyHint
 from numaspec.policy import MergeOutcome
@@ -230,7 +232,6 @@ def _op_range(op: str) -> tuple[int, int]:
 @functools.cache
 def rule_ranges() -> Mapping[str, tuple[int, int]]:
     """Each spec rule's ``Holds in`` range as minors; empty without the spec chapters."""
-    from numaspec.conformance.speccheck import parse_rules, spec_dir
 
     spec = spec_dir()
     ranges: dict[str, tuple[int, int]] = {}
@@ -543,7 +544,6 @@ def _session_is_ambiguous(case: Any) -> bool:
 
 
 def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
-    from numaspec.conformance.properties import answers_agree
 
     want = decode_answer(expected, "expected")
     try:
@@ -704,7 +704,6 @@ def _schema_problems(document: Any) -> list[str]:
 
 
 def _spec_rules() -> set[str] | None:
-    from numaspec.conformance.speccheck import parse_rules, spec_dir
 
     spec = spec_dir()
     return {r.id for r in parse_rules(spec)} if spec.is_dir() else None

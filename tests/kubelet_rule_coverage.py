@@ -23,7 +23,7 @@ from pathlib import Path
 from kubelet_builds import TABLE_RELEASES
 
 from numaspec.conformance.claims import Claims
-from numaspec.conformance.speccheck import parse_rules
+from numaspec.conformance.rules import parse_rules
 from numaspec.conformance.vectors import holds_in, load_vectors, split_id
 
 REPO = Path(__file__).resolve().parent.parent

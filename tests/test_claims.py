@@ -25,8 +25,8 @@ from numaspec.conformance.claims import FORMAT_RULES, Claims, MergeClaims, NodeC
 from numaspec.conformance.differential import differential
 from numaspec.conformance.properties import PROPERTIES
 from numaspec.conformance.reports import read_report
+from numaspec.conformance.rules import parse_rules, spec_dir
 from numaspec.conformance.runner import RunConfig, run_conformance
-from numaspec.conformance.speccheck import parse_rules, spec_dir
 from numaspec.errors import AdapterError
 from numaspec.policy import MergeOutcome
 from numaspec.versions import KubeletVersion

@@ -6,6 +6,8 @@ so the check runs on a throwaway tree of symlinks laid out as the installed pack
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import os
 import subprocess
 import sys
@@ -43,3 +45,28 @@ def test_ruff() -> None:
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."],
                          capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """The modules of ``package`` that ``path`` imports, at module level or in a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == package:
+                found |= {alias.name for alias in node.names}
+            elif node.module.startswith(package + "."):
+                found.add(node.module[len(package) + 1:].split(".")[0])
+        elif isinstance(node, ast.Import):
+            found |= {a.name[len(package) + 1:].split(".")[0] for a in node.names
+                      if a.name.startswith(package + ".")}
+    return found
+
+
+@pytest.mark.static
+def test_the_conformance_package_has_no_import_cycle() -> None:
+    """Modules of numaspec.conformance import each other one way only (late imports in
+    functions count), so each can be read, and loaded, on its own."""
+    graph = {path.stem: _imports(path, "numaspec.conformance") - {path.stem}
+             for path in (REPO / "conformance").glob("*.py")}
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # raises on a cycle
+    assert set(order) >= set(graph)

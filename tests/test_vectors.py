@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from numaspec.conformance.speccheck import parse_rules
+from numaspec.conformance.rules import parse_rules
 from numaspec.conformance.vectors import (
     compare,
     load_vector_file,

@@ -1,0 +1,86 @@
+"""The registry of conformance properties: what a property is, and the table of them.
+
+A property registers itself with :func:`register` where it is defined
+(``conformance/properties.py`` for the merge, ``conformance/affinity_properties.py`` for
+NUMA-level inter-pod affinity); ``PROPERTIES`` is the table the suite, the runner and the
+spec cross-check read.  Kept apart from the properties themselves so that neither module
+imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import attrs
+
+from numaspec.conformance.adapter import MergeImplementation, supported_versions
+from numaspec.conformance.claims import claims_of
+from numaspec.conformance.strategies import POLICIES
+
+__all__ = ["PROPERTIES", "Level", "Property", "register"]
+
+Level = Literal["invariant", "equivalence"]
+
+
+@attrs.frozen
+class Property:
+    id: str
+    rules: tuple[str, ...]
+    level: Level
+    title: str
+    check: Callable[[MergeImplementation], None]
+    #: An optional adapter capability the property needs (it is skipped, visibly, without it).
+    requires: str | None = None
+    #: The oldest kubelet minor the property speaks of; an implementation that models none of
+    #: the releases from there on gets it skipped, visibly (its cases would all be filtered).
+    since: int | None = None
+    #: The operation the property's requests use (PROTO-3): an implementation that does not
+    #: declare it gets the property skipped, visibly.
+    op: str = "merge"
+    #: PROTO-7: the policies its requests are drawn from, the policy options and the refusals
+    #: (error kinds) it cannot do without; an implementation that claims none of the
+    #: policies, or not every option and refusal, gets the property reported not claimed.
+    policies: tuple[str, ...] = POLICIES
+    options: tuple[str, ...] = ()
+    refusals: tuple[str, ...] = ()
+
+    def applies_to(self, impl: object) -> str | None:
+        """Why the property cannot be judged for ``impl``, or None."""
+        if self.since is not None and all(v.minor < self.since
+                                          for v in supported_versions(impl)):
+            return (f"it speaks of kubelet 1.{self.since} and later, which "
+                    f"{getattr(impl, 'name', 'the implementation')} does not declare")
+        return None
+
+    def outside_claims(self, impl: object) -> str | None:
+        """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
+        claims = claims_of(impl)
+        who = getattr(impl, "name", "the implementation")
+        if self.op != "merge":
+            if not claims.node.everything:
+                return (f"its sessions draw whole nodes (every manager, scope and option), and "
+                        f"{who} claims part of a node only")
+            return None
+        if not any(claims.merge.claims_policy(p) for p in self.policies):
+            return f"it asks about {', '.join(self.policies)}, which {who} does not claim"
+        missing = [o for o in self.options if not claims.merge.claims_option(o)]
+        missing += [k for k in self.refusals if not claims.merge.claims_refusal(k)]
+        if missing:
+            return f"it needs {', '.join(missing)}, which {who} does not claim"
+        return None
+
+
+PROPERTIES: dict[str, Property] = {}
+
+
+def register(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
+              since: int | None = None, op: str = "merge", policies: Sequence[str] = POLICIES,
+              options: Sequence[str] = (), refusals: Sequence[str] = ()
+              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def add(fn: Callable[..., None]) -> Callable[..., None]:
+        title = (fn.__doc__ or pid).strip().splitlines()[0]
+        PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op,
+                                   tuple(policies), tuple(options), tuple(refusals))
+        return fn
+    return add
