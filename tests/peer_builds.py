@@ -1,0 +1,93 @@
+"""The adapters over peer implementations (adapters/peers), built by the test run itself.
+
+One Go module and one binary per peer: ``adapters/peers/<peer>`` pulls the peer as a Go module
+dependency at the version its go.mod pins, and ``adapters/peers/build.sh`` builds
+``adapters/peers/bin/<peer>-adapter-<version>``.  ``build()`` runs it once per run (go build is
+incremental: seconds with warm caches; a cold machine downloads the peers' modules from the Go
+module proxy first); xdist workers take turns on a file lock.  ``NUMASPEC_PEERS`` limits the
+peers a run covers (a comma-separated list of names; default: all).
+
+Without Go, or when the build fails, the peer tests are skipped with the reason, unless
+``NUMASPEC_REQUIRE_KUBELET=1`` (``.ci/run`` sets it): then they fail, so a missing toolchain
+can never pass silently.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "adapters" / "peers"
+BIN = ROOT / "bin"
+REQUIRED = os.environ.get("NUMASPEC_REQUIRE_KUBELET", "") not in ("", "0")
+
+#: peer -> the Go module its adapter module pins (build.sh has the same table)
+MODULES = {
+    "koordinator": "github.com/koordinator-sh/koordinator",
+    "katalyst": "github.com/kubewharf/katalyst-core",
+    "volcano": "volcano.sh/volcano",
+}
+
+
+def pinned(peer: str) -> str:
+    """The version of the peer's module that ``adapters/peers/<peer>/go.mod`` requires
+    (``v1.7.0``)."""
+    for line in (ROOT / peer / "go.mod").read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == MODULES[peer]:
+            return fields[1]
+    raise AssertionError(f"adapters/peers/{peer}/go.mod does not require {MODULES[peer]}")
+
+
+#: peer -> pinned version, every peer
+VERSIONS = {peer: pinned(peer) for peer in MODULES}
+
+
+def select(choice: str) -> tuple[str, ...]:
+    """The peers a ``NUMASPEC_PEERS`` value selects (empty: all)."""
+    chosen = [p.strip() for p in choice.split(",") if p.strip()] or list(MODULES)
+    unknown = sorted(set(chosen) - set(MODULES))
+    if unknown:
+        raise pytest.UsageError(f"NUMASPEC_PEERS names unknown peers: {', '.join(unknown)} "
+                                f"(known: {', '.join(MODULES)})")
+    return tuple(p for p in MODULES if p in chosen)
+
+
+SELECTED = select(os.environ.get("NUMASPEC_PEERS", ""))
+
+
+@cache
+def build() -> str | None:
+    """Build the selected peers' adapters; None when done, else why not."""
+    if shutil.which("go") is None:
+        return "Go is not installed, so the peer adapters cannot be built"
+    BIN.mkdir(exist_ok=True)
+    with (BIN / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run(["bash", str(ROOT / "build.sh"), *SELECTED], capture_output=True,
+                              text=True, timeout=3600)
+    if done.returncode != 0:
+        return f"adapters/peers/build.sh failed ({done.returncode}):\n{done.stderr[-3000:]}"
+    return None
+
+
+def binary(peer: str) -> Path:
+    """The built ``<peer>-adapter-<version>``; skips when the peer is not selected, and skips
+    (or, when required, fails) when it cannot be built."""
+    if peer not in SELECTED:
+        pytest.skip(f"{peer} is not in NUMASPEC_PEERS ({', '.join(SELECTED)})")
+    problem = build()
+    path = BIN / f"{peer}-adapter-{VERSIONS[peer]}"
+    if problem is None and not path.exists():
+        problem = f"{path.name} was not built by adapters/peers/build.sh"
+    if problem is not None:
+        if REQUIRED:
+            pytest.fail(f"NUMASPEC_REQUIRE_KUBELET is set, but: {problem}")
+        pytest.skip(f"{problem} (set NUMASPEC_REQUIRE_KUBELET=1 to make this a failure)")
+    return path
