@@ -102,8 +102,9 @@ def split_label(value: str) -> tuple[str | None, str]:
     return (match.group(1), match.group(2)) if match else (None, value)
 
 
-def add_parser(sub: Any) -> None:
-    """``numaspec matrix`` on the ``numaspec`` command's subparsers."""
+def add_parser(sub: Any) -> Any:
+    """``numaspec matrix`` on the ``numaspec`` command's subparsers; the group its run
+    options go in (``numaspec.cli.run_options``, shared with ``numaspec conformance``)."""
     from numaspec.protocol import REFERENCE_IMPL
 
     matrix = sub.add_parser(
@@ -128,22 +129,8 @@ def add_parser(sub: Any) -> None:
                              "(runs/) go (default: numaspec-matrix)")
     runs = matrix.add_argument_group("options of the runs (as for numaspec conformance; not "
                                      "applied to --from reports)")
-    runs.add_argument("-k", dest="keyword", default=None,
-                      help="only cases whose ID contains this, or that cite this rule")
-    runs.add_argument("--no-properties", action="store_true", help="run the vectors only")
-    runs.add_argument("--no-vectors", action="store_true", help="run the properties only")
-    runs.add_argument("--vectors", dest="vector_files", action="append", default=[],
-                      metavar="FILE", help="run the vectors of FILE instead of the spec's")
-    runs.add_argument("--profile", default=None, help="Hypothesis profile: dev, ci or nightly")
-    runs.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                      help="seconds per case before the implementation is killed (default 10)")
-    runs.add_argument("--max-line", type=int, default=None, metavar="BYTES",
-                      help="longest answer line accepted (default 1 MiB)")
-    runs.add_argument("--strict", action="store_true",
-                      help="validate every protocol message both ways against its schema")
-    runs.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                      help="progress bar (default: on a terminal, after two seconds)")
     matrix.set_defaults(columns=None)
+    return runs
 
 
 # --- one column: an implementation's report ------------------------------------------------------

@@ -95,24 +95,7 @@ def _build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--markdown", default=None, help="Markdown summary path "
                                                        "(default: DIR/summary.md)")
     conf.add_argument("--junitxml", default=None, help="JUnit XML path (default: DIR/junit.xml)")
-    conf.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                      help="seconds per case before the implementation is killed (default 10)")
-    conf.add_argument("--max-line", type=int, default=None, metavar="BYTES",
-                      help="longest answer line accepted (default 1 MiB)")
-    conf.add_argument("--strict", action="store_true",
-                      help="validate every protocol message both ways against its schema")
-    conf.add_argument("--no-properties", action="store_true", help="run the vectors only")
-    conf.add_argument("--no-vectors", action="store_true", help="run the properties only")
-    conf.add_argument("--vectors", dest="vector_files", action="append", default=[],
-                      metavar="FILE", help="run the vectors of FILE instead of the spec's "
-                                           "(repeatable)")
-    conf.add_argument("--profile", default=None,
-                      help="Hypothesis profile: dev, ci or nightly "
-                           "(default: ci under CI, else dev)")
-    conf.add_argument("-k", dest="keyword", default=None,
-                      help="only cases whose ID contains this, or that cite this rule")
-    conf.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                      help="progress bar (default: on a terminal, after two seconds)")
+    run_options(conf)
 
     replay = sub.add_parser("replay", help="re-run one case and print both answers")
     replay.add_argument("file", help="a report (.jsonl), a vector file, or one case as JSON")
@@ -162,7 +145,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     from numaspec.conformance.matrix import add_parser as add_matrix_parser
 
-    add_matrix_parser(sub)  # numaspec matrix: several implementations compared
+    run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
 
     bench = sub.add_parser("bench", help="merge cases per second through the protocol")
     _impl_argument(bench, default=SERVE_IMPL)
@@ -175,6 +158,29 @@ def _build_parser() -> argparse.ArgumentParser:
 
 #: ``numaspec serve`` of this very installation, as an ``--impl``.
 SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
+
+
+def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of a conformance run, shared by ``conformance`` and ``matrix``."""
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds per case before the implementation is killed "
+                             "(default 10)")
+    parser.add_argument("--max-line", type=int, default=None, metavar="BYTES",
+                        help="longest answer line accepted (default 1 MiB)")
+    parser.add_argument("--strict", action="store_true",
+                        help="validate every protocol message both ways against its schema")
+    parser.add_argument("--no-properties", action="store_true", help="run the vectors only")
+    parser.add_argument("--no-vectors", action="store_true", help="run the properties only")
+    parser.add_argument("--vectors", dest="vector_files", action="append", default=[],
+                        metavar="FILE", help="run the vectors of FILE instead of the spec's "
+                                             "(repeatable)")
+    parser.add_argument("--profile", default=None,
+                        help="Hypothesis profile: dev, ci or nightly "
+                             "(default: ci under CI, else dev)")
+    parser.add_argument("-k", dest="keyword", default=None,
+                        help="only cases whose ID contains this, or that cite this rule")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar (default: on a terminal, after two seconds)")
 
 
 def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL) -> None:
