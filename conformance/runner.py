@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -409,13 +409,21 @@ def _apply(outcome: Outcome, case: Case, manifest: Manifest | None
     return outcome, entry.to_json()
 
 
-def _stale_rule_entries(manifest: Manifest | None, records: Sequence[dict[str, Any]]
-                        ) -> list[str]:
+def _narrowed(config: RunConfig) -> bool:
+    """Whether the run selects part of the suite (so a manifest may name cases it skips)."""
+    return bool(config.keyword or config.ids is not None or not config.vectors
+                or not config.properties or config.releases is not None)
+
+
+def _stale_rule_entries(manifest: Manifest | None, records: Sequence[dict[str, Any]],
+                        left_out: Collection[str] = ()) -> list[str]:
+    """RUN-5: rule entries none of whose cases fails any more; a rule that some case the run
+    left out cites is not judged (that case may be the failing one)."""
     if manifest is None:
         return []
     stale = []
     for entry in manifest.entries:
-        if entry.rule is None or entry.outcome != "fail":
+        if entry.rule is None or entry.outcome != "fail" or entry.rule in left_out:
             continue
         citing = [r for r in records if entry.rule in r["rules"]]
         if citing and not any(r["verdict"] == "xfailed" for r in citing):
@@ -468,9 +476,15 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
             cases = [c for c in cases if c.id in wanted]
         header["suite_version"] = suite_version(cases)
         manifest = load_manifest(config.expectations) if config.expectations else None
+        left_out: set[str] = set()  # rules some case left out by a narrowed run cites
         if manifest is not None:
-            manifest.check_known([c.id for c in cases] + [c.vector for c in cases if c.vector],
-                                 [r for c in cases for r in c.rules])
+            # RUN-5: an entry must name a case of the suite; a narrowed run (-k, --no-vectors,
+            # ...) checks against the whole suite, not only the cases it selected.
+            known = load_cases(vector_files=config.vector_files) if _narrowed(config) else cases
+            manifest.check_known([c.id for c in known] + [c.vector for c in known if c.vector],
+                                 [r for c in known for r in c.rules])
+            selected = {c.id for c in cases}
+            left_out = {r for c in known if c.id not in selected for r in c.rules}
         connection = connect(config.impl, timeout=config.timeout, max_line=config.max_line,
                              strict=config.strict)
         header["implementation"] = connection.implementation.raw
@@ -481,7 +495,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
             gave_up = _run_cases(connection, cases, manifest, writer, config, records=records)
         if gave_up:
             footer["gave_up"] = gave_up
-        footer["stale_expectations"] = _stale_rule_entries(manifest, records)
+        footer["stale_expectations"] = _stale_rule_entries(manifest, records, left_out)
     except (NumaspecError, ValueError) as exc:
         footer["aborted"] = str(exc)
     except KeyboardInterrupt as exc:

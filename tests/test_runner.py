@@ -511,3 +511,24 @@ def test_properties_about_later_releases_are_skipped_for_an_older_implementation
     assert verdicts["P-DISTANCES-REQUIRED"] == ("skipped", "undeclared")
     assert verdicts["P-NONE"] == ("passed", None)
     assert status == 0
+
+
+def test_a_narrowed_run_keeps_the_whole_manifest(tmp_path: Path) -> None:
+    """RUN-5: with -k, a manifest entry for a case left out is neither unknown nor stale,
+    and an entry no case of the whole suite has still stops the run."""
+    manifest = tmp_path / "manifest.json"
+
+    def narrowed(*entries: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        manifest.write_text(json.dumps({"implementation": "wrong", "expectations": [
+            {**e, "outcome": "fail", "reason": "r", "link": "l"} for e in entries]}), "utf-8")
+        _, _, records, footer, _ = run(tmp_path, misbehave("wrong"), vector_files=(),
+                                       ids=("merge-none-ignores-hints",),
+                                       expectations=str(manifest))
+        return records, footer
+
+    records, footer = narrowed({"vector": "P-ADMISSION"}, {"rule": "POLICY-3"})
+    assert "aborted" not in footer
+    assert footer["stale_expectations"] == []
+    assert [r["id"] for r in records] == ["merge-none-ignores-hints"]
+    _, footer = narrowed({"vector": "no-such-case"})
+    assert "no case has the ID 'no-such-case'" in footer["aborted"]
