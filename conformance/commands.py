@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.connection import DEFAULT_MAX_LINE, DEFAULT_TIMEOUT, connect
+from numaspec.conformance.implementations.connection import (
+    DEFAULT_MAX_LINE,
+    DEFAULT_TIMEOUT,
+    connect,
+)
 from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
 
 __all__ = ["dispatch", "load_replay_case", "replay"]
@@ -30,26 +34,26 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "report":
             return _report(args)
         if args.command == "vectors":
-            from numaspec.conformance.vectors import main as vectors_main
+            from numaspec.conformance.cases.vectors import main as vectors_main
 
             return vectors_main(list(args.args))
         if args.command == "differential":
-            from numaspec.conformance import differential
+            from numaspec.conformance.running import differential
 
             return differential.main(args.impl, cases=args.cases, seed=args.seed,
                                      out=args.out)
         if args.command == "fuzz":
-            from numaspec.conformance import fuzz
+            from numaspec.conformance.running import fuzz
 
             return fuzz.main(args.requests, seed=args.seed,
                              commands=tuple(args.commands) or tuple(fuzz.COMMANDS),
                              timeout=args.timeout, out=args.out, progress=args.progress)
         if args.command == "matrix":
-            from numaspec.conformance.matrix import main as matrix_main
+            from numaspec.conformance.running.matrix import main as matrix_main
 
             return matrix_main(args)
         if args.command == "bench":
-            from numaspec.conformance.bench import bench
+            from numaspec.conformance.running.bench import bench
 
             return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window)
     except NumaspecError as exc:
@@ -62,7 +66,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def _conformance(args: argparse.Namespace) -> int:
-    from numaspec.conformance.runner import RunConfig, run_conformance
+    from numaspec.conformance.running.runner import RunConfig, run_conformance
 
     config = RunConfig(
         impl=args.impl, out=args.out, report=args.report, markdown=args.markdown,
@@ -75,8 +79,8 @@ def _conformance(args: argparse.Namespace) -> int:
 
 
 def _expectations(args: argparse.Namespace) -> int:
-    from numaspec.conformance.expectations import load_manifest, regenerate
-    from numaspec.conformance.reports import read_report
+    from numaspec.conformance.cases.expectations import load_manifest, regenerate
+    from numaspec.conformance.running.reports import read_report
 
     header, records, _ = read_report(args.report)
     previous = load_manifest(args.previous) if args.previous else None
@@ -90,7 +94,7 @@ def _expectations(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from numaspec.conformance.reports import (
+    from numaspec.conformance.running.reports import (
         junit_xml,
         markdown_summary,
         read_report,
@@ -157,7 +161,7 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
 
 def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any, Any]:
     """RUN-10: ``<vector>@1.N`` in a vector file: the vector's instance at 1.N."""
-    from numaspec.conformance.vectors import (
+    from numaspec.conformance.cases.vectors import (
         holds_in,
         instance_at,
         load_vector_file,
@@ -179,7 +183,7 @@ def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any,
 def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT
            ) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
-    from numaspec.conformance.vectors import case_version, compare
+    from numaspec.conformance.cases.vectors import case_version, compare
     from numaspec.protocol import reference_result
 
     name, op, case, expected = load_replay_case(path, case_id)

@@ -20,7 +20,8 @@ _RESULTS: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("numaspec", "numaspec conformance suite")
-    group.addoption("--numaspec-impl", default="numaspec.conformance.adapter:reference",
+    group.addoption("--numaspec-impl",
+                    default="numaspec.conformance.implementations.adapter:reference",
                     help="module:object of the implementation under test")
     group.addoption("--numaspec-profile", default=None,
                     help="Hypothesis profile: dev, ci or nightly")
@@ -32,14 +33,14 @@ def pytest_configure(config: pytest.Config) -> None:
     would never reach the properties.  Without the option the session's own profile stays."""
     profile = config.getoption("--numaspec-profile")
     if profile is not None:
-        from numaspec.conformance.profiles import load_profile
+        from numaspec.conformance.running.profiles import load_profile
 
         load_profile(profile)
 
 
 @pytest.fixture(scope="session")
 def numaspec_impl(request: pytest.FixtureRequest) -> Any:
-    from numaspec.conformance.adapter import load_implementation
+    from numaspec.conformance.implementations.adapter import load_implementation
     from numaspec.errors import AdapterError
 
     try:
@@ -60,7 +61,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not _RESULTS:
         return
-    from numaspec.conformance.summary import rule_table
+    from numaspec.conformance.running.summary import rule_table
 
     terminalreporter.section("numaspec: conformance per rule")
     for line in rule_table(_RESULTS):

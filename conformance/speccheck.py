@@ -24,12 +24,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from numaspec.conformance.claims import FORMAT_RULES
+from numaspec.conformance.cases.rules import JUDGED, Rule, parse_rules, spec_dir
+from numaspec.conformance.cases.vectors import load_vectors
+from numaspec.conformance.implementations.claims import FORMAT_RULES
 from numaspec.conformance.properties import PROPERTIES
-from numaspec.conformance.rules import JUDGED, Rule, parse_rules, spec_dir
-from numaspec.conformance.vectors import load_vectors
 
-#: Rule, parse_rules and spec_dir moved to numaspec.conformance.rules; re-exported here.
+#: Rule, parse_rules and spec_dir moved to numaspec.conformance.cases.rules; re-exported here.
 __all__ = ["Rule", "check", "expected_checks", "parse_rules", "spec_dir"]
 
 _RULE_REF = re.compile(r"\b([A-Z]+-\d+)\b")
@@ -100,7 +100,7 @@ def check(spec: Path, tests: Path | None, *, fix: bool = False) -> list[str]:
                             f"{', '.join(JUDGED)}")
         elif judged and (judged == "format") != (rule.id in FORMAT_RULES):
             problems.append(f"{where}: {rule.id} is judged {judged!r} but FORMAT_RULES "
-                            "(numaspec.conformance.claims) says otherwise")
+                            "(numaspec.conformance.implementations.claims) says otherwise")
         found = checks.get(rule.id, [])
         if not found:
             problems.append(f"{where}: nothing checks {rule.id}")

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.adapter import supported_versions
-from numaspec.conformance.claims import claims_of
+from numaspec.conformance.cases.vectors import Vector, merge_vectors
+from numaspec.conformance.implementations.adapter import supported_versions
+from numaspec.conformance.implementations.claims import claims_of
 from numaspec.conformance.properties import PROPERTIES, Property, answers_agree
-from numaspec.conformance.vectors import Vector, merge_vectors
 from numaspec.wire import MergeRequest
 
 #: Merge vectors whose case decodes (node and hints vectors, and bad-input merge cases, need

@@ -1,5 +1,5 @@
 """Shared set-up: the Hypothesis profile (dev locally, ci under CI; see
-numaspec.conformance.profiles)."""
+numaspec.conformance.running.profiles)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from numaspec.conformance.profiles import load_profile
+from numaspec.conformance.running.profiles import load_profile
 
 load_profile()
 

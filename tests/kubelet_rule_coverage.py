@@ -22,9 +22,9 @@ from pathlib import Path
 
 from kubelet_builds import TABLE_RELEASES
 
-from numaspec.conformance.claims import Claims
-from numaspec.conformance.rules import parse_rules
-from numaspec.conformance.vectors import holds_in, load_vectors, split_id
+from numaspec.conformance.cases.rules import parse_rules
+from numaspec.conformance.cases.vectors import holds_in, load_vectors, split_id
+from numaspec.conformance.implementations.claims import Claims
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO  # the repository

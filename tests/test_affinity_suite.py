@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.runner import RunConfig, run_conformance
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, run_conformance
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "adapters" / "katalyst_or_matching.py"

@@ -20,13 +20,18 @@ from conftest import REPO
 from fixtures.adapters.partial import CLAIMS
 from test_mutants import for_kill
 
-from numaspec.conformance.adapter import MergeAnswer, reference
-from numaspec.conformance.claims import FORMAT_RULES, Claims, MergeClaims, NodeClaims
-from numaspec.conformance.differential import differential
+from numaspec.conformance.cases.rules import parse_rules, spec_dir
+from numaspec.conformance.implementations.adapter import MergeAnswer, reference
+from numaspec.conformance.implementations.claims import (
+    FORMAT_RULES,
+    Claims,
+    MergeClaims,
+    NodeClaims,
+)
 from numaspec.conformance.properties import PROPERTIES
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.rules import parse_rules, spec_dir
-from numaspec.conformance.runner import RunConfig, run_conformance
+from numaspec.conformance.running.differential import differential
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.errors import AdapterError
 from numaspec.policy import MergeOutcome
 from numaspec.versions import KubeletVersion

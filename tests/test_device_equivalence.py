@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from mutants.device_mutants import PermutedDevices, UnalignedFirst
 
-from numaspec.conformance.device_equivalence import (
+from numaspec.conformance.cases.device_equivalence import (
     DeviceEquivalence,
     device_numa,
     normalize_devices,
 )
-from numaspec.conformance.vectors import Vector, compare, load_vectors
+from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
 
 DEVICE_VECTORS = [v for v in load_vectors() if v.op in ("node", "hints") and any(
     s.get("op") == "create" and s["node"]["machine"].get("devices") for s in v.case["steps"])]

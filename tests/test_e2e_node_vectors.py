@@ -26,8 +26,8 @@ import pytest
 from kubelet_builds import RELEASES, node_command
 from test_node_differential import normalizer
 
-from numaspec.conformance.exec_node import ExecNode
-from numaspec.conformance.vectors import Instance, instances, load_vector_paths
+from numaspec.conformance.cases.vectors import Instance, instances, load_vector_paths
+from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.node_wire import NodeSession
 
 FILE = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "e2e-node.json"

@@ -1,10 +1,11 @@
-"""WIRE-6, ADMIT-10: the fuzz campaign (``numaspec fuzz``, conformance/fuzz.py) finds nothing
-in numaspec's own commands, and finds each hardening mutant (tests/mutants/hardening_mutants.py).
+"""WIRE-6, ADMIT-10: the fuzz campaign (``numaspec fuzz``, conformance/running/fuzz.py) finds
+nothing in numaspec's own commands, and finds each hardening mutant
+(tests/mutants/hardening_mutants.py).
 
-Seeded and bounded: 800 request lines over ``merge``, ``node``, ``node --affinity`` and
-``serve``, the three families (wild values, mutated vectors, garbage bytes).  The answer time
-limit only tells a hang from an answer: it is far above any answer's time (WIRE-4, WIRE-5,
-NWIRE-5), so it asserts nothing about speed."""
+Seeded and bounded: 800 request lines over ``merge``, ``node``, ``node --affinity`` and ``serve``,
+the three families (wild values, mutated vectors, garbage bytes). The answer time limit only tells a
+hang from an answer: it is far above any answer's time (WIRE-4, WIRE-5, NWIRE-5), so it asserts
+nothing about speed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from numaspec.conformance.fuzz import run_campaign
+from numaspec.conformance.running.fuzz import run_campaign
 
 HANG = 120.0
 TESTS = Path(__file__).parent

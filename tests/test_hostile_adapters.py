@@ -19,8 +19,8 @@ from typing import Any
 
 from conftest import REPO
 
-from numaspec.conformance.connection import tagged_processes
-from numaspec.conformance.reports import read_report
+from numaspec.conformance.implementations.connection import tagged_processes
+from numaspec.conformance.running.reports import read_report
 
 FIXTURES = REPO / "tests" / "fixtures"
 SMALL = str(FIXTURES / "vectors-small.json")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from kubelet_builds import RELEASES, ROOT, binary
 
-from numaspec.conformance.differential import differential
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.runner import RunConfig, run_conformance
+from numaspec.conformance.running.differential import differential
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, run_conformance
 
 CASES = 20_000
 

@@ -19,7 +19,7 @@ import pytest
 from kubelet_builds import EVERY_RUN, GROUPS, TABLE_RELEASES, UNCOVERED, Release, select
 from kubelet_rule_coverage import TABLE, render
 
-from numaspec.conformance.rules import parse_rules
+from numaspec.conformance.cases.rules import parse_rules
 from numaspec.nodeconfig import NODE_VERSIONS
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"

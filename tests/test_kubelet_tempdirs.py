@@ -1,9 +1,9 @@
 """No temp file outlives its session (issue 13): the kubelet node probe keeps its managers'
 state files in a directory under ``$TMPDIR``. The probe removes it when a node is replaced, at
 the end of its input and on SIGTERM; a SIGKILL cannot be caught, so the Python side
-(:class:`~numaspec.conformance.connection.LineProcess`, under both the runner and
-:class:`~numaspec.conformance.exec_node.ExecNode`) gives every process a temp dir of its own
-and removes it once the process is gone.
+(:class:`~numaspec.conformance.implementations.connection.LineProcess`, under both the runner
+and :class:`~numaspec.conformance.implementations.exec_node.ExecNode`) gives every process a
+temp dir of its own and removes it once the process is gone.
 
 Each test points ``TMPDIR`` at a directory of its own, so that parallel tests cannot disturb
 the check that nothing new is left in it."""
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from kubelet_builds import binary, node_command
 
-from numaspec.conformance.connection import ExecConnection, LineProcess
-from numaspec.conformance.exec_node import ExecNode
+from numaspec.conformance.implementations.connection import ExecConnection, LineProcess
+from numaspec.conformance.implementations.exec_node import ExecNode
 
 NODE: dict[str, Any] = {
     "kubeletVersion": "1.37",

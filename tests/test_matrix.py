@@ -20,9 +20,9 @@ import pytest
 from conftest import REPO
 
 from numaspec.cli import main
-from numaspec.conformance.matrix import COUNTS, split_label
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.strict import schema_registry
+from numaspec.conformance.implementations.strict import schema_registry
+from numaspec.conformance.running.matrix import COUNTS, split_label
+from numaspec.conformance.running.reports import read_report
 
 PYTHON = shlex.quote(sys.executable)
 MISBEHAVE = shlex.quote(str(REPO / "tests" / "fixtures" / "adapters" / "misbehave.py"))

@@ -88,7 +88,7 @@ def test_unmutated_affinity_mutant_is_the_reference() -> None:
     """With no mutation the harness answers exactly as the reference, which passes every
     affinity property (tests/test_reference_conforms.py): the failures above are the
     mutations' doing."""
-    from numaspec.conformance.affinity_properties import _D1
+    from numaspec.conformance.properties.affinity import _D1
     from numaspec.protocol import reference_result
 
     case = _D1.case()

@@ -29,9 +29,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from numaspec.conformance.device_equivalence import DeviceEquivalence
-from numaspec.conformance.exec_node import ExecNode
-from numaspec.conformance.node_machine import make_node_machine
+from numaspec.conformance.cases.device_equivalence import DeviceEquivalence
+from numaspec.conformance.implementations.exec_node import ExecNode
+from numaspec.conformance.properties.node_machine import make_node_machine
 
 
 def normalizer() -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
 
-from numaspec.conformance.node_machine import (
+from numaspec.conformance.properties.node_machine import (
     ReferenceNode,
     irregular_memory_groups,
     make_node_machine,

@@ -14,8 +14,8 @@ import pytest
 from kubelet_builds import node_command
 from test_node_differential import normalizer
 
-from numaspec.conformance.exec_node import ExecNode
-from numaspec.conformance.vectors import Vector, compare, load_vectors
+from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
+from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.node_wire import NodeSession
 
 VECTORS = [v for v in load_vectors() if v.op in ("node", "hints")]

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from peer_builds import MODULES, ROOT, VERSIONS, binary
 
-from numaspec.conformance.connection import connect
-from numaspec.conformance.differential import differential
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.runner import RunConfig, run_conformance
-from numaspec.conformance.vectors import compare
+from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.implementations.connection import connect
+from numaspec.conformance.running.differential import differential
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.protocol import reference_result
 
 PEERS = sorted(MODULES)

@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from numaspec.conformance.connection import connect
-from numaspec.conformance.strict import StrictChecker, schema_registry
+from numaspec.conformance.implementations.connection import connect
+from numaspec.conformance.implementations.strict import StrictChecker, schema_registry
 from numaspec.protocol import ReferenceAdapter, reference_result, serve_adapter
 
 MERGE = {"kubelet_version": "1.30", "numa_nodes": [0, 1], "policy": "restricted",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec.conformance.adapter import MergeAnswer, reference
+from numaspec.conformance.cases.vectors import Vector, compare, load_vectors, merge_vectors
+from numaspec.conformance.implementations.adapter import MergeAnswer, reference
 from numaspec.conformance.properties import PROPERTIES, answers_agree
-from numaspec.conformance.vectors import Vector, compare, load_vectors, merge_vectors
 from numaspec.protocol import reference_result
 from numaspec.wire import MergeRequest
 

@@ -16,9 +16,9 @@ import pytest
 from conftest import REPO
 
 from numaspec.cli import main
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.runner import RunConfig, run_conformance
-from numaspec.conformance.strict import schema_registry
+from numaspec.conformance.implementations.strict import schema_registry
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, run_conformance
 
 FIXTURES = REPO / "tests" / "fixtures"
 SMALL = str(FIXTURES / "vectors-small.json")
@@ -206,7 +206,8 @@ def test_in_process_exceptions_crash_one_case_and_hangs_stop_the_run(tmp_path: P
 
 def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) -> None:
     """RUN-4: operations (PROTO-2, PROTO-3) not declared are not sent, and say so."""
-    status, _, records, _, printed = run(tmp_path, "numaspec.conformance.adapter:reference")
+    status, _, records, _, printed = run(
+        tmp_path, "numaspec.conformance.implementations.adapter:reference")
     undeclared = [r for r in records if r.get("skip_source") == "undeclared"]
     assert status == 0
     assert {r["op"] for r in undeclared} == {"node"}
@@ -395,7 +396,7 @@ def test_a_failed_property_carries_a_replayable_counterexample(
 
 
 def test_the_progress_bar_draws_only_when_asked_and_after_a_while() -> None:
-    from numaspec.conformance.reports import Progress
+    from numaspec.conformance.running.reports import Progress
 
     quiet = io.StringIO()
     Progress(10, quiet).update(5, 0, "x")  # not a terminal: nothing
@@ -418,7 +419,7 @@ def test_a_run_in_which_every_case_was_skipped_is_not_a_success(tmp_path: Path) 
 
 def test_a_long_skip_list_says_how_many_it_left_out() -> None:
     """RUN-6: the Markdown summary never drops entries silently."""
-    from numaspec.conformance.reports import markdown_summary
+    from numaspec.conformance.running.reports import markdown_summary
 
     records = [{"id": f"case-{i}", "rules": ["MERGE-1"], "verdict": "skipped",
                 "skip_source": "implementation", "message": "later",
@@ -471,7 +472,7 @@ def test_differential_against_the_reference_itself_agrees(
 
 def test_random_cases_reach_what_the_differential_promises() -> None:
     """8-NUMA machines, non-contiguous ids, distances, every policy and option, gates."""
-    from numaspec.conformance.random_cases import random_merge_cases
+    from numaspec.conformance.properties.random_cases import random_merge_cases
 
     cases = random_merge_cases(2000, seed=1)
     assert any(len(c["numa_nodes"]) == 8 for c in cases)
@@ -496,7 +497,7 @@ class Only123:
         self.kubelet_versions = (KubeletVersion(23),)
 
     def merge(self, request: Any) -> Any:
-        from numaspec.conformance.adapter import reference
+        from numaspec.conformance.implementations.adapter import reference
 
         return reference.merge(request)
 

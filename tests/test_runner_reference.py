@@ -7,8 +7,8 @@ import io
 from pathlib import Path
 
 from numaspec.cli import SERVE_IMPL
-from numaspec.conformance.reports import read_report
-from numaspec.conformance.runner import RunConfig, load_cases, run_conformance
+from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.runner import RunConfig, load_cases, run_conformance
 
 
 def test_numaspec_serve_passes_the_whole_suite_in_strict_mode(tmp_path: Path) -> None:

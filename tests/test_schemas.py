@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from referencing import Registry, Resource
 
 from numaspec.cli import answer_merge_line
-from numaspec.conformance.strategies import merge_requests
-from numaspec.conformance.vectors import vector_files
+from numaspec.conformance.cases.vectors import vector_files
+from numaspec.conformance.properties.strategies import merge_requests
 from numaspec.wire import MergeRequest, encode_merge_request
 
 SCHEMAS = {p.name: json.loads(p.read_text()) for p in (REPO / "spec" / "schemas").glob("*.json")}
@@ -52,7 +52,7 @@ def test_error_answers_match_the_schema(line: str) -> None:  # WIRE-2
 def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject) -> None:
     """NWIRE-1, NWIRE-2, NWIRE-3, NWIRE-4: every request the node strategies make and every
     answer the reference gives fits spec/schemas/node-protocol.schema.json."""
-    from numaspec.conformance.node_strategies import node_requests, pods
+    from numaspec.conformance.properties.node_strategies import node_requests, pods
     from numaspec.node_wire import NodeSession
 
     check = validator("node-protocol.schema.json")

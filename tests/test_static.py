@@ -11,6 +11,7 @@ import graphlib
 import os
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,11 @@ from conftest import REPO
 
 def package_tree(root: Path) -> Path:
     pkg = root / "numaspec"
-    (pkg / "conformance").mkdir(parents=True)
     for source, target in ((REPO / "reference", pkg), (REPO / "conformance", pkg / "conformance")):
-        for path in source.glob("*.py"):
-            (target / path.name).symlink_to(path)
+        for path in source.rglob("*.py"):
+            link = target / path.relative_to(source)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(path)
         (target / "py.typed").touch()
     return root
 
@@ -47,26 +49,41 @@ def test_ruff() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """The modules of ``package`` that ``path`` imports, at module level or in a function."""
+def _modules(source: Path) -> dict[str, Path]:
+    """A package's modules by dotted name relative to it (``cases.vectors``; a subpackage by
+    its own name, ``properties``)."""
+    names = {}
+    for path in source.rglob("*.py"):
+        parts = path.relative_to(source).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if parts:
+            names[".".join(parts)] = path
+    return names
+
+
+def _imports(path: Path, package: str, modules: Collection[str]) -> set[str]:
+    """The modules of ``package`` that ``path`` imports, at module level or in a function
+    (``from P import m`` counts as ``P.m`` where that is a module)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == package:
-                found |= {alias.name for alias in node.names}
-            elif node.module.startswith(package + "."):
-                found.add(node.module[len(package) + 1:].split(".")[0])
+        if isinstance(node, ast.ImportFrom) and node.module and (
+                node.module == package or node.module.startswith(package + ".")):
+            base = node.module[len(package) + 1:]
+            for alias in node.names:
+                name = f"{base}.{alias.name}" if base else alias.name
+                found.add(name if name in modules else base)
         elif isinstance(node, ast.Import):
-            found |= {a.name[len(package) + 1:].split(".")[0] for a in node.names
+            found |= {a.name[len(package) + 1:] for a in node.names
                       if a.name.startswith(package + ".")}
-    return found
+    return found - {""}
 
 
 @pytest.mark.static
 def test_the_conformance_package_has_no_import_cycle() -> None:
     """Modules of numaspec.conformance import each other one way only (late imports in
     functions count), so each can be read, and loaded, on its own."""
-    graph = {path.stem: _imports(path, "numaspec.conformance") - {path.stem}
-             for path in (REPO / "conformance").glob("*.py")}
+    modules = _modules(REPO / "conformance")
+    graph = {name: _imports(path, "numaspec.conformance", modules) - {name}
+             for name, path in modules.items()}
     order = list(graphlib.TopologicalSorter(graph).static_order())  # raises on a cycle
     assert set(order) >= set(graph)

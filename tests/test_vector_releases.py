@@ -19,16 +19,8 @@ import pytest
 from conftest import REPO
 
 from numaspec.cli import main
-from numaspec.conformance.connection import Implementation
-from numaspec.conformance.expectations import load_manifest, regenerate
-from numaspec.conformance.reports import read_report, terminal_summary
-from numaspec.conformance.runner import (
-    RunConfig,
-    for_implementation,
-    load_cases,
-    run_conformance,
-)
-from numaspec.conformance.vectors import (
+from numaspec.conformance.cases.expectations import load_manifest, regenerate
+from numaspec.conformance.cases.vectors import (
     case_version,
     check_files,
     holds_in,
@@ -38,7 +30,15 @@ from numaspec.conformance.vectors import (
     load_vectors,
     write_files,
 )
-from numaspec.conformance.vectors import main as vectors_main
+from numaspec.conformance.cases.vectors import main as vectors_main
+from numaspec.conformance.implementations.connection import Implementation
+from numaspec.conformance.running.reports import read_report, terminal_summary
+from numaspec.conformance.running.runner import (
+    RunConfig,
+    for_implementation,
+    load_cases,
+    run_conformance,
+)
 from numaspec.errors import InvalidFieldError
 from numaspec.nodeconfig import NODE_VERSIONS
 from numaspec.protocol import REFERENCE_IMPL

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from numaspec.conformance.rules import parse_rules
-from numaspec.conformance.vectors import (
+from numaspec.conformance.cases.rules import parse_rules
+from numaspec.conformance.cases.vectors import (
     compare,
     load_vector_file,
     load_vectors,

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
-from numaspec.conformance.node_machine import rejected_step_change
-from numaspec.conformance.node_strategies import node_requests, pods
+from numaspec.conformance.properties.node_machine import rejected_step_change
+from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.errors import InvalidFieldError, NodeStartupError
 from numaspec.fit import format_quantity, node_allocatable, pod_requests
 from numaspec.node_wire import NodeSession, decode_node, decode_pod

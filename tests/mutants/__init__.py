@@ -18,8 +18,8 @@ from types import SimpleNamespace
 import attrs
 
 from numaspec import NumaMask, TopologyHint
-from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
-from numaspec.conformance.oracle import (
+from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
+from numaspec.conformance.properties.oracle import (
     Candidate,
     mean_distance,
     non_preferred_key,

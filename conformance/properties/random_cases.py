@@ -1,15 +1,13 @@
 """Seeded random merge cases, fast enough for tens of thousands (differential fuzzing, bench).
 
-The Hypothesis strategies (:mod:`numaspec.conformance.strategies`) shrink and explore; these
-only sample, about a thousand times faster, from the same space: 1 to 8 NUMA nodes (now and
-then 9 to 12, past kubelet's limit), contiguous, sparse (ids up to 63) or unsorted; distance
-tables, symmetric or not, with odd self-distances now and then; every policy and some names
-that are none; every Topology Manager option with good and bad values, and unknown ones;
-explicit feature gates; up to 3 providers of hints drawn from a shared palette of masks (so
-that equal, nested and overlapping masks are common), with null and empty lists, hints
-without an affinity, empty masks and bits of nodes that are not on the machine.  A case's
-permutations are capped at 256.
-"""
+The Hypothesis strategies (:mod:`numaspec.conformance.properties.strategies`) shrink and explore;
+these only sample, about a thousand times faster, from the same space: 1 to 8 NUMA nodes (now and
+then 9 to 12, past kubelet's limit), contiguous, sparse (ids up to 63) or unsorted; distance tables,
+symmetric or not, with odd self-distances now and then; every policy and some names that are none;
+every Topology Manager option with good and bad values, and unknown ones; explicit feature gates; up
+to 3 providers of hints drawn from a shared palette of masks (so that equal, nested and overlapping
+masks are common), with null and empty lists, hints without an affinity, empty masks and bits of
+nodes that are not on the machine. A case's permutations are capped at 256."""
 
 from __future__ import annotations
 

@@ -33,9 +33,9 @@ numaspec does not model for the op, no create step, or create steps of different
 are never retargeted: they are one instance.  Without the spec chapters (an installed wheel
 has none), a vector holds at its own release only.
 
-``python -m numaspec.conformance.vectors check [FILE...]`` verifies the files (schema, unique
+``python -m numaspec.conformance.cases.vectors check [FILE...]`` verifies the files (schema, unique
 IDs, cited rules exist, ranges inside the rules', every instance's expected answer agrees
-with the reference at its release); ``python -m numaspec.conformance.vectors write [FILE...]``
+with the reference at its release); ``python -m numaspec.conformance.cases.vectors write [FILE...]``
 recomputes the ``reference`` ones, ``expected_by_release`` included (an entry only where the
 reference's answer at a release does not agree with ``expected``).
 """
@@ -56,10 +56,10 @@ from typing import Any
 import attrs
 
 from numaspec.bitmask import NumaMask
-from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
-from numaspec.conformance.agreement import answers_agree
-from numaspec.conformance.device_equivalence import normalize_session
-from numaspec.conformance.rules import parse_rules, spec_dir
+from numaspec.conformance.cases.agreement import answers_agree
+from numaspec.conformance.cases.device_equivalence import normalize_session
+from numaspec.conformance.cases.rules import parse_rules, spec_dir
+from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.hints import TopologyHint
 from numaspec.policy import MergeOutcome
@@ -845,7 +845,7 @@ def write_files(paths: Sequence[Path]) -> tuple[int, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m numaspec.conformance.vectors",
+        prog="python -m numaspec.conformance.cases.vectors",
         description="Check the spec vectors, or recompute the reference-derived answers.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("check", "verify vector files (default: all of spec/vectors)"),

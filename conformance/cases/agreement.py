@@ -7,7 +7,7 @@ which of several bad options it reports.
 
 from __future__ import annotations
 
-from numaspec.conformance.adapter import ErrorAnswer, MergeAnswer
+from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.options import policy_option_errors
 from numaspec.wire import MergeRequest
 

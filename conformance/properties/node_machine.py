@@ -19,7 +19,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from numaspec.conformance.node_strategies import node_requests, pods
+from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.node_wire import NodeSession
 
 __all__ = ["NodeImplementation", "ReferenceNode", "irregular_memory_groups", "make_node_machine",

@@ -19,7 +19,8 @@ What counts as a finding (each written with the line that caused it, replayable)
 * ``not-json``: an answer line that is not one JSON object;
 * ``state-change``: a node step answered with an error, or an admission that was refused,
   changed the node's state beyond what kubelet's own release changes (read with ``state``
-  before and after; ADMIT-10, :func:`~numaspec.conformance.node_machine.rejected_step_change`).
+  before and after; ADMIT-10,
+  :func:`~numaspec.conformance.properties.node_machine.rejected_step_change`).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from typing import IO, Any
 
 import attrs
 
-from numaspec.conformance.node_machine import rejected_step_change
-from numaspec.conformance.reports import Progress
+from numaspec.conformance.properties.node_machine import rejected_step_change
+from numaspec.conformance.running.reports import Progress
 
 __all__ = ["COMMANDS", "FAMILIES", "PROGRAM", "Finding", "main", "run_campaign"]
 
@@ -267,7 +268,7 @@ def _one_line(line: bytes) -> bytes:
 
 def _corpus() -> dict[str, list[Any]]:
     """Per command, the spec vectors' cases: merge requests, node sessions (steps lists)."""
-    from numaspec.conformance.vectors import load_vectors
+    from numaspec.conformance.cases.vectors import load_vectors
 
     merges, nodes, affinity = [], [], []
     for vector in load_vectors():

@@ -4,7 +4,7 @@ Unlike the suite, nothing here is expected in advance: every case goes to both, 
 answer of the implementation that does not agree with the reference's (``compare``, the
 suite's own judgement) is a disagreement.  The disagreements are written as a replayable file
 (``numaspec replay FILE --id ID --impl ...``).  Cases come from
-:mod:`numaspec.conformance.random_cases`, seeded, for the releases the implementation
+:mod:`numaspec.conformance.properties.random_cases`, seeded, for the releases the implementation
 declares, and only those inside its claims (PROTO-7) are sent.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import attrs
 
-from numaspec.conformance.claims import Claims
-from numaspec.conformance.connection import connect
-from numaspec.conformance.random_cases import random_merge_cases
-from numaspec.conformance.vectors import compare
+from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.implementations.claims import Claims
+from numaspec.conformance.implementations.connection import connect
+from numaspec.conformance.properties.random_cases import random_merge_cases
 from numaspec.errors import AdapterError
 from numaspec.protocol import reference_result
 

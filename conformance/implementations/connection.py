@@ -14,7 +14,7 @@ starts from a clean process.
 ``--impl module:object`` (:class:`InProcessConnection`): ``object`` (or what calling it
 returns) is either a JSON-level adapter (``start()`` and ``run(op, case)``, see
 :class:`numaspec.protocol.JsonAdapter`) or a merge implementation with ``merge(request)``
-(:class:`numaspec.conformance.adapter.MergeImplementation`).
+(:class:`numaspec.conformance.implementations.adapter.MergeImplementation`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,13 @@ from typing import Any, Literal, Protocol
 
 import attrs
 
-from numaspec.conformance.adapter import MergeImplementation, resolve_object, supported_versions
-from numaspec.conformance.claims import Claims, claims_of
-from numaspec.conformance.strict import StrictChecker
+from numaspec.conformance.implementations.adapter import (
+    MergeImplementation,
+    resolve_object,
+    supported_versions,
+)
+from numaspec.conformance.implementations.claims import Claims, claims_of
+from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
 from numaspec.wire import bounded_int, decode_merge_request, encode_error, finite_float
@@ -233,7 +237,7 @@ class MergeObjectAdapter:
                 "operations": ["merge"], "claims": claims_of(self.impl).to_json()}
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
-        from numaspec.conformance.adapter import ErrorAnswer
+        from numaspec.conformance.implementations.adapter import ErrorAnswer
         from numaspec.wire import encode_outcome
 
         if op != "merge":

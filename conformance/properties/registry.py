@@ -1,7 +1,7 @@
 """The registry of conformance properties: what a property is, and the table of them.
 
 A property registers itself with :func:`register` where it is defined
-(``conformance/properties.py`` for the merge, ``conformance/affinity_properties.py`` for
+(``conformance/properties/merge.py`` for the merge, ``conformance/properties/affinity.py`` for
 NUMA-level inter-pod affinity); ``PROPERTIES`` is the table the suite, the runner and the
 spec cross-check read.  Kept apart from the properties themselves so that neither module
 imports the other.
@@ -14,9 +14,9 @@ from typing import Literal
 
 import attrs
 
-from numaspec.conformance.adapter import MergeImplementation, supported_versions
-from numaspec.conformance.claims import claims_of
-from numaspec.conformance.strategies import POLICIES
+from numaspec.conformance.implementations.adapter import MergeImplementation, supported_versions
+from numaspec.conformance.implementations.claims import claims_of
+from numaspec.conformance.properties.strategies import POLICIES
 
 __all__ = ["PROPERTIES", "Level", "Property", "register"]
 

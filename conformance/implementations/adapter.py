@@ -5,8 +5,9 @@ An implementation is any object with a ``name`` and a ``merge(request) -> answer
 answer is a :class:`numaspec.MergeOutcome` or an :class:`ErrorAnswer` naming the error kind
 (``spec/merge-protocol.md`` lists the kinds).  Optional: ``kubelet_versions``, the versions it
 models (default: all that numaspec models); ``claims``, what part of the semantics it claims
-(a :class:`numaspec.conformance.claims.Claims` or its JSON, PROTO-7; default: all of it but
-numaspec's line format); ``subsets(nodes)``, its NUMA subset enumeration.
+(a :class:`numaspec.conformance.implementations.claims.Claims` or its JSON, PROTO-7;
+default: all of it but numaspec's line format); ``subsets(nodes)``, its NUMA subset
+enumeration.
 
 ``--impl module:object`` names an implementation: ``object`` is either such an object or a
 callable taking no arguments that returns one.
@@ -21,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from numaspec.bitmask import iterate_masks
-from numaspec.conformance.claims import Claims
+from numaspec.conformance.implementations.claims import Claims
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.policy import MergeOutcome
 from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion

@@ -1,17 +1,16 @@
 """``numaspec bench``: merge cases per second through the adapter protocol.
 
-A benchmark, not a test: it prints a figure and asserts nothing about speed.  The cases are
-random but seeded (``--seed``, :mod:`numaspec.conformance.random_cases`), so that making them
-costs little next to answering them.  The reference's answers are computed before the clock
-starts, so the figure also says whether the implementation agreed on every case.
-"""
+A benchmark, not a test: it prints a figure and asserts nothing about speed. The cases are random
+but seeded (``--seed``, :mod:`numaspec.conformance.properties.random_cases`), so that making them
+costs little next to answering them. The reference's answers are computed before the clock starts,
+so the figure also says whether the implementation agreed on every case."""
 
 from __future__ import annotations
 
 import time
 
-from numaspec.conformance.connection import connect
-from numaspec.conformance.random_cases import random_merge_cases
+from numaspec.conformance.implementations.connection import connect
+from numaspec.conformance.properties.random_cases import random_merge_cases
 
 __all__ = ["bench"]
 

@@ -30,7 +30,7 @@ class Rule:
 
 
 def spec_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent / "spec"
+    here = Path(__file__).resolve().parent.parent.parent / "spec"
     return here if here.is_dir() else Path.cwd() / "spec"
 
 

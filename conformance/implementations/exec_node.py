@@ -1,7 +1,8 @@
 """A node-protocol implementation that runs as a subprocess (one JSON line in, one out).
 
 Used for the Go node probe over real kubelet code.  The process is a
-:class:`~numaspec.conformance.connection.LineProcess` (the runner's supervised subprocess);
+:class:`~numaspec.conformance.implementations.connection.LineProcess` (the runner's
+supervised subprocess);
 one that dies, hangs past the timeout or answers with something other than one JSON object is
 reported as an :class:`~numaspec.errors.AdapterError` naming the command and what it printed.
 """
@@ -12,7 +13,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from numaspec.conformance.connection import DEFAULT_MAX_LINE, LineProcess, load_answer
+from numaspec.conformance.implementations.connection import (
+    DEFAULT_MAX_LINE,
+    LineProcess,
+    load_answer,
+)
 from numaspec.errors import AdapterError, NumaspecError
 
 __all__ = ["ExecNode"]

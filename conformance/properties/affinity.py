@@ -310,9 +310,9 @@ def _newly_live(step: Mapping[str, Any], answer: Any, session: Session) -> _Live
 
 # --- the properties ------------------------------------------------------------------------
 
-# Registered in the table of conformance/registry.py (properties.py imports this module, so
-# that the table is whole whichever module is imported first).
-from numaspec.conformance.registry import register  # noqa: E402
+# Registered in the table of conformance/properties/registry.py (properties/merge.py imports
+# this module, so that the table is whole whichever module is imported first).
+from numaspec.conformance.properties.registry import register  # noqa: E402
 
 #: The OR-matching defect of the Katalyst PR (divergence D1), as a fixed example: E with
 #: {app: a} on the node, then a pod whose affinity needs {app: a, role: ps}.
@@ -472,7 +472,7 @@ def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> No
 @example(session=_D1)
 def affinity_equivalence(impl: AffinityImplementation, session: Session) -> None:
     """Every answer of an affinity session is the reference's."""
-    from numaspec.conformance.vectors import compare
+    from numaspec.conformance.cases.vectors import compare
     from numaspec.protocol import reference_result
 
     case = session.case(impl)

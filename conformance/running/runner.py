@@ -2,10 +2,10 @@
 
 The suite is every vector of ``spec/vectors`` (merge, hints and node cases, compared with
 their expected answers) at every release it holds in that the implementation declares (RUN-10:
-one instance per release, :func:`numaspec.conformance.vectors.instances`) and, for
+one instance per release, :func:`numaspec.conformance.cases.vectors.instances`) and, for
 implementations of the merge, every Hypothesis property of
 :mod:`numaspec.conformance.properties`.  The runner survives any implementation: each case
-ends in one verdict (:mod:`numaspec.conformance.reports`), the run always finishes, and the
+ends in one verdict (:mod:`numaspec.conformance.running.reports`), the run always finishes, and the
 JSON Lines report is written as it goes, its footer last, even when the run is interrupted.
 """
 
@@ -27,7 +27,8 @@ from typing import IO, Any
 
 import attrs
 
-from numaspec.conformance.connection import (
+from numaspec.conformance.cases.expectations import FAILING, Manifest, load_manifest
+from numaspec.conformance.implementations.connection import (
     DEFAULT_MAX_LINE,
     DEFAULT_TIMEOUT,
     Answer,
@@ -37,8 +38,7 @@ from numaspec.conformance.connection import (
     MergeObjectAdapter,
     connect,
 )
-from numaspec.conformance.expectations import FAILING, Manifest, load_manifest
-from numaspec.conformance.reports import (
+from numaspec.conformance.running.reports import (
     BAD_VERDICTS,
     Progress,
     ReportWriter,
@@ -160,7 +160,7 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
     (same format)."""
     cases: list[Case] = []
     if vectors:
-        from numaspec.conformance.vectors import instances, load_vector_paths, load_vectors
+        from numaspec.conformance.cases.vectors import instances, load_vector_paths, load_vectors
 
         loaded = load_vector_paths(vector_files) if vector_files else load_vectors()
         cases += [Case(i.id, "vector", v.op, tuple(v.rules), i.release, v.description,
@@ -209,7 +209,7 @@ def suite_version(cases: Sequence[Case]) -> str:
 
 def run_case(connection: Connection, case: Case) -> Outcome:
     """RUN-1: send one vector, compare the answer with the expected one."""
-    from numaspec.conformance.vectors import compare
+    from numaspec.conformance.cases.vectors import compare
 
     answer = connection.run(case.op, case.case)
     if answer.status == "result":
@@ -270,7 +270,7 @@ class _ProtocolMerge:
         """RUN-13: a result that is not a merge response is a protocol error of the adapter,
         not a property's counterexample: the property stops at once (no shrinking through
         an adapter that answers the wrong operation)."""
-        from numaspec.conformance.vectors import decode_answer
+        from numaspec.conformance.cases.vectors import decode_answer
         from numaspec.wire import encode_merge_request
 
         case = encode_merge_request(request)
@@ -463,7 +463,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
     interrupted: int | None = None
     try:
         from numaspec import __version__
-        from numaspec.conformance.profiles import load_profile
+        from numaspec.conformance.running.profiles import load_profile
 
         header["tool_version"] = __version__
         header["profile"] = load_profile(config.profile) if config.properties else None

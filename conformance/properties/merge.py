@@ -24,16 +24,16 @@ from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
 from numaspec.bitmask import NumaMask
-from numaspec.conformance.adapter import (
+from numaspec.conformance.cases.agreement import answers_agree
+from numaspec.conformance.implementations.adapter import (
     ErrorAnswer,
     MergeAnswer,
     MergeImplementation,
     reference,
     supported_versions,
 )
-from numaspec.conformance.agreement import answers_agree
-from numaspec.conformance.claims import MergeClaims, claims_of
-from numaspec.conformance.oracle import (
+from numaspec.conformance.implementations.claims import MergeClaims, claims_of
+from numaspec.conformance.properties.oracle import (
     candidates,
     closest_on,
     non_preferred_key,
@@ -41,8 +41,8 @@ from numaspec.conformance.oracle import (
     target_of,
     tie_key,
 )
-from numaspec.conformance.registry import PROPERTIES, Property, register
-from numaspec.conformance.strategies import (
+from numaspec.conformance.properties.registry import PROPERTIES, Property, register
+from numaspec.conformance.properties.strategies import (
     POLICIES,
     distances_for,
     machines,
@@ -417,4 +417,4 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
 
 # The affinity properties (spec chapter affinity.md) register themselves too; importing them
 # here makes PROPERTIES the whole table, merge properties first.
-from numaspec.conformance import affinity_properties as _affinity  # noqa: E402,F401
+from numaspec.conformance.properties import affinity as _affinity  # noqa: E402,F401

@@ -40,14 +40,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.reports import NOT_CLAIMED
+from numaspec.conformance.running.reports import NOT_CLAIMED
 
 __all__ = ["Column", "add_parser", "build_matrix", "load_column", "main", "render_html",
            "render_markdown", "render_terminal"]
 
 MATRIX_VERSION = 1
 
-#: Verdicts that fail a run (as ``numaspec.conformance.reports.BAD_VERDICTS``), in the order
+#: Verdicts that fail a run (as ``numaspec.conformance.running.reports.BAD_VERDICTS``), in the order
 #: a cell names them.
 FAILING = ("failed", "xpassed", "errored", "crashed", "timeout", "protocol-error", "not-run")
 #: The counts of a cell, in display order, with their words and terminal codes.
@@ -166,7 +166,7 @@ def load_column(path: str | Path, *, label: str | None = None, source: str = "re
                 ) -> Column:
     """A report: ``path`` is a ``numaspec conformance --out`` directory or a JSON Lines
     report.  Typed errors (naming the file and line) otherwise."""
-    from numaspec.conformance.reports import read_report
+    from numaspec.conformance.running.reports import read_report
 
     report = Path(path)
     if report.is_dir():
@@ -185,7 +185,7 @@ def load_column(path: str | Path, *, label: str | None = None, source: str = "re
 
 def _chapters(spec: Path) -> list[dict[str, Any]]:
     """The chapters with rules, in spec/README.md's order: file, prefixes, what it covers."""
-    from numaspec.conformance.rules import parse_rules
+    from numaspec.conformance.cases.rules import parse_rules
 
     row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|\s*$")
     listed: list[dict[str, Any]] = []
@@ -321,7 +321,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
                  notes: Sequence[str] = ()) -> dict[str, Any]:
     """The matrix (``matrix.json``) of ``columns``; paths in it are relative to ``out``."""
     from numaspec import __version__
-    from numaspec.conformance.rules import spec_dir
+    from numaspec.conformance.cases.rules import spec_dir
 
     out = Path(out)
     chapters = _chapters(spec or spec_dir())
@@ -772,8 +772,8 @@ def _move_run(work: Path, target: Path) -> Path:
 
 def _run_column(entry: Mapping[str, Any], args: argparse.Namespace, runs: Path, *,
                 index: int, total: int, taken: set[str]) -> tuple[Column, int]:
-    from numaspec.conformance.connection import DEFAULT_MAX_LINE, DEFAULT_TIMEOUT
-    from numaspec.conformance.runner import RunConfig, run_conformance
+    from numaspec.conformance.implementations.connection import DEFAULT_MAX_LINE, DEFAULT_TIMEOUT
+    from numaspec.conformance.running.runner import RunConfig, run_conformance
 
     work = runs / f"{index}.running"
     print(f"numaspec matrix: [{index}/{total}] {entry['impl']}", file=sys.stderr, flush=True)
