@@ -409,6 +409,11 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
                   "VER-2"],
            level="equivalence")
 @given(case=merge_requests_with_faults())
+# POLICY-5: an empty policy name is none (kubelet's config defaulting); a start-up the
+# random faults draw only now and then, and an implementation that copied the Topology
+# Manager without its defaulting refuses (Katalyst's KATALYST-1).
+@example(case=MergeRequest(numa_nodes=(0, 1), policy="", version=KubeletVersion(30),
+                           providers=()))
 def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
     """The implementation answers every case exactly as the reference does."""
     request = fit_to(case, impl)
