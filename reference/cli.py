@@ -143,7 +143,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bar (default: on a terminal, after two seconds)")
 
-    from numaspec.conformance.matrix import add_parser as add_matrix_parser
+    from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
 
     run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
 
