@@ -21,21 +21,19 @@ can never pass silently.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import pytest
+from go_builds import built, run_build
 
 ROOT = Path(__file__).resolve().parent.parent / "adapters" / "kubelet"
 BIN = ROOT / "bin"
 TABLE = ROOT / "releases.json"
-REQUIRED = os.environ.get("NUMASPEC_REQUIRE_KUBELET", "") not in ("", "0")
 EVERY_RUN = "every-run"
 
 
@@ -124,17 +122,7 @@ def describe_selection() -> str:
 @cache
 def build() -> str | None:
     """Build the selected releases' binaries; None when done, else why not."""
-    if shutil.which("go") is None:
-        return "Go is not installed, so the kubelet adapters cannot be built"
-    BIN.mkdir(exist_ok=True)
-    dirs = [TABLE_RELEASES[m].dir for m in SELECTED]
-    with (BIN / ".build.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["bash", str(ROOT / "build.sh"), *dirs], capture_output=True,
-                              text=True, timeout=3600)
-    if done.returncode != 0:
-        return f"adapters/kubelet/build.sh failed ({done.returncode}):\n{done.stderr[-3000:]}"
-    return None
+    return run_build(ROOT, [TABLE_RELEASES[m].dir for m in SELECTED], "kubelet adapters")
 
 
 def binary(minor: str) -> Path:
@@ -145,15 +133,7 @@ def binary(minor: str) -> Path:
     if minor not in SELECTED:
         pytest.skip(f"kubelet {minor} is not in this run's releases (the report header names "
                     f"them); NUMASPEC_KUBELET_RELEASES={minor} or =all runs it")
-    problem = build()
-    path = BIN / f"kubelet-adapter-{RELEASES[minor]}"
-    if problem is None and not path.exists():
-        problem = f"{path.name} was not built by adapters/kubelet/build.sh"
-    if problem is not None:
-        if REQUIRED:
-            pytest.fail(f"NUMASPEC_REQUIRE_KUBELET is set, but: {problem}")
-        pytest.skip(f"{problem} (set NUMASPEC_REQUIRE_KUBELET=1 to make this a failure)")
-    return path
+    return built(BIN / f"kubelet-adapter-{RELEASES[minor]}", build(), "adapters/kubelet/build.sh")
 
 
 def node_command(minor: str) -> list[str]:

@@ -14,18 +14,15 @@ can never pass silently.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
-import subprocess
 from functools import cache
 from pathlib import Path
 
 import pytest
+from go_builds import built, run_build
 
 ROOT = Path(__file__).resolve().parent.parent / "adapters" / "peers"
 BIN = ROOT / "bin"
-REQUIRED = os.environ.get("NUMASPEC_REQUIRE_KUBELET", "") not in ("", "0")
 
 #: peer -> the Go module its adapter module pins (build.sh has the same table)
 MODULES = {
@@ -65,16 +62,7 @@ SELECTED = select(os.environ.get("NUMASPEC_PEERS", ""))
 @cache
 def build() -> str | None:
     """Build the selected peers' adapters; None when done, else why not."""
-    if shutil.which("go") is None:
-        return "Go is not installed, so the peer adapters cannot be built"
-    BIN.mkdir(exist_ok=True)
-    with (BIN / ".build.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["bash", str(ROOT / "build.sh"), *SELECTED], capture_output=True,
-                              text=True, timeout=3600)
-    if done.returncode != 0:
-        return f"adapters/peers/build.sh failed ({done.returncode}):\n{done.stderr[-3000:]}"
-    return None
+    return run_build(ROOT, list(SELECTED), "peer adapters")
 
 
 def binary(peer: str) -> Path:
@@ -82,12 +70,4 @@ def binary(peer: str) -> Path:
     (or, when required, fails) when it cannot be built."""
     if peer not in SELECTED:
         pytest.skip(f"{peer} is not in NUMASPEC_PEERS ({', '.join(SELECTED)})")
-    problem = build()
-    path = BIN / f"{peer}-adapter-{VERSIONS[peer]}"
-    if problem is None and not path.exists():
-        problem = f"{path.name} was not built by adapters/peers/build.sh"
-    if problem is not None:
-        if REQUIRED:
-            pytest.fail(f"NUMASPEC_REQUIRE_KUBELET is set, but: {problem}")
-        pytest.skip(f"{problem} (set NUMASPEC_REQUIRE_KUBELET=1 to make this a failure)")
-    return path
+    return built(BIN / f"{peer}-adapter-{VERSIONS[peer]}", build(), "adapters/peers/build.sh")
