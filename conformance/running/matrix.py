@@ -528,6 +528,15 @@ def _md_cell(cell: Mapping[str, Any]) -> str:
     return " · ".join(parts) or "—"
 
 
+def _facts(cx: Mapping[str, Any]) -> str:
+    """A counterexample's verdict, operation and kind, release and rules, in one phrase (the
+    Markdown and the HTML say the same)."""
+    return ", ".join(filter(None, [
+        cx["verdict"], f"{cx['op']} {cx['kind']}",
+        f"kubelet {cx['kubelet_version']}" if cx["kubelet_version"] else "",
+        "rules " + ", ".join(cx["rules"]) if cx["rules"] else ""]))
+
+
 def render_markdown(matrix: Mapping[str, Any]) -> str:
     impls = matrix["implementations"]
     summary = matrix["summary"]
@@ -584,10 +593,7 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
     for impl in counterexamples:
         out += [f"### {md_text(impl['label'])}", ""]
         for cx in impl["counterexamples"]:
-            facts = ", ".join(filter(None, [
-                cx["verdict"], f"{cx['op']} {cx['kind']}",
-                f"kubelet {cx['kubelet_version']}" if cx["kubelet_version"] else "",
-                "rules " + ", ".join(cx["rules"]) if cx["rules"] else ""]))
+            facts = _facts(cx)
             line = f"#L{cx['report_line']}" if cx["report_line"] else ""
             out += [f'- <a id="{cx["anchor"]}"></a>{md_code(cx["id"])} ({md_text(facts)}): '
                     f"{md_code(cx['message'])}",
@@ -691,10 +697,7 @@ def render_html(matrix: Mapping[str, Any]) -> str:
             continue
         out += [f"<h3>{_e(impl['label'])}</h3>", "<ul>"]
         for cx in impl["counterexamples"]:
-            facts = ", ".join(filter(None, [
-                cx["verdict"], f"{cx['op']} {cx['kind']}",
-                f"kubelet {cx['kubelet_version']}" if cx["kubelet_version"] else "",
-                "rules " + ", ".join(cx["rules"]) if cx["rules"] else ""]))
+            facts = _facts(cx)
             line = f"L{cx['report_line']}" if cx["report_line"] else ""
             differences = "".join(f"<li><code>{_e(d)}</code></li>" for d in cx["differences"]
                                   if d != cx["message"])
