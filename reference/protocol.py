@@ -5,7 +5,8 @@ and writes one JSON answer per line on stdout; stderr is for diagnostics only.
 
 * ``{"cmd": "start", "version": 1}`` → ``{"ready": true, "version": 1, "implementation":
   {...}}`` (PROTO-2);
-* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity", "case": {...}}``
+* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity" | "predict",
+  "case": {...}}``
   → exactly one
   of ``{"seq": n, "result": ...}``, ``{"seq": n, "skipped": true, "message": ...}`` or
   ``{"seq": n, "errored": true, "context": {"message": ...}}`` (PROTO-3, PROTO-4);
@@ -39,9 +40,11 @@ __all__ = [
     "OPERATIONS",
     "PROTOCOL_VERSION",
     "REFERENCE_IMPL",
+    "REFERENCE_OPERATIONS",
     "JsonAdapter",
     "ReferenceAdapter",
     "reference_result",
+    "sent_case",
     "serve_adapter",
 ]
 
@@ -52,7 +55,11 @@ PROTOCOL_VERSION = 1
 REFERENCE_IMPL = "numaspec.protocol:ReferenceAdapter"
 
 #: PROTO-3: the operations a case can ask for.
-OPERATIONS = ("merge", "hints", "node", "affinity")
+OPERATIONS = ("merge", "hints", "node", "affinity", "predict")
+#: PRED-1: the operations the reference answers as an implementation.  ``predict`` asks a
+#: scheduler what it makes of a node it sees only through its NodeResourceTopology; the
+#: reference is the node whose admission judges that answer, not a scheduler.
+REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity")
 
 #: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
 _NODE_OPS = ("hints", "node", "affinity")
@@ -85,6 +92,7 @@ def reference_result(op: str, case: Any) -> Any:
     ``merge``: the merge response of ``spec/merge-protocol.md`` (an ``{"error": ...}`` object
     for a request the reference refuses).  ``hints`` and ``node``: ``{"answers": [...]}``, one
     node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
+    ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
     Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
     """
     if op == "merge":
@@ -103,7 +111,25 @@ def reference_result(op: str, case: Any) -> Any:
             except NumaspecError as exc:
                 answers.append(encode_error(exc))
         return {"answers": answers}
+    if op == "predict":
+        from numaspec.topology_export import reference_predict
+
+        try:
+            return reference_predict(case)
+        except NumaspecError as exc:
+            return encode_error(exc)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
+
+
+def sent_case(op: str, case: Any) -> Any:
+    """PRED-1: what an implementation is sent for a case: the case itself, except that a
+    predict case goes without the node session it was derived from (the scheduler sees the
+    node only through its NodeResourceTopology)."""
+    if op == "predict" and isinstance(case, dict):
+        from numaspec.topology_export import scheduler_case
+
+        return scheduler_case(case)
+    return case
 
 
 class ReferenceAdapter:
@@ -121,7 +147,7 @@ class ReferenceAdapter:
             "issues": "https://github.com/numaspec/numaspec/issues",
             "kubelet_versions": [str(v) for v in SUPPORTED_VERSIONS],
             "node_kubelet_versions": [f"1.{m}" for m in NODE_VERSIONS],
-            "operations": list(OPERATIONS),
+            "operations": list(REFERENCE_OPERATIONS),
             # PROTO-7: numaspec's line format is the reference's own interface.
             "claims": {"format": True},
         }
