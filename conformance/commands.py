@@ -184,7 +184,7 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
            ) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
     from numaspec.conformance.cases.vectors import case_version, compare
-    from numaspec.protocol import reference_result
+    from numaspec.protocol import reference_result, sent_case
 
     name, op, case, expected = load_replay_case(path, case_id)
     reference = reference_result(op, case)
@@ -195,7 +195,7 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
         refusal = connection.implementation.declares(op, case_version(op, case) or None)
         if refusal is not None:
             raise InvalidFieldError(f"not re-run: {refusal}", where=name)
-        answer = connection.run(op, case)
+        answer = connection.run(op, sent_case(op, case))
     finally:
         connection.close()
 
@@ -203,6 +203,8 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
         return json.dumps(value, indent=1)
 
     print(f"case {name} ({op}):\n{show(case)}")
+    if op == "predict":
+        print("(the implementation is sent this case without its steps: PRED-1)")
     if expected is not None:
         print(f"\nexpected (recorded):\n{show(expected)}")
     print(f"\nreference (numaspec, now):\n{show(reference)}")
@@ -214,6 +216,12 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
                 print(f"{key}:\n{value}")
         return EXIT_DIFFERENT
     print(f"\n{who}:\n{show(answer.result)}")
+    if op == "predict":
+        from numaspec.conformance.cases.predictions import judge
+
+        verdict, message = judge(reference, answer.result)
+        print(f"\n{verdict}" + (f": {message}" if message else ""))
+        return 0 if verdict == "passed" else EXIT_DIFFERENT
     differences = compare(op, case, reference, answer.result)
     print("\n" + ("agrees with the reference" if not differences else
                   "differs from the reference:\n  " + "\n  ".join(differences)))

@@ -4,13 +4,18 @@ The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.v
 holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
-     "op": "merge" | "hints" | "node" | "affinity", "derived": "hand" | "reference",
+     "op": "merge" | "hints" | "node" | "affinity" | "predict",
+     "derived": "hand" | "reference",
      "case": {...}, "expected": {...}, "notes": "...",
      "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
 
 ``case`` and ``expected`` are exactly what :func:`numaspec.protocol.reference_result` takes and
 gives: a merge request and its response, or ``{"steps": [node-protocol request, ...]}`` run on a
 fresh node session and ``{"answers": [...]}``.  ``hints`` is for sessions with a hints step.
+A ``predict`` vector stores ``{"steps": [create, admit, remove ...], "pod": {...}}`` and the
+predict answer; each instance's case is that with what a scheduler sees derived from it
+(``kubelet_version``, ``nrt``, ``node``: :func:`numaspec.topology_export.predict_case`), so
+the NodeResourceTopology is never written by hand nor stale.
 ``derived: hand`` answers were worked out by hand from a source and are never rewritten;
 ``derived: reference`` answers are filled in from the reference by ``write``.  IDs never
 change once published; a vector that turns out wrong is fixed, not renamed.
@@ -92,7 +97,7 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node", "affinity")
+OPS = ("merge", "hints", "node", "affinity", "predict")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
@@ -299,12 +304,23 @@ def split_id(case_id: str) -> tuple[str, str]:
     return base, release
 
 
+def _derived(op: str, case: Any) -> Any:
+    """PRED-1: a predict instance carries what the scheduler sees, derived from its steps."""
+    if op != "predict":
+        return case
+    from numaspec.topology_export import predict_case
+
+    return predict_case(case)
+
+
 def instance_at(vector: Vector, release: str) -> Instance:
     """The vector at ``release`` (one of :func:`holds_in`)."""
     if release == vector.kubelet_version or not vector.retargetable:
-        return Instance(vector.id, vector, vector.kubelet_version, vector.case, vector.expected)
+        return Instance(vector.id, vector, vector.kubelet_version,
+                        _derived(vector.op, vector.case), vector.expected)
     return Instance(f"{vector.id}@{release}", vector, release,
-                    _retarget(vector.op, vector.case, release), vector.expected_at(release))
+                    _derived(vector.op, _retarget(vector.op, vector.case, release)),
+                    vector.expected_at(release))
 
 
 def instances(vector: Vector, releases: Sequence[str] | None = None,
@@ -360,6 +376,12 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
     op, case, expected = raw["op"], raw["case"], raw["expected"]
     if op == "merge":
         _require(isinstance(expected, dict), "a merge response object", f"{where}.expected")
+    elif op == "predict":
+        _require(isinstance(case, dict) and set(case) == {"steps", "pod"}
+                 and isinstance(case["steps"], list) and bool(case["steps"]),
+                 '{"steps": [create/admit/remove request, ...], "pod": {...}}', f"{where}.case")
+        _require(isinstance(expected, dict) and isinstance(expected.get("fits"), bool),
+                 '{"fits": true | false, ...}', f"{where}.expected")
     else:
         _require(isinstance(case, dict) and set(case) == {"steps"}
                  and isinstance(case["steps"], list) and bool(case["steps"]),
@@ -391,6 +413,9 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
                  "ranges overlap another entry", at)
         if op == "merge":
             _require(isinstance(answer, dict), "a merge response object", at)
+        elif op == "predict":
+            _require(isinstance(answer, dict) and isinstance(answer.get("fits"), bool),
+                     '{"fits": true | false, ...}', at)
         else:
             _require(isinstance(answer, dict) and set(answer) == {"answers"}
                      and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
@@ -674,13 +699,19 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
     several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind,
     decisions and states equal up to devices that report the same NUMA nodes (RUN-12), each
-    resource's hints compared without regard to order (NWIRE-4).  An error's
+    resource's hints compared without regard to order (NWIRE-4).  ``predict``: the same answer
+    exactly (for the reference's own answers; the runner judges an implementation's
+    prediction by PRED-4 instead).  An error's
     ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
     """
     if op == "merge":
         return _compare_merge(case, expected, actual)
     if op in ("hints", "node", "affinity"):
         return _compare_session(case, expected, actual)
+    if op == "predict":
+        from numaspec.conformance.cases.predictions import same_answer
+
+        return [d[:_LIMIT] for d in same_answer(expected, actual)]
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
 
 

@@ -15,7 +15,7 @@ own interface, which the reference's command line does.  A peer is judged on sem
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -27,6 +27,7 @@ __all__ = [
     "Claims",
     "MergeClaims",
     "NodeClaims",
+    "PredictClaims",
     "claims_of",
 ]
 
@@ -165,8 +166,8 @@ class NodeClaims:
     cpu_policy_options: frozenset[str] | None = None
     feature_gates: bool = True
 
-    FIELDS = ("managers", "scopes", "policies", "policy_options", "cpu_policy_options",
-              "feature_gates")
+    FIELDS: ClassVar[tuple[str, ...]] = ("managers", "scopes", "policies", "policy_options",
+                               "cpu_policy_options", "feature_gates")
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> NodeClaims:
@@ -227,6 +228,38 @@ class NodeClaims:
         return None
 
 
+@attrs.frozen
+class PredictClaims(NodeClaims):
+    """``claims.predict``: which nodes a scheduler-side implementation claims to predict
+    (PRED-3): the node claims' fields, about the node the NodeResourceTopology describes, and
+    ``node_fit``: whether it claims the node-level resource fit (ADMIT-8), which
+    scheduler-side NUMA plugins leave to the scheduler's NodeResourcesFit plugin."""
+
+    node_fit: bool = True
+
+    FIELDS: ClassVar[tuple[str, ...]] = (*NodeClaims.FIELDS, "node_fit")
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> PredictClaims:
+        body = _object(value, where, cls.FIELDS)
+        base = NodeClaims.from_json({k: v for k, v in body.items() if k != "node_fit"}, where)
+        return cls(**attrs.asdict(base, recurse=False),
+                   node_fit=_flag(body.get("node_fit"), f"{where}.node_fit", True))
+
+    def outside_predict(self, case: Any, expected: Any) -> str | None:
+        """Why a predict case (its node session, and the reference's answer) lies outside
+        the claim, or None."""
+        reason = self.outside(case)
+        if reason:
+            return reason
+        why = expected.get("reason") if isinstance(expected, dict) else None
+        unfit = isinstance(expected, dict) and expected.get("node_fit") is False
+        if not self.node_fit and isinstance(why, str) and (why.startswith("OutOf") or unfit):
+            return (f"the node-level resource fit ({why}, the pod does not fit the node's "
+                    "allocatable: ADMIT-8): it claims NUMA alignment only")
+        return None
+
+
 def _str_items(values: Iterable[Any]) -> list[str]:
     return [v for v in values if isinstance(v, str)]
 
@@ -250,8 +283,9 @@ class Claims:
     format: bool = False
     merge: MergeClaims = MergeClaims()
     node: NodeClaims = NodeClaims()
+    predict: PredictClaims = PredictClaims()
 
-    FIELDS = ("format", "merge", "node")
+    FIELDS = ("format", "merge", "node", "predict")
 
     @classmethod
     def from_json(cls, value: Any, where: str = "implementation.claims") -> Claims:
@@ -259,7 +293,8 @@ class Claims:
         body = _object(value, where, cls.FIELDS)
         return cls(format=_flag(body.get("format"), f"{where}.format", False),
                    merge=MergeClaims.from_json(body.get("merge"), f"{where}.merge"),
-                   node=NodeClaims.from_json(body.get("node"), f"{where}.node"))
+                   node=NodeClaims.from_json(body.get("node"), f"{where}.node"),
+                   predict=PredictClaims.from_json(body.get("predict"), f"{where}.predict"))
 
     def to_json(self) -> dict[str, Any]:
         """The claims as a ``start`` answer would state them (absent = everything)."""
@@ -276,9 +311,17 @@ class Claims:
                 "policy_options": names(self.node.policy_options),
                 "cpu_policy_options": names(self.node.cpu_policy_options),
                 "feature_gates": self.node.feature_gates}
+        predict = {"managers": names(self.predict.managers),
+                   "scopes": names(self.predict.scopes),
+                   "policies": names(self.predict.policies),
+                   "policy_options": names(self.predict.policy_options),
+                   "cpu_policy_options": names(self.predict.cpu_policy_options),
+                   "feature_gates": self.predict.feature_gates,
+                   "node_fit": self.predict.node_fit}
         return {"format": self.format,
                 "merge": {k: v for k, v in merge.items() if v is not None},
-                "node": {k: v for k, v in node.items() if v is not None}}
+                "node": {k: v for k, v in node.items() if v is not None},
+                "predict": {k: v for k, v in predict.items() if v is not None}}
 
     def outside(self, op: str, case: Any, expected: Any, rules: Sequence[str]) -> str | None:
         """Why a vector (its op, case, expected answer and rules) is not claimed, or None."""
@@ -289,6 +332,8 @@ class Claims:
                         f"({', '.join(judged)}), as its own interface")
         if op == "merge":
             return self.merge.outside(case, expected) if isinstance(case, dict) else None
+        if op == "predict":
+            return self.predict.outside_predict(case, expected)
         return self.node.outside(case)
 
 

@@ -45,7 +45,10 @@ class StrictChecker:
         self._run = validator("runAnswer")
         self._results = {"merge": validator("mergeResult"), "hints": validator("sessionResult"),
                          "node": validator("sessionResult"),
-                         "affinity": validator("sessionResult")}
+                         "affinity": validator("sessionResult"),
+                         "predict": jsonschema.Draft202012Validator(
+                             {"$ref": "tag:numaspec,2026:predict#/$defs/answer"},
+                             registry=registry)}
 
     @staticmethod
     def _problem(validator: Any, value: Any, what: str) -> str | None:

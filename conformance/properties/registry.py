@@ -47,6 +47,14 @@ class Property:
 
     def applies_to(self, impl: object) -> str | None:
         """Why the property cannot be judged for ``impl``, or None."""
+        if self.op != "merge":
+            node = [int(v.split(".")[1]) for v in getattr(impl, "node_kubelet_versions", ())
+                    if isinstance(v, str) and v.startswith("1.") and v[2:].isdigit()]
+            if self.since is not None and node and all(m < self.since for m in node):
+                return (f"it speaks of kubelet 1.{self.since} and later, which "
+                        f"{getattr(impl, 'name', 'the implementation')} does not declare for "
+                        f"its node")
+            return None
         if self.since is not None and all(v.minor < self.since
                                           for v in supported_versions(impl)):
             return (f"it speaks of kubelet 1.{self.since} and later, which "
@@ -57,6 +65,14 @@ class Property:
         """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
         claims = claims_of(impl)
         who = getattr(impl, "name", "the implementation")
+        if self.op == "predict":
+            # The predict property draws its sessions inside claims.predict.
+            empty = [f for f in ("managers", "scopes", "policies")
+                     if getattr(claims.predict, f) == frozenset()
+                     and f != "managers"]
+            if empty:
+                return f"{who} claims no {' and no '.join(empty)} for predict"
+            return None
         if self.op != "merge":
             if not claims.node.everything:
                 return (f"its sessions draw whole nodes (every manager, scope and option), and "

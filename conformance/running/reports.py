@@ -18,7 +18,9 @@ implementation, the manifest, ``undeclared`` when it does not declare the operat
 kubelet version, or ``not-claimed`` when the case lies outside its capability claims,
 PROTO-7; the last two are counted apart, as "not claimed"), ``errored`` (the
 implementation reported its own error), ``crashed``, ``timeout``, ``protocol-error``,
-``not-run`` (the run gave up on the implementation).
+``not-run`` (the run gave up on the implementation); and for ``predict`` cases ``refused``: a
+scheduler kept a pod off a node whose kubelet would admit it (PRED-4: conservative, counted
+apart, never a failure; in the rule table it counts with ``passed``).
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ __all__ = [
     "terminal_summary",
 ]
 
-VERDICTS = ("passed", "failed", "xfailed", "xpassed", "skipped", "errored", "crashed",
-            "timeout", "protocol-error", "not-run")
+VERDICTS = ("passed", "refused", "failed", "xfailed", "xpassed", "skipped", "errored",
+            "crashed", "timeout", "protocol-error", "not-run")
 #: Verdicts that make a run fail.
 BAD_VERDICTS = frozenset({"failed", "xpassed", "errored", "crashed", "timeout",
                           "protocol-error", "not-run"})
@@ -124,6 +126,8 @@ def column_of(record: Mapping[str, Any]) -> str:
     verdict = record["verdict"]
     if verdict == "skipped":
         return "not-claimed" if record.get("skip_source") in NOT_CLAIMED else "skipped"
+    if verdict == "refused":  # PRED-4: not a failure; the headline counts it apart
+        return "passed"
     return verdict if verdict in ("passed", "xfailed") else "failed"
 
 

@@ -210,8 +210,15 @@ def suite_version(cases: Sequence[Case]) -> str:
 def run_case(connection: Connection, case: Case) -> Outcome:
     """RUN-1: send one vector, compare the answer with the expected one."""
     from numaspec.conformance.cases.vectors import compare
+    from numaspec.protocol import sent_case
 
-    answer = connection.run(case.op, case.case)
+    answer = connection.run(case.op, sent_case(case.op, case.case))
+    if answer.status == "result" and case.op == "predict":
+        from numaspec.conformance.cases.predictions import judge
+
+        verdict, message = judge(case.expected, answer.result)
+        return Outcome(verdict, message, answer.result,
+                       (message,) if verdict == "failed" else (), answer)
     if answer.status == "result":
         differences = tuple(compare(case.op, case.case, case.expected, answer.result))
         if differences:
@@ -251,11 +258,17 @@ class _ProtocolMerge:
             self.subsets = subsets
         if "affinity" in impl.operations:
             self.affinity_session = self._affinity_session
-            self.node_kubelet_versions = impl.node_kubelet_versions
+        if "predict" in impl.operations:
+            self.predict = self._predict
+        self.node_kubelet_versions = impl.node_kubelet_versions
 
     def _affinity_session(self, case: Any) -> Any:
         """The affinity properties' channel (spec chapter affinity.md): one session."""
         return self._run("affinity", case)
+
+    def _predict(self, case: Any) -> Any:
+        """The predict property's channel (spec chapter predict.md): one sent case."""
+        return self._run("predict", case)
 
     def _run(self, op: str, case: Any) -> Any:
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
