@@ -32,28 +32,39 @@ MODULES = {
 }
 
 
+#: The scheduler-side peer (the predict operation, spec/predict.md): its module, and the one
+#: pinned tag the test run builds and runs (adapters/peers/scheduler-plugins/<tag>/); its
+#: other tags are built by ``build.sh scheduler-plugins`` and compared by the matrix
+#: (adapters/comparison/README.md).
+PREDICT_MODULES = {"scheduler-plugins": "sigs.k8s.io/scheduler-plugins"}
+PREDICT_TAG = {"scheduler-plugins": "v0.33.5"}
+
+
 def pinned(peer: str) -> str:
     """The version of the peer's module that ``adapters/peers/<peer>/go.mod`` requires
     (``v1.7.0``)."""
-    for line in (ROOT / peer / "go.mod").read_text(encoding="utf-8").splitlines():
+    module = {**MODULES, **PREDICT_MODULES}[peer]
+    where = f"{peer}/{PREDICT_TAG[peer]}" if peer in PREDICT_TAG else peer
+    for line in (ROOT / where / "go.mod").read_text(encoding="utf-8").splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[0] == MODULES[peer]:
+        if len(fields) >= 2 and fields[0] == module:
             return fields[1]
-    raise AssertionError(f"adapters/peers/{peer}/go.mod does not require {MODULES[peer]}")
+    raise AssertionError(f"adapters/peers/{where}/go.mod does not require {module}")
 
 
 #: peer -> pinned version, every peer
-VERSIONS = {peer: pinned(peer) for peer in MODULES}
+VERSIONS = {peer: pinned(peer) for peer in (*MODULES, *PREDICT_MODULES)}
 
 
 def select(choice: str) -> tuple[str, ...]:
     """The peers a ``NUMASPEC_PEERS`` value selects (empty: all)."""
-    chosen = [p.strip() for p in choice.split(",") if p.strip()] or list(MODULES)
-    unknown = sorted(set(chosen) - set(MODULES))
+    every = [*MODULES, *PREDICT_MODULES]
+    chosen = [p.strip() for p in choice.split(",") if p.strip()] or every
+    unknown = sorted(set(chosen) - set(every))
     if unknown:
         raise pytest.UsageError(f"NUMASPEC_PEERS names unknown peers: {', '.join(unknown)} "
-                                f"(known: {', '.join(MODULES)})")
-    return tuple(p for p in MODULES if p in chosen)
+                                f"(known: {', '.join(every)})")
+    return tuple(p for p in every if p in chosen)
 
 
 SELECTED = select(os.environ.get("NUMASPEC_PEERS", ""))
@@ -62,7 +73,8 @@ SELECTED = select(os.environ.get("NUMASPEC_PEERS", ""))
 @cache
 def build() -> str | None:
     """Build the selected peers' adapters; None when done, else why not."""
-    return run_build(ROOT, list(SELECTED), "peer adapters")
+    args = [f"{p}/{PREDICT_TAG[p]}" if p in PREDICT_TAG else p for p in SELECTED]
+    return run_build(ROOT, args, "peer adapters")
 
 
 def binary(peer: str) -> Path:

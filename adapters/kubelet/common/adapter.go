@@ -83,6 +83,13 @@ type Release interface {
 	Run(op string, c json.RawMessage) (result any, skip *Skip)
 }
 
+// UndeclaredSkipper is optionally implemented by a Release that answers a
+// run of an operation it does not declare "skipped" (with the Skip it
+// returns) rather than "errored"; a nil Skip keeps the errored answer.
+type UndeclaredSkipper interface {
+	SkipUndeclared(op string) *Skip
+}
+
 type request struct {
 	Cmd     string          `json:"cmd"`
 	Seq     json.RawMessage `json:"seq"`
@@ -138,6 +145,11 @@ func runCase(r Release, seq int64, op string, c json.RawMessage) (answer any) {
 		declared = declared || o == op
 	}
 	if !declared {
+		if u, ok := r.(UndeclaredSkipper); ok {
+			if skip := u.SkipUndeclared(op); skip != nil {
+				return skippedAnswer{Seq: seq, Skipped: true, Message: skip.Message, IssueURL: skip.IssueURL}
+			}
+		}
 		s := seq
 		return errored(&s, fmt.Sprintf("operation %q is not declared by this adapter", op), "")
 	}
