@@ -34,11 +34,18 @@ from numaspec.wire import (
 __all__ = ["answer_merge_line", "main", "serve_merge", "serve_node"]
 
 
-def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS
-                      ) -> dict[str, Any]:
-    """The JSON response to one request line; never raises for bad input."""
+def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
+                      explain: bool = False) -> dict[str, Any]:
+    """The JSON response to one request line; never raises for bad input.  ``explain``:
+    the response carries the merge's trace as ``explain`` (EXPLAIN-1)."""
     try:
         request = decode_merge_request(decode_json_line(line))
+        if explain:
+            from numaspec.trace import MergeTrace
+
+            trace = MergeTrace()
+            outcome = evaluate_request(request, max_steps=max_steps, trace=trace)
+            return {**encode_outcome(outcome), "explain": trace.as_json()}
         return encode_outcome(evaluate_request(request, max_steps=max_steps))
     except NumaspecError as exc:
         return encode_error(exc)
@@ -48,19 +55,20 @@ def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_S
 
 
 def serve_merge(stdin: BinaryIO, stdout: TextIO, *,
-                max_steps: int = DEFAULT_MAX_MERGE_STEPS) -> int:
+                max_steps: int = DEFAULT_MAX_MERGE_STEPS, explain: bool = False) -> int:
     for line in request_lines(stdin):
         response = (encode_error(line) if isinstance(line, NumaspecError)
-                    else answer_merge_line(line, max_steps=max_steps))
+                    else answer_merge_line(line, max_steps=max_steps, explain=explain))
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0
 
 
-def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False) -> int:
+def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False,
+               explain: bool = False) -> int:
     from numaspec.node_wire import NodeSession
 
-    session = NodeSession(affinity=affinity)
+    session = NodeSession(affinity=affinity, explain=explain)
     for line in request_lines(stdin):
         response = encode_error(line) if isinstance(line, NumaspecError) else session.answer(line)
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
@@ -77,11 +85,18 @@ def _build_parser() -> argparse.ArgumentParser:
                        default=DEFAULT_MAX_MERGE_STEPS, metavar="N",
                        help="refuse (error kind merge-too-large) a merge of more than N steps "
                             "(permutations x hint lists; WIRE-4)")
+    merge.add_argument("--explain", action="store_true",
+                       help="each response carries the merge's trace as 'explain': the lists "
+                            "merged, the candidates kept and the rule for each (EXPLAIN-2)")
 
     node = sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
     node.add_argument("--affinity", action="store_true",
                       help="the node runs NUMA-level inter-pod affinity, and the scheduler's "
                            "steps are open (spec/affinity.md, AWIRE-1..AWIRE-3)")
+    node.add_argument("--explain", action="store_true",
+                      help="each admit answer carries the admission's trace as 'explain': "
+                           "every provider's hints, the merge, who refused and by which rule "
+                           "(EXPLAIN-3)")
     sub.add_parser("serve", help="the reference behind the adapter protocol (start/run/stop)")
 
     conf = sub.add_parser("conformance", help="run the conformance suite against an impl")
@@ -102,6 +117,8 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--id", default=None, help="the case to re-run (vector or property ID)")
     _impl_argument(replay)
     replay.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    replay.add_argument("--explain", action="store_true",
+                        help="also print the reference's reasoning for the case (EXPLAIN-4)")
 
     expect = sub.add_parser("expectations",
                             help="write an expectations manifest from a report's failures")
@@ -175,8 +192,9 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         metavar="FILE", help="run the vectors of FILE instead of the spec's "
                                              "(repeatable)")
     parser.add_argument("--profile", default=None,
-                        help="Hypothesis profile: dev, ci or nightly "
-                             "(default: ci under CI, else dev)")
+                        choices=("dev", "ci", "nightly", "triage"),
+                        help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
+                             "without shrinking) (default: ci under CI, else dev)")
     parser.add_argument("-k", dest="keyword", default=None,
                         help="only cases whose ID contains this, or that cite this rule")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -200,10 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "merge":
         return _serve(lambda: serve_merge(sys.stdin.buffer, sys.stdout,
-                                          max_steps=args.max_steps))
+                                          max_steps=args.max_steps, explain=args.explain))
     if args.command == "node":
         return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout,
-                                         affinity=args.affinity))
+                                         affinity=args.affinity, explain=args.explain))
     if args.command == "serve":
         from numaspec.protocol import ReferenceAdapter, serve_adapter
 

@@ -233,6 +233,15 @@ def fit_rejection(pod: Pod, others: Iterable[Pod], allocatable: Mapping[str, int
     not checked.  The first failure is the rejection: reason ``OutOf<resource>``, message
     ``Node didn't have enough resource: <resource>, requested: <n>, used: <n>, capacity: <n>``.
     ephemeral-storage is not checked: the machine model has no disk."""
+    found = fit_rejections(pod, others, allocatable)
+    return found[0] if found else None
+
+
+def fit_rejections(pod: Pod, others: Iterable[Pod], allocatable: Mapping[str, int]
+                   ) -> list[Rejection]:
+    """ADMIT-8: every failure of the resource fit, in :func:`fit_rejection`'s order.  When
+    the first is a hugepage or extended resource, kubelet names any of the scalar ones among
+    them (its Go map order)."""
     placed = list(others)
     used: dict[str, int] = {}
     for other in placed:
@@ -250,11 +259,9 @@ def fit_rejection(pod: Pod, others: Iterable[Pod], allocatable: Mapping[str, int
         have = allocatable.get(name, 0)
         if asked > have - used.get(name, 0):
             failures.append((name, asked, used.get(name, 0), have))
-    if not failures:
-        return None
-    name, asked, taken, have = failures[0]
-    return Rejection(f"OutOf{name}", f"Node didn't have enough resource: {name}, requested: "
-                     f"{asked}, used: {taken}, capacity: {have}")
+    return [Rejection(f"OutOf{name}", f"Node didn't have enough resource: {name}, requested: "
+                      f"{asked}, used: {taken}, capacity: {have}")
+            for name, asked, taken, have in failures]
 
 
 # -- ADMIT-7: what the API server refuses -----------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, seed, settings
@@ -51,10 +52,20 @@ def for_kill(check: Callable[..., None]) -> Iterator[Callable[..., None]]:
             setattr(check, mark, value)
 
 
+#: Properties whose mutants run elsewhere: the node sessions' through the command line
+#: (tests/test_mutants_exec.py), P-PREDICT's as a scheduler that says every pod fits
+#: (tests/test_predict.py).
+ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
+             "P-HINTS-SESSION": "tests/test_mutants_exec.py",
+             "P-PREDICT": "tests/test_predict.py"}
+
+
 def test_every_property_is_shown_to_fail_on_some_mutant() -> None:
     assert {p for _, p in PAIRS} == set(MERGE_PROPERTIES)
     assert {p for _, p in AFFINITY_PAIRS} == set(AFFINITY_PROPERTIES)
-    assert set(MERGE_PROPERTIES) | set(AFFINITY_PROPERTIES) == set(PROPERTIES)
+    assert set(MERGE_PROPERTIES) | set(AFFINITY_PROPERTIES) | set(ELSEWHERE) == set(PROPERTIES)
+    for prop, test in ELSEWHERE.items():
+        assert prop in (Path(__file__).parent.parent / test).read_text(encoding="utf-8")
     assert set(KILLED_BY) == set(MUTATIONS)
     assert set(AFFINITY_KILLED_BY) == set(AFFINITY_MUTATIONS)
 

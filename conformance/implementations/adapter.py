@@ -16,6 +16,7 @@ callable taking no arguments that returns one.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,6 +47,11 @@ class ErrorAnswer:
 
     kind: str
     message: str = ""
+
+    def __str__(self) -> str:
+        """As the merge protocol writes an error (WIRE-2)."""
+        return json.dumps({"error": {"kind": self.kind, "message": self.message}},
+                          separators=(",", ":"))
 
 
 MergeAnswer = MergeOutcome | ErrorAnswer
@@ -82,6 +88,18 @@ class ReferenceImplementation:
         from numaspec.protocol import reference_result
 
         return reference_result("affinity", case)
+
+    def node_session(self, case: Any) -> Any:
+        """A ``node`` session, for P-NODE-SESSION."""
+        from numaspec.protocol import reference_result
+
+        return reference_result("node", case)
+
+    def hints_session(self, case: Any) -> Any:
+        """A ``hints`` session, for P-HINTS-SESSION."""
+        from numaspec.protocol import reference_result
+
+        return reference_result("hints", case)
 
     def subsets(self, nodes: Sequence[int]) -> list[tuple[int, ...]]:
         return [mask.nodes for mask in iterate_masks(nodes)]

@@ -11,11 +11,16 @@ nodes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-__all__ = ["MEBI", "node_requests", "pods"]
+if TYPE_CHECKING:
+    from numaspec.conformance.implementations.claims import NodeClaims
+
+__all__ = ["MEBI", "machines", "node_requests", "pods"]
+
+_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 
 MEBI = 1 << 20
 GIBI = 1 << 30
@@ -61,22 +66,31 @@ def machines(draw: st.DrawFn, devices_too: bool = True) -> dict[str, Any]:
     return {"numaNodes": nodes, "devices": devices}
 
 
+def _claimed(names: frozenset[str] | None, every: tuple[str, ...]) -> list[str]:
+    return [n for n in every if names is None or n in names]
+
+
 @st.composite
 def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
-                  devices_too: bool = True, max_pods: bool = True) -> dict[str, Any]:
+                  devices_too: bool = True, max_pods: bool = True,
+                  claims: NodeClaims | None = None) -> dict[str, Any]:
     """A ``create`` request for a node kubelet would start (``max_pods``: sometimes with a
-    small ``maxPods``, ADMIT-8)."""
-    machine = draw(machines(devices_too))
+    small ``maxPods``, ADMIT-8), inside ``claims`` when given (PROTO-7: only the managers,
+    scopes, policies and CPU Manager options claimed; no feature gates unless claimed, and
+    so no option that needs one)."""
+    managers = _claimed(claims.managers if claims else None, ("cpu", "memory", "device"))
+    machine = draw(machines(devices_too and "device" in managers))
     version = draw(st.sampled_from(versions))
     minor = int(version.split(".")[1])
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
-    tm_policy = draw(st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]))
+    tm_policy = draw(st.sampled_from(_claimed(claims.policies if claims else None, _POLICIES)))
     config: dict[str, Any] = {
         "topologyManagerPolicy": tm_policy,
-        "topologyManagerScope": draw(st.sampled_from(["container", "pod"])),
+        "topologyManagerScope": draw(st.sampled_from(
+            _claimed(claims.scopes if claims else None, ("container", "pod")))),
     }
-    if draw(st.integers(0, 4)) > 0:
+    if "cpu" in managers and draw(st.integers(0, 4)) > 0:
         config["cpuManagerPolicy"] = "static"
         cpus = [t for n in machine["numaNodes"] for c in n["cores"] for t in c["threads"]]
         # NODE-3: one or two reserved CPUs (the lowest of a NUMA node each, so two may sit on
@@ -105,10 +119,13 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
             options["align-by-socket"] = "true"
         if minor >= 32 and draw(st.integers(0, 3)) == 0:
             options["strict-cpu-reservation"] = "true"
+        if claims is not None:
+            options = {k: v for k, v in options.items() if claims.feature_gates and (
+                claims.cpu_policy_options is None or k in claims.cpu_policy_options)}
         if options:
             config["cpuManagerPolicyOptions"] = options
             config["featureGates"] = {"CPUManagerPolicyAlphaOptions": True}
-    if draw(st.booleans()):
+    if "memory" in managers and draw(st.booleans()):
         config["memoryManagerPolicy"] = "Static"
         reserved = draw(st.sampled_from([256, 512]))
         config["systemReserved"] = {**config.get("systemReserved", {}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from hypothesis import assume, example, given, note
+from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from numaspec.conformance.implementations.claims import PredictClaims, claims_of
@@ -115,9 +115,12 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
     case = predict_case(stored)
     expected = reference_predict(case)
     reason = claims.outside_predict(stored, expected)
-    if data is None and reason is not None:
-        return  # the fixed example lies outside what the implementation claims
-    assume(reason is None)
+    if reason is not None:
+        # Outside the claim (most often a pod the node cannot hold at all, node_fit): not a
+        # question for this implementation.  Not filtered out with assume(): so many are
+        # that Hypothesis would call the test unhealthy.
+        event("outside the claim")
+        return
     sent = scheduler_case(case)
     note(f"session: {json.dumps(stored, separators=(',', ':'))}")
     note(f"request: {json.dumps(sent, separators=(',', ':'))}")

@@ -65,13 +65,12 @@ class Property:
         """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
         claims = claims_of(impl)
         who = getattr(impl, "name", "the implementation")
-        if self.op == "predict":
-            # The predict property draws its sessions inside claims.predict.
-            empty = [f for f in ("managers", "scopes", "policies")
-                     if getattr(claims.predict, f) == frozenset()
-                     and f != "managers"]
+        if self.op in ("predict", "node", "hints"):
+            # These draw their sessions inside claims.predict or claims.node.
+            part = claims.predict if self.op == "predict" else claims.node
+            empty = [f for f in ("scopes", "policies") if getattr(part, f) == frozenset()]
             if empty:
-                return f"{who} claims no {' and no '.join(empty)} for predict"
+                return f"{who} claims no {' and no '.join(empty)} for {self.op}"
             return None
         if self.op != "merge":
             if not claims.node.everything:

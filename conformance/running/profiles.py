@@ -4,6 +4,9 @@
 * ``ci``: derandomized (the same examples every run), no database, and the reproduction
   blob printed on failure, so a red CI run is reproducible anywhere.
 * ``nightly``: many more examples, randomized, for hunting.
+* ``triage``: ``ci``'s examples and seed, but no shrinking: whether an implementation fails,
+  quickly (each property stops at its first counterexample, unshrunk).  The mutants' kill
+  tests use it.
 
 The active profile is ``$NUMASPEC_HYPOTHESIS_PROFILE``, else ``ci`` when ``$CI`` is set,
 else ``dev``.
@@ -15,13 +18,13 @@ import os
 
 __all__ = ["PROFILES", "active_profile", "load_profile", "register_profiles"]
 
-PROFILES = ("dev", "ci", "nightly")
+PROFILES = ("dev", "ci", "nightly", "triage")
 
 
 def register_profiles() -> None:
     """Register the three profiles with Hypothesis (imported late: the runner must not import
     Hypothesis before pytest starts, or pytest cannot rewrite its asserts)."""
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 
     common = {"deadline": None, "suppress_health_check": (HealthCheck.too_slow,)}
     settings.register_profile("dev", max_examples=100, **common)  # type: ignore[arg-type]
@@ -29,6 +32,9 @@ def register_profiles() -> None:
                               print_blob=True, **common)  # type: ignore[arg-type]
     settings.register_profile("nightly", max_examples=5000, print_blob=True,
                               **common)  # type: ignore[arg-type]
+    settings.register_profile("triage", max_examples=300, derandomize=True, database=None,
+                              phases=[Phase.explicit, Phase.generate],
+                              report_multiple_bugs=False, **common)  # type: ignore[arg-type]
 
 
 def active_profile(explicit: str | None = None) -> str:

@@ -63,8 +63,8 @@ _ALLOCATE = Node._allocate
 
 
 def _allocate_unchecked(self: Node, pod: Any, container: Any, hint: Any,
-                        region: Any) -> None:  # noqa: ARG001 - AFF-9's check dropped
-    _ALLOCATE(self, pod, container, hint, None)
+                        region: Any, *args: Any) -> None:  # noqa: ARG001 - AFF-9's check dropped
+    _ALLOCATE(self, pod, container, hint, None, *args)
 
 
 def _empty_is_a_value(annotations: Any, key: str) -> str | None:

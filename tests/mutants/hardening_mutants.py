@@ -60,7 +60,7 @@ def _refusals_keep_allocations() -> None:
         finally:
             self._release = release  # type: ignore[method-assign]
 
-    Node.admit = admit  # type: ignore[method-assign]
+    Node.admit = admit  # type: ignore[method-assign,assignment]
 
 
 HARDENING_MUTATIONS: dict[str, Callable[[], None]] = {

@@ -11,7 +11,7 @@ from typing import Any
 from numaspec.admission import Decision, Node
 from numaspec.bitmask import NumaMask, iterate_masks
 from numaspec.cpu_manager import StaticCPUManager
-from numaspec.hints import TopologyHint
+from numaspec.hints import ProviderHints, TopologyHint
 from numaspec.memory import MemoryManager
 from numaspec.node_wire import NodeSession
 from numaspec.pods import Container, Pod
@@ -99,10 +99,10 @@ def _policy_admits_all(node: Node) -> None:
     """ADMIT-3 broken: the policy's verdict is ignored."""
     merge = node._merge
 
-    def admit_all(hints: Any) -> MergeOutcome:
-        return MergeOutcome(merge(hints).hint, True)
+    def admit_all(hints: Any, *args: Any) -> MergeOutcome:
+        return MergeOutcome(merge(hints, *args).hint, True)
 
-    node._merge = admit_all  # type: ignore[method-assign]
+    node._merge = admit_all  # type: ignore[method-assign,assignment]
 
 
 def _one_cpu_too_many(node: Node) -> None:
@@ -195,7 +195,7 @@ def _refusal_keeps_cpus(node: Node) -> None:
         finally:
             node._release = release  # type: ignore[method-assign]
 
-    node.admit = admit  # type: ignore[method-assign]
+    node.admit = admit  # type: ignore[method-assign,assignment]
 
 
 def _error_frees_a_pod(node: Node) -> None:
@@ -211,7 +211,50 @@ def _error_frees_a_pod(node: Node) -> None:
     node.remove = remove  # type: ignore[method-assign]
 
 
+def _preferred_by_free_cpus(node: Node) -> None:
+    """CPU-4 broken as a re-implementation reading kubernetes#84597 would: the preferred width
+    is the narrowest mask with enough *free* CPUs, not with enough CPUs at all (CPU-2), so a
+    wider mask is preferred once the narrow ones are full (a peer bug of the kind
+    ../shared/research/peers.md section 2 item 4 describes)."""
+    cpu = node.cpu
+    if cpu is None:
+        return
+    original = cpu._hints
+
+    def hints(available: frozenset[int], reusable: frozenset[int], n: int) -> ProviderHints:
+        found = original(available, reusable, n)
+        listed = (found or {}).get("cpu")
+        if not listed:
+            return found
+        narrowest = min(h.numa_affinity.count() for h in listed
+                        if h.numa_affinity is not None)
+        return {"cpu": [TopologyHint(h.numa_affinity, h.numa_affinity is not None
+                                     and h.numa_affinity.count() == narrowest)
+                        for h in listed]}
+
+    cpu._hints = hints  # type: ignore[method-assign]
+
+
+def _sidecar_devices_reused(node: Node) -> None:
+    """DEV-5 broken as kubernetes#131379 reports of a scheduler: a sidecar's devices are left
+    for the app containers to reuse, although a sidecar runs for the pod's whole life."""
+    devices = node.devices
+    original = devices.allocate
+
+    def allocate(pod: Pod, container: Container, affinity: NumaMask | None) -> None:
+        original(pod, container, affinity)
+        if pod.is_init(container.name) and container.restartable:
+            reuse = devices.to_reuse.setdefault(pod.uid, {})
+            for resource, ids in devices.pod_devices.get(pod.uid, {}).get(
+                    container.name, {}).items():
+                reuse[resource] = reuse.get(resource, frozenset()) | ids
+
+    devices.allocate = allocate  # type: ignore[method-assign]
+
+
 NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
+    "preferred_by_free_cpus": _preferred_by_free_cpus,
+    "sidecar_devices_reused": _sidecar_devices_reused,
     "refusal_keeps_cpus": _refusal_keeps_cpus,
     "error_frees_a_pod": _error_frees_a_pod,
     "policy_admits_all": _policy_admits_all,
@@ -227,6 +270,10 @@ NODE_MUTATIONS: dict[str, Callable[[Node], None]] = {
     "sidecar_cpus_reused": _sidecar_cpus_reused,
 }
 
+
+#: Mutations that only change the hints a provider gives, not (within the test budgets) any
+#: admission: only asking for hints shows them (P-HINTS-SESSION, tests/test_mutants_exec.py).
+HINTS_ONLY = frozenset({"preferred_by_free_cpus"})
 
 #: Mutations that also take away the session's snapshot of ADMIT-10.
 UNGUARDED_SESSIONS = frozenset({"error_frees_a_pod"})
@@ -249,4 +296,4 @@ class MutantNode:
         return answer
 
 
-__all__ = ["NODE_MUTATIONS", "MutantNode", "MemoryManager", "StaticCPUManager"]
+__all__ = ["HINTS_ONLY", "NODE_MUTATIONS", "MutantNode", "MemoryManager", "StaticCPUManager"]

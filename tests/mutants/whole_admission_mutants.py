@@ -46,7 +46,7 @@ def _fit_keeps_allocations(node: Node) -> None:
             admitting.clear()
 
     node._release = keep_while_admitting  # type: ignore[method-assign]
-    node.admit = admit  # type: ignore[method-assign]
+    node.admit = admit  # type: ignore[method-assign,assignment]
 
 
 def _pods_not_counted(node: Node) -> None:

@@ -1,0 +1,329 @@
+"""Node sessions through the adapter protocol (spec chapter ``admission.md``: INV-1..INV-9,
+ADMIT-10; NWIRE-1..NWIRE-4).
+
+The in-process state machine (``node_machine``) drives a node one request at a time; an
+implementation behind the adapter protocol answers whole sessions instead (a ``node`` or
+``hints`` case is ``{"steps": [...]}`` on a fresh node, PROTO-3).  So each example here is one
+session, drawn whole inside what the implementation claims (PROTO-7): a node, then admits,
+removes, steps every node refuses, and finally the removal of every pod, with a ``state`` step
+after each.  The session goes over the protocol as one case; the implementation's own answers
+are checked against INV-1..INV-9 and ADMIT-10 step by step, and each answer is compared with
+the reference's (RUN-12's device equivalence included).  Hypothesis shrinks a failing session
+to a minimal one, which ``numaspec replay`` re-runs from the report and ``numaspec node``
+reads as JSON lines.
+
+Where kubelet names one of several failing resources in Go map order (ADMIT-8: two
+hugepage or extended resources the pod does not fit), any of them agrees.  Where kubelet
+itself is not deterministic beyond that, the comparison stops and the invariants go on:
+from the first step after which the reference's memory groups are irregular on a release
+before 1.32, or after a step that reserved memory across NUMA nodes there, even for a pod
+then refused (spec/findings.md, F-MEM-OVERLAP), and from the first admission where a Go map
+order picks the NUMA nodes of a container's devices (F-DEV-CHOICE).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from numaspec.conformance.implementations.claims import NodeClaims, claims_of
+from numaspec.conformance.properties.node_machine import (
+    _bad_steps,
+    _Checks,
+    irregular_memory_groups,
+    rejected_step_change,
+)
+from numaspec.conformance.properties.node_strategies import node_requests, pods
+from numaspec.conformance.properties.registry import register
+
+__all__ = ["NodeSessionImplementation", "node_sessions", "session_versions"]
+
+#: The releases a session is drawn at when the implementation declares them.
+_PREFERRED = ("1.30", "1.33", "1.37")
+
+
+class NodeSessionImplementation(Protocol):
+    name: str
+    node_kubelet_versions: tuple[str, ...]
+
+    def node_session(self, case: Any) -> Any: ...
+
+    def hints_session(self, case: Any) -> Any: ...
+
+
+def session_versions(impl: object) -> tuple[str, ...]:
+    """The node releases a session may name: those of 1.30, 1.33 and 1.37 the implementation
+    declares, else the nearest it declares (1.29-1.37)."""
+    declared = [v for v in getattr(impl, "node_kubelet_versions", ())
+                if isinstance(v, str) and v[:2] == "1." and v[2:].isdigit()
+                and 29 <= int(v[2:]) <= 37]
+    if not declared:
+        return _PREFERRED
+    chosen = [v for v in _PREFERRED if v in declared]
+    return tuple(chosen) or tuple(sorted({min(declared, key=lambda v: abs(int(v[2:]) - int(p[2:])))
+                                          for p in _PREFERRED}))
+
+
+@st.composite
+def node_sessions(draw: st.DrawFn, claims: NodeClaims | None = None,
+                  versions: tuple[str, ...] = _PREFERRED, hints: bool = False
+                  ) -> list[dict[str, Any]]:
+    """create, state, then 1-8 of (admit | remove | a refused step), each followed by a state
+    step, then the removal of every pod and a last state (INV-9).  ``hints``: each admission is
+    preceded by the pod's hints (NWIRE-4), pod-wide or for one of its containers."""
+    create = draw(node_requests(versions, claims=claims))
+    steps: list[dict[str, Any]] = [create, {"op": "state"}]
+    devices = sorted(create["node"]["machine"].get("devices", {}))
+    tried: list[str] = []
+    for index in range(draw(st.integers(1, 8))):
+        kind = draw(st.sampled_from(["admit", "admit", "admit", "remove", "bad"]))
+        if kind == "remove" and tried:
+            steps.append({"op": "remove", "uid": draw(st.sampled_from(tried))})
+        elif kind == "bad":
+            # Never a tried pod again: whether it is live is the implementation's answer, and
+            # re-admitting a refused pod's UID is a case kubelet never meets (findings.md 19).
+            steps.append(draw(_bad_steps({}, index)))
+        else:
+            pod = draw(pods(f"pod{index}", devices))
+            if hints:
+                names = [c["name"] for c in (*pod.get("initContainers", []), *pod["containers"])]
+                which = draw(st.sampled_from([None, *names]))
+                steps.append({"op": "hints", "pod": pod,
+                              **({"container": which} if which is not None else {})})
+            steps.append({"op": "admit", "pod": pod})
+            tried.append(pod["uid"])
+        steps.append({"op": "state"})
+    steps += [{"op": "remove", "uid": uid} for uid in tried]
+    steps.append({"op": "state"})
+    return steps
+
+
+#: (reason, message) pairs kubelet may give instead of the reference's, per step index.
+Alternatives = dict[int, list[tuple[str, str]]]
+
+
+def _fit_alternatives(session: Any, step: dict[str, Any]) -> list[tuple[str, str]]:
+    """ADMIT-8: when an admission would fail the resource fit on a hugepage or extended
+    resource first, kubelet names any of the failing ones (its Go map order)."""
+    from numaspec.errors import NumaspecError
+    from numaspec.fit import fit_rejections
+    from numaspec.node_wire import decode_pod
+
+    node = session.node
+    if node is None or step.get("op") != "admit":
+        return []
+    try:
+        pod = decode_pod(step.get("pod"))
+    except NumaspecError:
+        return []
+    found = fit_rejections(pod, node.pods.values(), node.allocatable)
+    scalars = [(r.reason, r.message) for r in found
+               if r.reason.removeprefix("OutOf") not in ("pods", "cpu", "memory")]
+    return scalars if found and (found[0].reason, found[0].message) in scalars else []
+
+
+def _reference_answers(steps: list[dict[str, Any]]
+                       ) -> tuple[list[Any], int, Alternatives, int]:
+    """The reference's answers; how many of the first steps kubelet answers
+    deterministically (F-MEM-OVERLAP, F-DEV-CHOICE: the comparison stops after them); and the
+    other rejections kubelet may give where its Go map order picks one (ADMIT-8); and the
+    first step from which kubelet before 1.32 may leak or move memory (F-MEM-OVERLAP: ADMIT-10
+    is not checked on memory from there on)."""
+    from unittest import mock
+
+    from numaspec.errors import NumaspecError
+    from numaspec.memory import MemoryManager
+    from numaspec.node_wire import NodeSession
+    from numaspec.wire import encode_error
+
+    session = NodeSession()
+    answers: list[Any] = []
+    comparable = len(steps)
+    alternatives: Alternatives = {}
+    overlap = len(steps)
+    spans: list[tuple[int, ...]] = []
+    original = MemoryManager._reserve
+
+    def reserve(self: MemoryManager, nodes: tuple[int, ...], memory_type: str,
+                size: int) -> None:
+        if len(nodes) > 1:
+            spans.append(nodes)
+        original(self, nodes, memory_type, size)
+
+    for index, step in enumerate(steps):
+        choices = _fit_alternatives(session, step)
+        spans.clear()
+        try:
+            with mock.patch.object(MemoryManager, "_reserve", reserve):
+                answers.append(session.handle(step))
+        except NumaspecError as exc:
+            answers.append(encode_error(exc))
+        decision = answers[-1].get("decision") if isinstance(answers[-1], dict) else None
+        if len(choices) > 1 and isinstance(decision, dict) and \
+                (decision.get("reason"), decision.get("message")) in choices:
+            alternatives[index] = choices
+        node = session.node
+        if node is not None and node.version.minor < 32 and spans:
+            overlap = min(overlap, index)
+        if comparable < len(steps) or node is None:
+            continue
+        if node.devices.numa_choices:
+            comparable = index  # F-DEV-CHOICE: this admission's devices are one of several
+        elif node.version.minor < 32 and spans:
+            # F-MEM-OVERLAP: a block across NUMA nodes, even one a refusal released at once:
+            # kubelet before 1.32 releases (init containers' blocks too, MEM-10) in Go map
+            # order from here on, this step's own answer included.
+            comparable = index
+        elif node.version.minor < 32 and irregular_memory_groups(
+                {"memory": node.memory.state() if node.memory else None}) is not None:
+            comparable = index + 1
+    return answers, comparable, alternatives, overlap
+
+
+def _as_expected(answers: list[Any], expected: list[Any], alternatives: Alternatives
+                 ) -> list[Any]:
+    """``answers`` with a rejection kubelet may give in the reference's place (ADMIT-8's map
+    order) written as the reference's."""
+    out = list(answers)
+    for index, choices in alternatives.items():
+        got = out[index].get("decision") if index < len(out) and isinstance(
+            out[index], dict) else None
+        if isinstance(got, dict) and (got.get("reason"), got.get("message")) in choices:
+            want = expected[index]["decision"]
+            out[index] = {"decision": {**got, "reason": want["reason"],
+                                       "message": want["message"]}}
+    return out
+
+
+def _check_session(steps: list[dict[str, Any]], answers: list[Any],
+                   overlap: int | None = None) -> None:
+    """INV-1..INV-9 and ADMIT-10 on the implementation's own answers; from step ``overlap``
+    on (F-MEM-OVERLAP), ADMIT-10 leaves the memory out."""
+    def fail_at(index: int) -> Callable[[str], None]:
+        def fail(message: str) -> None:
+            raise AssertionError(f"step {index + 1} ({steps[index]['op']}): {message}")
+        return fail
+
+    assert "ok" in answers[0], f"the node did not start: {json.dumps(answers[0])[:300]}"
+    node = steps[0]["node"]
+    checks = _Checks(node)
+    policy = node.get("config", {}).get("topologyManagerPolicy", "none")
+    live: dict[str, dict[str, Any]] = {}
+    initial = answers[1]
+    last_state: Any = None
+    refused: str | None = None  # the uid of a pod refused since the last state
+    errored = False  # a step answered with an error since the last state
+    changed = False  # a step that may change the node succeeded since the last state
+    for index, (step, answer) in enumerate(zip(steps, answers, strict=True)):
+        fail = fail_at(index)
+        op = step["op"]
+        if op == "state":
+            state = answer.get("state") if isinstance(answer, dict) else None
+            if not isinstance(state, dict):
+                fail(f"state answered {json.dumps(answer)[:200]}")
+            assert isinstance(state, dict)
+            if "pods" in state and sorted(state["pods"]) != sorted(live):
+                fail(f"the node holds pods {state['pods']}, expected {sorted(live)}")
+            checks.memory(state, fail)
+            checks.cpus(state, live, fail)
+            if "devices" in state:
+                checks.devices_held(state, live, fail)
+            if last_state is not None and not changed and (refused is not None or errored):
+                before, after = last_state, answer
+                if overlap is not None and index >= overlap:
+                    before, after = _without_memory(before), _without_memory(after)
+                change = rejected_step_change(before, after,
+                                              refused_admission=refused is not None,
+                                              uid=refused)
+                if change is not None:
+                    fail(f"ADMIT-10: a refused step changed the node: {change}")
+            last_state, refused, errored, changed = answer, None, False, False
+            continue
+        if isinstance(answer, dict) and "error" in answer:
+            errored = True
+            continue
+        if op == "admit":
+            decision = answer.get("decision") if isinstance(answer, dict) else None
+            if not isinstance(decision, dict):
+                fail(f"admit answered {json.dumps(answer)[:200]}, not a decision")
+            assert isinstance(decision, dict)
+            if decision.get("admitted"):
+                changed = True
+                live[step["pod"]["uid"]] = step["pod"]
+                checks.decision(step["pod"], decision, policy, fail)
+            else:
+                if decision.get("containers"):
+                    fail("ADMIT-6: a rejected pod lists containers")
+                refused = step["pod"]["uid"]
+        elif op == "remove" and answer == {"ok": True}:
+            changed = True
+            live.pop(step["uid"], None)
+    if not live and checks.groups_guaranteed() and answers[-1] != initial:
+        fail_at(len(steps) - 1)("INV-9: the state after removing every pod is not the "
+                                "initial one")
+
+
+def _without_memory(answer: Any) -> Any:
+    if isinstance(answer, dict) and isinstance(answer.get("state"), dict):
+        return {"state": {k: v for k, v in answer["state"].items() if k != "memory"}}
+    return answer
+
+
+def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
+    from numaspec.conformance.cases.vectors import compare
+
+    case = {"steps": steps}
+    note(f"request: {json.dumps(case, separators=(',', ':'))}")
+    note("numaspec node <<'EOF'\n" + "\n".join(json.dumps(s, separators=(",", ":"))
+                                               for s in steps) + "\nEOF")
+    result = impl.node_session(case) if op == "node" else impl.hints_session(case)
+    assert isinstance(result, dict) and isinstance(result.get("answers"), list), (
+        f"not a session result: {json.dumps(result)[:300]}")
+    answers = result["answers"]
+    assert len(answers) == len(steps), f"{len(answers)} answers to {len(steps)} steps"
+    expected, comparable, alternatives, overlap = _reference_answers(steps)
+    if comparable < len(steps):
+        note(f"compared with the reference up to step {comparable} (F-MEM-OVERLAP or "
+             "F-DEV-CHOICE); invariants checked throughout")
+    seen = _as_expected(answers, expected, alternatives)
+    want = expected
+    if not claims_of(impl).format:
+        # PROTO-7: an error's kind is numaspec's line format (NWIRE-3); a peer is judged on
+        # refusing the step, and on the step changing nothing (ADMIT-10), not on the kind.
+        def plain(items: list[Any]) -> list[Any]:
+            return [{"error": {"kind": "refused"}} if isinstance(a, dict) and "error" in a
+                    else a for a in items]
+        want, seen = plain(want), plain(seen)
+    differences = compare(op, {"steps": steps[:comparable]}, {"answers": want[:comparable]},
+                          {"answers": seen[:comparable]})
+    assert not differences, "; ".join(differences)
+    _check_session(steps, answers, overlap)
+
+
+@register("P-NODE-SESSION", rules=["INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6",
+                                   "INV-7", "INV-8", "INV-9", "ADMIT-1", "ADMIT-10",
+                                   "NWIRE-1", "NWIRE-2"],
+          level="equivalence", requires="node_session", since=29, op="node")
+@given(data=st.data())
+def node_sessions_hold(impl: NodeSessionImplementation, data: st.DataObject) -> None:
+    """Random node sessions: every answer is the reference's, and the invariants hold on the
+    implementation's own states."""
+    claims = claims_of(impl).node
+    steps = data.draw(node_sessions(claims, session_versions(impl)), label="session")
+    _session(impl, steps, "node")
+
+
+@register("P-HINTS-SESSION", rules=["NWIRE-4", "INV-1", "INV-4", "ADMIT-10"],
+          level="equivalence", requires="hints_session", since=29, op="hints")
+@given(data=st.data())
+def hints_sessions_hold(impl: NodeSessionImplementation, data: st.DataObject) -> None:
+    """Random sessions that ask each pod's hints before admitting it: every answer is the
+    reference's (hints compared without regard to order), and the invariants hold."""
+    claims = claims_of(impl).node
+    steps = data.draw(node_sessions(claims, session_versions(impl), hints=True),
+                      label="session")
+    _session(impl, steps, "hints")

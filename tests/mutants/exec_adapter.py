@@ -1,0 +1,58 @@
+"""A mutant behind the adapter protocol: the reference with one node or affinity mutation,
+run as an ``exec:`` implementation, so that the suite has to reject it through ``numaspec
+conformance`` alone, with no in-process access (tests/test_mutants_exec.py).
+
+``python tests/mutants/exec_adapter.py node MUTATION`` serves ``node`` and ``hints`` sessions
+from the reference with the node mutation of tests/mutants/node_mutants.py applied to every
+node it creates; ``... affinity MUTATION`` serves ``affinity`` sessions with the affinity
+mutation of tests/mutants/affinity_mutants.py; ``... node none`` serves the reference itself
+(the control).  Everything else is the reference's: merge cases, the start answer (named
+``mutant:<kind>:<mutation>``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
+from mutants.node_mutants import NODE_MUTATIONS, MutantNode
+from numaspec.protocol import ReferenceAdapter, serve_adapter
+
+
+class MutantAdapter(ReferenceAdapter):
+    """The reference with one mutation (``none``: none at all)."""
+
+    def __init__(self, kind: str, mutation: str) -> None:
+        known = {"node": NODE_MUTATIONS, "affinity": AFFINITY_MUTATIONS}.get(kind)
+        if known is None or (mutation != "none" and mutation not in known):
+            raise SystemExit(f"usage: exec_adapter.py node|affinity MUTATION|none "
+                             f"(node: {', '.join(sorted(NODE_MUTATIONS))}; affinity: "
+                             f"{', '.join(AFFINITY_MUTATIONS)})")
+        self.kind, self.mutation = kind, mutation
+
+    def start(self) -> dict[str, Any]:
+        return {**super().start(), "name": f"mutant:{self.kind}:{self.mutation}"}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        if self.mutation == "none":
+            return super().run(op, case)
+        if self.kind == "node" and op in ("node", "hints"):
+            node = MutantNode(self.mutation)
+            return {"result": {"answers": [node.handle(step) if isinstance(step, dict)
+                                           else node.session.answer(json.dumps(step))
+                                           for step in case["steps"]]}}
+        if self.kind == "affinity" and op == "affinity":
+            return {"result": AffinityMutant(self.mutation).affinity_session(case)}
+        return super().run(op, case)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: exec_adapter.py node|affinity MUTATION|none")
+    sys.exit(serve_adapter(MutantAdapter(sys.argv[1], sys.argv[2]), sys.stdin.buffer,
+                           sys.stdout))

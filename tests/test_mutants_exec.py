@@ -1,0 +1,87 @@
+"""The node and affinity mutants through the command line alone (issue 16): each runs as an
+``exec:`` adapter (tests/mutants/exec_adapter.py: the reference with one mutation, behind the
+adapter protocol), and ``numaspec conformance --impl exec:...`` rejects it with no in-process
+access: the node mutants by P-NODE-SESSION, the node sessions drawn through the protocol
+(INV-1..INV-9, ADMIT-10, and every answer the reference's), the affinity mutants by the
+properties affinity_mutants.AFFINITY_KILLED_BY names.  The unmutated adapter passes them all.
+
+The mutants include bugs peers really have (../shared/research/peers.md section 2): init
+containers' CPUs and devices not reused (kubernetes#56022, #93189), a sidecar's CPUs or
+devices shared with app containers (kubernetes#119442, #131379), the preferred width taken
+from free CPUs (kubernetes#84597's reading), memory groups not modelled (kubernetes#123443).
+
+The ``triage`` profile (the ci examples and seed, no shrinking) keeps each kill to seconds.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mutants.affinity_mutants import AFFINITY_KILLED_BY
+from mutants.node_mutants import HINTS_ONLY as HINTS_ONLY_MUTATIONS
+from mutants.node_mutants import NODE_MUTATIONS
+
+from numaspec.conformance.running.reports import read_report
+
+REPO = Path(__file__).resolve().parent.parent
+ADAPTER = REPO / "tests" / "mutants" / "exec_adapter.py"
+#: The properties that draw node sessions through the protocol.
+NODE_SESSION_PROPERTIES = ("P-NODE-SESSION", "P-HINTS-SESSION")
+#: Mutants P-HINTS-SESSION must reject too (it asks hints as well as admitting), and the one
+#: only it rejects within the budget (a sidecar and an app container of one pod, both with
+#: exclusive CPUs, are rare enough in whole sessions).
+HINTS_KILLS = ("preferred_by_free_cpus", "init_reuse_ignored", "sidecar_cpus_reused")
+HINTS_ONLY = ("sidecar_cpus_reused", *sorted(HINTS_ONLY_MUTATIONS))
+
+
+def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...]
+                ) -> tuple[int, dict[str, str], str]:
+    """``numaspec conformance`` in a process of its own, as a user runs it."""
+    impl = f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(ADAPTER))} {kind} {mutation}"
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "numaspec", "conformance", "--impl", impl, "-k", ",".join(ids),
+         "--profile", "triage", "--out", str(out), "--timeout", "60"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    _, records, _ = read_report(out / "report.jsonl")
+    return done.returncode, {r["id"]: r["verdict"] for r in records}, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("mutation", sorted(NODE_MUTATIONS))
+def test_the_cli_rejects_a_node_mutant(mutation: str, tmp_path: Path) -> None:
+    status, verdicts, printed = conformance(tmp_path, "node", mutation, NODE_SESSION_PROPERTIES)
+    assert status == 1, printed[-3000:]
+    if mutation not in HINTS_ONLY:
+        assert verdicts["P-NODE-SESSION"] == "failed", printed[-3000:]
+    if mutation in HINTS_KILLS:
+        assert verdicts["P-HINTS-SESSION"] == "failed", printed[-3000:]
+
+
+@pytest.mark.parametrize(("mutation", "properties"), sorted(AFFINITY_KILLED_BY.items()))
+def test_the_cli_rejects_an_affinity_mutant(mutation: str, properties: tuple[str, ...],
+                                            tmp_path: Path) -> None:
+    status, verdicts, printed = conformance(tmp_path, "affinity", mutation, properties)
+    assert status == 1, printed[-3000:]
+    assert verdicts == dict.fromkeys(properties, "failed"), printed[-3000:]
+
+
+def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
+    properties = (*NODE_SESSION_PROPERTIES, *sorted({p for ps in AFFINITY_KILLED_BY.values()
+                                                     for p in ps}))
+    status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
+    assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]
+    assert status == 0
+
+
+def test_a_bad_mutation_name_is_a_usage_error() -> None:
+    done = subprocess.run([sys.executable, str(ADAPTER), "node", "no-such"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert "usage" in done.stderr
+    assert "free_not_decremented" in done.stderr
+    assert io.StringIO(done.stdout).read() == ""
