@@ -28,7 +28,7 @@ def dispatch(args: argparse.Namespace) -> int:
             return _conformance(args)
         if args.command == "replay":
             return replay(args.file, args.id, args.impl,
-                          timeout=args.timeout or DEFAULT_TIMEOUT)
+                          timeout=args.timeout or DEFAULT_TIMEOUT, explain=args.explain)
         if args.command == "expectations":
             return _expectations(args)
         if args.command == "report":
@@ -180,8 +180,8 @@ def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any,
     return instance.id, found[0].op, instance.case, instance.expected
 
 
-def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT
-           ) -> int:
+def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT,
+           explain: bool = False) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
     from numaspec.conformance.cases.vectors import case_version, compare
     from numaspec.protocol import reference_result, sent_case
@@ -208,6 +208,12 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
     if expected is not None:
         print(f"\nexpected (recorded):\n{show(expected)}")
     print(f"\nreference (numaspec, now):\n{show(reference)}")
+    if explain:
+        from numaspec.explain import explain_case
+
+        traces = explain_case(op, case)
+        print(f"\nwhy (the reference's trace, EXPLAIN-4; {len(traces)} "
+              f"{'trace' if len(traces) == 1 else 'traces'}):\n{show(traces)}")
     who = connection.implementation.name
     if answer.status != "result":
         print(f"\n{who}: {answer.status}: {answer.message}")

@@ -41,6 +41,7 @@ from numaspec.errors import (
     UnknownResourceError,
     UnsupportedVersionError,
 )
+from numaspec.explain import explain_admission, explain_case, explain_merge
 from numaspec.hints import (
     NO_POSSIBLE_PLACEMENT,
     NO_PREFERENCE,
@@ -56,6 +57,8 @@ from numaspec.options import PolicyOptions, parse_policy_options
 from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
 from numaspec.scheduling import NodeScheduler, Verdict
+from numaspec.topology_export import node_resource_topology, predict_case, reference_predict
+from numaspec.trace import AdmissionTrace, MergeTrace
 from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
 from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
 
@@ -72,6 +75,7 @@ __all__ = [
     "OLDEST",
     "SUPPORTED_VERSIONS",
     "AdapterError",
+    "AdmissionTrace",
     "AffinityTerms",
     "Container",
     "ContainerAssignment",
@@ -89,6 +93,7 @@ __all__ = [
     "MalformedJSONError",
     "MergeOutcome",
     "MergeRequest",
+    "MergeTrace",
     "MergeTooLargeError",
     "MissingNumaDistancesError",
     "Node",
@@ -125,15 +130,21 @@ __all__ = [
     "check_startup",
     "decode_merge_request",
     "evaluate_request",
+    "explain_admission",
+    "explain_case",
+    "explain_merge",
     "filter_hints",
     "flatten_provider_hints",
     "iterate_masks",
     "merge_for_policy",
     "merge_permutation",
+    "node_resource_topology",
     "parse_affinity",
     "parse_policy_options",
     "parse_version",
+    "predict_case",
     "qos_class",
+    "reference_predict",
     "target_count",
     "topology_merge",
 ]

@@ -59,6 +59,7 @@ from numaspec.pods import Container, Pod
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy
 from numaspec.quantity import parse_quantity
 from numaspec.rejection import Rejection
+from numaspec.trace import AdmissionTrace, MergeTrace
 
 __all__ = ["AFFINITY_ERROR", "ContainerAssignment", "Decision", "Node",
            "TOPOLOGY_AFFINITY_ERROR"]
@@ -91,6 +92,17 @@ class ContainerAssignment:
     cpus: frozenset[int] = frozenset()
     memory: tuple[Block, ...] = ()
     devices: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        """NWIRE-2: one container of a decision, as the node protocol writes it."""
+        return {
+            "name": self.name,
+            "hint": {"numa": None if self.hint.numa_affinity is None
+                     else list(self.hint.numa_affinity.nodes), "preferred": self.hint.preferred},
+            "cpus": sorted(self.cpus),
+            "memory": [b.as_json() for b in self.memory],
+            "devices": {r: list(ids) for r, ids in self.devices.items()},
+        }
 
 
 @attrs.frozen
@@ -300,14 +312,18 @@ class Node:
                     raise InvalidFieldError(f"{name} must be a whole number",
                                             where=f"{where}.resources.limits")
 
-    def admit(self, pod: Pod) -> Decision:
-        """ADMIT-1..ADMIT-6: admit ``pod`` or say why not."""
+    def admit(self, pod: Pod, trace: AdmissionTrace | None = None) -> Decision:
+        """ADMIT-1..ADMIT-6: admit ``pod`` or say why not.  ``trace``, when given, records
+        the reasoning (EXPLAIN-3)."""
         self._check_pod(pod)
         region = self.region(pod)
+        if trace is not None:
+            trace.start(pod.uid, self.version, self.tm_policy.value,
+                        self.config.topology_manager_scope)
         saved = (self.devices.snapshot(), self.cpu and self.cpu.snapshot(),
                  self.memory and self.memory.snapshot())
         try:
-            decision = self._admit(pod, region)
+            decision = self._admit(pod, region, trace)
         except NumaspecError:
             self.devices, self.cpu, self.memory = saved
             self.hints.pop(pod.uid, None)
@@ -317,6 +333,12 @@ class Node:
             rejection = fit_rejection(pod, self.pods.values(), self.allocatable)
             if rejection is not None:
                 decision = Decision(False, rejection.reason, rejection.message)
+                if trace is not None:
+                    trace.refused("resource fit", rejection.reason, rejection.message,
+                                  "ADMIT-8")
+        if trace is not None:
+            trace.decision(decision.admitted, decision.reason, decision.message,
+                           [c.as_json() for c in decision.containers])
         if not decision.admitted:
             # ADMIT-6, ADMIT-9: kubelet frees a rejected pod's allocations (partial, or whole
             # when the fit handler rejects) by stale-state cleanup before it computes the next
@@ -406,36 +428,51 @@ class Node:
                 merged[resource] = None if hints is None else tuple(hints)
         return merged
 
-    def _merge(self, hints: Sequence[ProviderHints]) -> MergeOutcome:
-        return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options, self.version)
+    def _merge(self, hints: Sequence[ProviderHints], trace: AdmissionTrace | None = None,
+               container: str | None = None) -> MergeOutcome:
+        if trace is None:
+            return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options,
+                                    self.version)
+        merge = MergeTrace()
+        outcome = merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options,
+                                   self.version, trace=merge)
+        trace.merge(container, {p.name: h for p, h in zip(self._providers(), hints,
+                                                            strict=True)}, merge)
+        if not outcome.admit:
+            trace.refused("topology manager", *TOPOLOGY_AFFINITY_ERROR, rule="ADMIT-3")
+        return outcome
 
-    def _admit(self, pod: Pod, region: Region | None) -> Decision:
+    def _admit(self, pod: Pod, region: Region | None, trace: AdmissionTrace | None = None
+               ) -> Decision:
         stored = self.hints.setdefault(pod.uid, {})
         containers = pod.all_containers()
         try:
             if self.tm_policy is Policy.NONE:
                 # ADMIT-1: no hints at all; every container allocates without an affinity.
                 for container in containers:
-                    self._allocate(pod, container, TopologyHint(None, False), region)
+                    if trace is not None:
+                        trace.no_merge(container.name)
+                    self._allocate(pod, container, TopologyHint(None, False), region, trace)
             elif self.config.topology_manager_scope == "pod":
                 # ADMIT-2: one merge for the whole pod, stored for every container.
                 outcome = self._merge([self._filtered(p.pod_hints(pod), region)
-                                       for p in self._providers()])
+                                       for p in self._providers()], trace)
                 if not outcome.admit:
                     return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
                 for container in containers:
                     stored[container.name] = outcome.hint
-                    self._allocate(pod, container, outcome.hint, region)
+                    self._allocate(pod, container, outcome.hint, region, trace)
             else:
                 # ADMIT-1: container by container: hints, merge, store, allocate.
                 for container in containers:
                     outcome = self._merge([self._filtered(p.container_hints(pod, container),
                                                           region)
-                                           for p in self._providers()])
+                                           for p in self._providers()], trace,
+                                          container.name)
                     if not outcome.admit:
                         return Decision(False, *TOPOLOGY_AFFINITY_ERROR)
                     stored[container.name] = outcome.hint
-                    self._allocate(pod, container, outcome.hint, region)
+                    self._allocate(pod, container, outcome.hint, region, trace)
         except Rejection as rejection:
             return Decision(False, rejection.reason, rejection.message)
         return Decision(True, containers=tuple(
@@ -449,19 +486,29 @@ class Node:
             for c in containers))
 
     def _allocate(self, pod: Pod, container: Container, hint: TopologyHint,
-                  region: Region | None) -> None:
+                  region: Region | None, trace: AdmissionTrace | None = None) -> None:
         """ADMIT-4: providers allocate in registration order; the first failure rejects.
         AFF-9: with the affinity extension, so does a placement outside the region."""
         affinity: NumaMask | None = hint.numa_affinity
-        self.devices.allocate(pod, container, affinity)
-        if self.cpu is not None:
-            self.cpu.allocate(pod, container, affinity)
-        if self.memory is not None:
-            self.memory.allocate(pod, container, affinity, hint.preferred)
-        if region is not None:
-            held = self._container_numa(pod.uid, container.name)
-            if not region.admits(held):
-                raise Rejection(*AFFINITY_ERROR)
+        step = "devices"
+        try:
+            self.devices.allocate(pod, container, affinity)
+            if self.cpu is not None:
+                step = "cpu"
+                self.cpu.allocate(pod, container, affinity)
+            if self.memory is not None:
+                step = "memory"
+                self.memory.allocate(pod, container, affinity, hint.preferred)
+            if region is not None:
+                step = "affinity"
+                held = self._container_numa(pod.uid, container.name)
+                if not region.admits(held):
+                    raise Rejection(*AFFINITY_ERROR)
+        except Rejection as rejection:
+            if trace is not None:
+                trace.refused(f"{step} ({container.name})", rejection.reason,
+                              rejection.message, "AFF-9" if step == "affinity" else "ADMIT-4")
+            raise
 
     def _release(self, pod_uid: str) -> None:
         for provider in self._providers():

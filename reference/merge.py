@@ -11,7 +11,7 @@ Sources, in ``pkg/kubelet/cm/topologymanager/policy.go``:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from numaspec.bitmask import NumaMask
@@ -20,7 +20,12 @@ from numaspec.numa import NumaInfo, narrowest
 from numaspec.options import PolicyOptions
 from numaspec.versions import KubeletVersion
 
-__all__ = ["MergeMode", "best_hint", "merge_permutation", "target_count"]
+__all__ = ["Keep", "MergeMode", "best_hint", "merge_permutation", "target_count"]
+
+#: An observer of the walk (the explain trace): called with each candidate that becomes the
+#: best so far, the permutation it came from and the rule that made it the best; and once
+#: with ``None`` after the walk, with the number of candidates walked and of empty ones.
+Keep = Callable[[TopologyHint | None, Sequence[TopologyHint], str, int, int], None]
 
 # The (internal) name a merge runs under; only single-numa-node changes how masks compare.
 MergeMode = Literal["best-effort", "restricted", "single-numa-node"]
@@ -102,6 +107,11 @@ class _Chooser:
         self._closest = options.prefer_closest_numa_nodes and mode != "single-numa-node"
         self._numa = numa
 
+    @property
+    def rule(self) -> str:
+        """The rule that compares two candidates' masks: MERGE-9 with prefer-closest."""
+        return "MERGE-9" if self._closest else "MERGE-6"
+
     def masks(self, current: TopologyHint, candidate: TopologyHint) -> TopologyHint:
         cur, cand = current.numa_affinity, candidate.numa_affinity
         assert cur is not None and cand is not None
@@ -142,8 +152,11 @@ def best_hint(
     version: KubeletVersion,
     mode: MergeMode,
     options: PolicyOptions,
+    *,
+    keep: Keep | None = None,
 ) -> TopologyHint:
-    """Merge every permutation of ``lists`` and keep the best candidate.
+    """Merge every permutation of ``lists`` and keep the best candidate (``keep``, when given,
+    sees every change of the best, for the explain trace).
 
     MERGE-4: a candidate with an empty affinity is never kept.
     MERGE-5: a preferred candidate beats any non-preferred one.
@@ -154,42 +167,63 @@ def best_hint(
     """
     default = numa.default_affinity()
     if not version.ranks_non_preferred_by_target_count:
-        return _best_hint_pre_124(lists, default, version)
+        return _best_hint_pre_124(lists, default, version, keep)
     choose = _Chooser(numa, mode, options)
     target = target_count(lists)
     best: TopologyHint | None = None
+    walked = empty = 0
     for permutation in permutations(lists):
+        walked += 1
         candidate = merge_permutation(default, permutation, version)
         assert candidate.numa_affinity is not None
         if candidate.numa_affinity.is_empty():
+            empty += 1
             continue
-        if best is None or (candidate.preferred and not best.preferred):
-            best = candidate
+        before = best
+        if best is None:
+            best, rule = candidate, "MERGE-4"
+        elif candidate.preferred and not best.preferred:
+            best, rule = candidate, "MERGE-5"
         elif best.preferred and not candidate.preferred:
             continue
         elif best.preferred:
-            best = choose.masks(best, candidate)
+            best, rule = choose.masks(best, candidate), choose.rule
         else:
-            best = _better_non_preferred(best, candidate, target, choose)
+            best, rule = _better_non_preferred(best, candidate, target, choose), "MERGE-8"
+        if keep is not None and best is not before:
+            keep(best, permutation, rule, walked, empty)
+    if keep is not None:
+        keep(None, (), "MERGE-10" if best is None else "", walked, empty)
     return best if best is not None else TopologyHint(default, False)
 
 
 def _best_hint_pre_124(
-    lists: Sequence[Sequence[TopologyHint]], default: NumaMask, version: KubeletVersion
+    lists: Sequence[Sequence[TopologyHint]], default: NumaMask, version: KubeletVersion,
+    keep: Keep | None = None,
 ) -> TopologyHint:
     """MERGE-5, MERGE-6, MERGE-7 as ``mergeFilteredHints`` did up to 1.23: start from the
     machine mask, not preferred, and replace it by anything preferred-er or narrower."""
     best = TopologyHint(default, False)
+    walked = empty = 0
     for permutation in permutations(lists):
+        walked += 1
         candidate = merge_permutation(default, permutation, version)
         mask, best_mask = candidate.numa_affinity, best.numa_affinity
         assert mask is not None and best_mask is not None
         if mask.is_empty():
+            empty += 1
             continue
         if candidate.preferred != best.preferred:
             if candidate.preferred:
                 best = candidate
+                if keep is not None:
+                    keep(best, permutation, "MERGE-5", walked, empty)
             continue
         if mask.is_narrower_than(best_mask):
             best = candidate
+            if keep is not None:
+                keep(best, permutation, "MERGE-6" if best.preferred else "MERGE-7", walked,
+                     empty)
+    if keep is not None:
+        keep(None, (), "", walked, empty)
     return best

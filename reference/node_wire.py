@@ -23,6 +23,7 @@ from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod
 from numaspec.quantity import parse_quantity
 from numaspec.scheduling import NodeScheduler
+from numaspec.trace import AdmissionTrace
 from numaspec.versions import parse_version
 from numaspec.wire import _expect, _string_map, decode_json_line, encode_error
 
@@ -263,14 +264,7 @@ def encode_decision(decision: Decision) -> dict[str, Any]:
         "admitted": decision.admitted,
         "reason": decision.reason,
         "message": decision.message,
-        "containers": [{
-            "name": c.name,
-            "hint": {"numa": None if c.hint.numa_affinity is None
-                     else list(c.hint.numa_affinity.nodes), "preferred": c.hint.preferred},
-            "cpus": sorted(c.cpus),
-            "memory": [b.as_json() for b in c.memory],
-            "devices": {r: list(ids) for r, ids in c.devices.items()},
-        } for c in decision.containers],
+        "containers": [c.as_json() for c in decision.containers],
     }}
 
 
@@ -295,8 +289,10 @@ class NodeSession:
     ``affinity``: the session's nodes run NUMA-level inter-pod affinity, and the scheduler's
     steps ``schedule``, ``reserve`` and ``unreserve`` are open (AWIRE-1..AWIRE-3)."""
 
-    def __init__(self, *, affinity: bool = False) -> None:
+    def __init__(self, *, affinity: bool = False, explain: bool = False) -> None:
         self.affinity = affinity
+        #: EXPLAIN-1: every admit answer carries the admission's trace as ``explain``.
+        self.explain = explain
         self.node: Node | None = None
         self.scheduler: NodeScheduler | None = None
 
@@ -338,10 +334,14 @@ class NodeSession:
         if op == "admit":
             _object(body, "", {"op", "pod"}, set())
             pod = decode_pod(body["pod"])
-            decision = self.node.admit(pod)
+            trace = AdmissionTrace() if self.explain else None
+            decision = self.node.admit(pod) if trace is None else self.node.admit(pod, trace)
             if self.scheduler is not None:
                 self.scheduler.settle(pod.uid)
-            return encode_decision(decision)
+            answer = encode_decision(decision)
+            if trace is not None:
+                answer["explain"] = trace.as_json()
+            return answer
         if op == "hints":
             _object(body, "", {"op", "pod"}, {"container"})
             pod = decode_pod(body["pod"])

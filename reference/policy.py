@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
 from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
 from numaspec.limits import MAX_MERGE_STEPS
-from numaspec.merge import MergeMode, best_hint
+from numaspec.merge import MergeMode, best_hint, target_count
 from numaspec.numa import NumaInfo
 from numaspec.options import (
     PolicyOptions,
@@ -24,6 +25,9 @@ from numaspec.options import (
     parse_policy_options,
 )
 from numaspec.versions import NEWEST, KubeletVersion
+
+if TYPE_CHECKING:
+    from numaspec.trace import MergeTrace
 
 __all__ = [
     "MergeOutcome",
@@ -50,6 +54,10 @@ class MergeOutcome:
 
     hint: TopologyHint
     admit: bool
+
+    def __str__(self) -> str:
+        """As the merge protocol writes a response (WIRE-1)."""
+        return f'{{"hint":{self.hint},"admit":{"true" if self.admit else "false"}}}'
 
 
 def _unknown_policy(policy: str, version: KubeletVersion, *, validated: bool) -> UnknownPolicyError:
@@ -170,27 +178,45 @@ def merge_for_policy(
     version: KubeletVersion,
     *,
     max_steps: int = MAX_MERGE_STEPS,
+    trace: MergeTrace | None = None,
 ) -> MergeOutcome:
     """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4).
 
     WIRE-4: a merge of more than ``max_steps`` steps (permutations x hint lists) raises
-    :class:`~numaspec.errors.MergeTooLargeError` before it starts."""
+    :class:`~numaspec.errors.MergeTooLargeError` before it starts.  ``trace``, when given,
+    records the reasoning (:mod:`numaspec.explain`)."""
+    if trace is not None:
+        trace.start(policy, providers, version, numa)
     if policy is Policy.NONE:
         # POLICY-1: no hint at all, always admitted; the providers are not consulted.
-        return MergeOutcome(TopologyHint(None, False), True)
+        return _traced(trace, MergeOutcome(TopologyHint(None, False), True), "POLICY-1")
     lists = flatten_provider_hints(providers)
     if policy is Policy.SINGLE_NUMA_NODE:
         lists = filter_single_numa_hints(lists)
     _check_budget(lists, max_steps)
+    keep = None
+    if trace is not None:
+        trace.lists(lists, filtered=policy is Policy.SINGLE_NUMA_NODE,
+                    target=target_count(lists) if version.ranks_non_preferred_by_target_count
+                    else None)
+        keep = trace.keep
     if policy is Policy.SINGLE_NUMA_NODE:
-        hint = best_hint(lists, numa, version, "single-numa-node", options)
+        hint = best_hint(lists, numa, version, "single-numa-node", options, keep=keep)
         if hint.numa_affinity == numa.default_affinity():
             hint = TopologyHint(None, hint.preferred)
-        return MergeOutcome(hint, hint.preferred)
+        return _traced(trace, MergeOutcome(hint, hint.preferred), "POLICY-4")
     mode: MergeMode = "best-effort" if policy is Policy.BEST_EFFORT else "restricted"
-    hint = best_hint(lists, numa, version, mode, options)
+    hint = best_hint(lists, numa, version, mode, options, keep=keep)
     # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
-    return MergeOutcome(hint, True if policy is Policy.BEST_EFFORT else hint.preferred)
+    return _traced(trace, MergeOutcome(hint, True if policy is Policy.BEST_EFFORT
+                                       else hint.preferred),
+                   "POLICY-2" if policy is Policy.BEST_EFFORT else "POLICY-3")
+
+
+def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> MergeOutcome:
+    if trace is not None:
+        trace.result(outcome, rule)
+    return outcome
 
 
 def topology_merge(
@@ -203,6 +229,7 @@ def topology_merge(
     numa_distances: Mapping[int, Sequence[int]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     max_steps: int = MAX_MERGE_STEPS,
+    trace: MergeTrace | None = None,
 ) -> MergeOutcome:
     """Start a Topology Manager as ``version`` would and merge ``providers`` under ``policy``.
 
@@ -211,4 +238,5 @@ def topology_merge(
     """
     numa = NumaInfo(tuple(numa_nodes), numa_distances)
     chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
-    return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps)
+    return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
+                            trace=trace)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 
@@ -28,6 +28,9 @@ from numaspec.limits import MAX_INT_DIGITS, MAX_LINE_BYTES, MAX_MERGE_STEPS
 from numaspec.numa import NumaInfo
 from numaspec.policy import MergeOutcome, topology_merge
 from numaspec.versions import NEWEST, KubeletVersion, parse_version
+
+if TYPE_CHECKING:
+    from numaspec.trace import MergeTrace
 
 __all__ = [
     "DEFAULT_MAX_MERGE_STEPS",
@@ -289,9 +292,11 @@ def merge_steps(providers: Sequence[ProviderHints]) -> int:
 
 
 def evaluate_request(
-    request: MergeRequest, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS
+    request: MergeRequest, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
+    trace: MergeTrace | None = None,
 ) -> MergeOutcome:
-    """Run the reference on one request (start-up checks, then the policy's merge)."""
+    """Run the reference on one request (start-up checks, then the policy's merge);
+    ``trace`` records the reasoning (EXPLAIN-2)."""
     return topology_merge(
         request.providers,
         request.numa_nodes,
@@ -301,6 +306,7 @@ def evaluate_request(
         numa_distances=request.numa_distances,
         feature_gates=request.feature_gates,
         max_steps=max_steps,
+        trace=trace,
     )
 
 

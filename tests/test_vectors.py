@@ -43,7 +43,7 @@ EXEMPT = {
     "WIRE-6": "about numaspec's own commands under fuzzing, not a case",
     "NWIRE-5": "a limit of the reference, not a conformance requirement",
 }
-HARNESS = ("PROTO-", "RUN-")
+HARNESS = ("PROTO-", "RUN-", "EXPLAIN-")
 
 
 def spec_rules() -> list[str]:
