@@ -126,6 +126,10 @@ class NumaMask:
             return mine < theirs
         return self.bits < other.bits
 
+    def __str__(self) -> str:
+        """As the wire formats write a mask: the list of its node ids."""
+        return "[" + ",".join(str(n) for n in self.nodes) + "]"
+
     def __repr__(self) -> str:
         return f"NumaMask.of({list(self.nodes)!r})"
 

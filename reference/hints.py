@@ -38,6 +38,11 @@ class TopologyHint:
         mask = "None" if self.numa_affinity is None else repr(self.numa_affinity)
         return f"TopologyHint({mask}, {self.preferred})"
 
+    def __str__(self) -> str:
+        """As the merge protocol writes a hint (WIRE-1): what failure messages show."""
+        mask = "null" if self.numa_affinity is None else str(self.numa_affinity)
+        return f'{{"numa_affinity":{mask},"preferred":{"true" if self.preferred else "false"}}}'
+
 
 #: HINT-2/HINT-3: what a provider without an opinion contributes.
 NO_PREFERENCE = TopologyHint(None, True)

@@ -7,12 +7,16 @@ inherits its releases from its rules) and the comparison report.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 import attrs
 
-__all__ = ["JUDGED", "Rule", "parse_rules", "spec_dir"]
+__all__ = ["JUDGED", "SPEC_URL", "Rule", "parse_rules", "rule_link", "spec_dir"]
+
+#: Where the spec chapters are published (links in reports point there).
+SPEC_URL = "https://github.com/numaspec/numaspec/blob/main/spec/"
 
 _HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
 _META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
@@ -27,6 +31,26 @@ class Rule:
     file: str
     line: int
     meta: dict[str, str]
+
+    @property
+    def anchor(self) -> str:
+        """The heading's anchor as GitHub renders Markdown: lower case, punctuation dropped,
+        spaces as hyphens."""
+        text = f"{self.id}: {self.title}".lower()
+        return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+@functools.cache
+def _by_id() -> dict[str, Rule]:
+    spec = spec_dir()
+    return {r.id: r for r in parse_rules(spec)} if spec.is_dir() else {}
+
+
+def rule_link(rule_id: str) -> str | None:
+    """The URL of a rule's heading in the published spec, or None for an unknown rule (or
+    without the spec chapters, as in an installed wheel)."""
+    rule = _by_id().get(rule_id)
+    return None if rule is None else f"{SPEC_URL}{rule.file}#{rule.anchor}"
 
 
 def spec_dir() -> Path:

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from numaspec.conformance.cases.rules import rule_link
 from numaspec.errors import InvalidFieldError, MalformedJSONError
 
 __all__ = [
@@ -112,8 +113,29 @@ def _rule_key(rule: str) -> tuple[str, int]:
 
 
 def _first_line(text: str, limit: int = 160) -> str:
+    """The first line of ``text``, shortened at a word boundary outside any JSON value (never
+    in the middle of one: a cut JSON object reads as a different one)."""
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[:limit] + "…"
+    if len(line) <= limit:
+        return line
+    depth, quoted, escaped, cut = 0, False, False, -1
+    for index, char in enumerate(line[:limit]):
+        if quoted:
+            escaped = not escaped and char == "\\"
+            if char == '"' and not escaped:
+                quoted = False
+            continue
+        if char == '"':
+            quoted = True
+        elif char in "{[":
+            if depth == 0:
+                cut = max(cut, index)
+            depth += 1
+        elif char in "}]":
+            depth = max(depth - 1, 0)
+        elif char == " " and depth == 0:
+            cut = index
+    return (line[:cut].rstrip(" :,") if cut > 0 else line[:limit]) + " …"
 
 
 #: Skip sources that mean "outside what the implementation declares or claims" (RUN-4,
@@ -131,9 +153,11 @@ def column_of(record: Mapping[str, Any]) -> str:
     return verdict if verdict in ("passed", "xfailed") else "failed"
 
 
-def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def rule_rows(records: Iterable[Mapping[str, Any]], *, claimed_only: bool = False
+              ) -> list[dict[str, Any]]:
     """Per rule: passed / failed / xfailed / skipped / not-claimed and the first
-    counterexample."""
+    counterexample; ``claimed_only``: only the rules some case of which the implementation
+    was asked (a rule whose every case was not claimed says nothing about it)."""
     rows: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"passed": 0, "failed": 0, "xfailed": 0, "skipped": 0, "not-claimed": 0,
                  "first": ""})
@@ -145,7 +169,9 @@ def rule_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if column == "failed" and not row["first"]:
                 message = _first_line(record.get("message", ""))
                 row["first"] = f"{record['id']} ({record['verdict']}): {message}"
-    return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)]
+    return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)
+            if not claimed_only or any(rows[rule][c] for c in ("passed", "failed", "xfailed",
+                                                                 "skipped"))]
 
 
 def _release(record: Mapping[str, Any]) -> str:
@@ -207,6 +233,39 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     return lines
 
 
+def _case_json(record: Mapping[str, Any], limit: int) -> str:
+    """The case a failure is about, as protocol JSON (a property's shrunk counterexample, a
+    vector's case), shortened with a pointer to the whole."""
+    case = record.get("counterexample", record.get("case"))
+    if case is None:
+        return ""
+    text = json.dumps(case, separators=(",", ":"))
+    return text if len(text) <= limit else (
+        f"{text[:limit]}… ({len(text)} characters; the whole case is in report.jsonl)")
+
+
+def _rules_text(record: Mapping[str, Any], *, markdown: bool) -> str:
+    parts = []
+    for rule in record.get("rules", ()):
+        link = rule_link(rule)
+        parts.append(f"[{rule}]({link})" if markdown and link else rule)
+    return ", ".join(parts)
+
+
+def _why(record: Mapping[str, Any]) -> list[str]:
+    """EXPLAIN-4: one line per trace of the reference's reasoning for the case."""
+    from numaspec.explain import summarize
+
+    return [summarize(t) for t in record.get("explain") or () if isinstance(t, dict)]
+
+
+def _expectation_text(record: Mapping[str, Any]) -> str:
+    entry = record.get("expectation")
+    if not isinstance(entry, dict):
+        return ""
+    return f"{entry.get('reason', '')} ({entry.get('link', '')})".strip()
+
+
 def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                      footer: Mapping[str, Any], *, rules: bool = True,
                      max_failures: int = 15) -> list[str]:
@@ -215,7 +274,7 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     if rules and records:
         lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
                       f" {'not claimed':>11}  first counterexample"]
-        for row in rule_rows(records):
+        for row in rule_rows(records, claimed_only=True):
             lines.append(f"{row['rule']:<10} {row['passed']:>6} {row['failed']:>6} "
                          f"{row['xfailed']:>7} {row['skipped']:>7} {row['not-claimed']:>11}  "
                          f"{row['first'][:90]}")
@@ -226,6 +285,17 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
         for record in bad[:max_failures]:
             lines.append(f"  {record['id']} [{record['verdict']}]{_release(record)} "
                          f"{_first_line(record.get('message', ''), 200)}")
+            if record.get("description"):
+                lines.append(f"      what:  {_first_line(str(record['description']), 160)}")
+            if record.get("rules"):
+                lines.append(f"      rules: {_rules_text(record, markdown=False)}")
+            if _expectation_text(record):
+                lines.append(f"      expected to fail: {_expectation_text(record)}")
+            case = _case_json(record, 240)
+            if case:
+                lines.append(f"      case:  {case}")
+            for why in _why(record)[:4]:
+                lines.append(f"      why:   {_first_line(why, 220)}")
         if len(bad) > max_failures:
             lines.append(f"  … and {len(bad) - max_failures} more in the report")
     return lines
@@ -246,9 +316,39 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
            "", "| rule | passed | failed | xfailed | skipped | not claimed "
            "| first counterexample |",
            "|---|---:|---:|---:|---:|---:|---|"]
-    for row in rule_rows(records):
-        out.append(f"| {row['rule']} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
+    for row in rule_rows(records, claimed_only=True):
+        link = rule_link(row["rule"])
+        rule = f"[{row['rule']}]({link})" if link else row["rule"]
+        out.append(f"| {rule} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
                    f"{row['skipped']} | {row['not-claimed']} | {_md(row['first'])} |")
+    bad = [r for r in records if r["verdict"] in BAD_VERDICTS]
+    if bad:
+        out += ["", f"## Failures ({len(bad)})", "",
+                f"Re-run one with `numaspec replay REPORT --id ID --impl "
+                f"{_md(str(header.get('impl', 'IMPL')))}`.", ""]
+        for record in bad[:_DETAILED]:
+            version = record.get("kubelet_version") if record.get("kind") == "vector" else ""
+            out += [f"### `{record['id']}` ({record['verdict']}"
+                    + (f", kubelet {version}" if version else "") + ")", ""]
+            if record.get("description"):
+                out += [_md(str(record["description"])), ""]
+            if record.get("rules"):
+                out += [f"Rules: {_rules_text(record, markdown=True)}", ""]
+            if _expectation_text(record):
+                out += [f"Expected to fail: {_md(_expectation_text(record))}", ""]
+            case = _case_json(record, 4000)
+            if case:
+                out += ["```json", case, "```", ""]
+            why = _why(record)
+            if why:
+                out += ["Why the reference answers as it does (`numaspec replay --explain` "
+                        "prints the whole trace):", ""]
+                out += [f"- {_md(line)}" for line in why[:20]] + [""]
+            message = str(record.get("message", ""))
+            if message:
+                out += ["```text", message[:4000], "```", ""]
+        if len(bad) > _DETAILED:
+            out.append(f"… and {len(bad) - _DETAILED} more, each in report.jsonl")
     skipped = [r for r in records if r["verdict"] == "skipped"]
     if skipped:
         out += ["", f"## Skipped ({len(skipped)})", ""]
@@ -262,13 +362,16 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
 
 
 _LISTED = 200  # skipped cases listed by name in the Markdown summary
+_DETAILED = 50  # failures shown whole in the Markdown summary
 
 
 def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
               footer: Mapping[str, Any]) -> str:
     """One ``testcase`` per case; classname ``numaspec.<op>.<kind>``."""
     counts = _counts(records)
+    total = sum(float(r.get("duration", 0.0)) for r in records)
     suite = ET.Element("testsuite", {
+        "time": f"{total:.3f}",
         "name": f"numaspec conformance: {(header.get('implementation') or {}).get('name', '?')}",
         "tests": str(len(records)),
         "failures": str(counts["failed"] + counts["xpassed"]),
@@ -283,17 +386,26 @@ def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     for record in records:
         case = ET.SubElement(suite, "testcase", {
             "classname": f"numaspec.{record.get('op', '?')}.{record.get('kind', '?')}",
-            "name": str(record["id"])})
+            "name": str(record["id"]), "time": f"{float(record.get('duration', 0.0)):.3f}"})
         properties = [ET.Element("property", {"name": "rules",
                                               "value": " ".join(record.get("rules", ()))})]
         if record.get("kubelet_version"):
             properties.append(ET.Element("property", {
                 "name": "kubelet_version", "value": str(record["kubelet_version"])}))
+        if record.get("description"):
+            properties.append(ET.Element("property", {
+                "name": "description", "value": str(record["description"])}))
         ET.SubElement(case, "properties").extend(properties)
         verdict, message = record["verdict"], str(record.get("message", ""))
         if verdict in ("failed", "xpassed"):
+            detail = [message]
+            case_json = _case_json(record, 20_000)
+            if case_json:
+                detail.append(f"case: {case_json}")
+            if record.get("rules"):
+                detail.append(f"rules: {_rules_text(record, markdown=False)}")
             ET.SubElement(case, "failure", {"type": verdict, "message": _first_line(message)}
-                          ).text = message
+                          ).text = "\n".join(detail)
         elif verdict in BAD_VERDICTS:
             ET.SubElement(case, "error", {"type": verdict, "message": _first_line(message)}
                           ).text = "\n".join(filter(None, [message, record.get("offending", "")]))
@@ -301,9 +413,10 @@ def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
             link = f" ({record['issue_url']})" if record.get("issue_url") else ""
             ET.SubElement(case, "skipped", {"message": f"{verdict}: {_first_line(message)}{link}"})
         if record.get("stderr"):
-            ET.SubElement(case, "system-err").text = str(record["stderr"])
+            # The implementation's stderr while the case ran: its own output, for the CI page.
+            ET.SubElement(case, "system-out").text = str(record["stderr"])
     if footer.get("stderr_tail"):
-        ET.SubElement(suite, "system-err").text = str(footer["stderr_tail"])
+        ET.SubElement(suite, "system-out").text = str(footer["stderr_tail"])
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 

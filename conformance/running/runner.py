@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -260,11 +261,23 @@ class _ProtocolMerge:
             self.affinity_session = self._affinity_session
         if "predict" in impl.operations:
             self.predict = self._predict
+        if "node" in impl.operations:
+            self.node_session = self._node_session
+        if "hints" in impl.operations:
+            self.hints_session = self._hints_session
         self.node_kubelet_versions = impl.node_kubelet_versions
 
     def _affinity_session(self, case: Any) -> Any:
         """The affinity properties' channel (spec chapter affinity.md): one session."""
         return self._run("affinity", case)
+
+    def _node_session(self, case: Any) -> Any:
+        """The node session property's channel: one ``node`` case."""
+        return self._run("node", case)
+
+    def _hints_session(self, case: Any) -> Any:
+        """The hints session property's channel: one ``hints`` case."""
+        return self._run("hints", case)
 
     def _predict(self, case: Any) -> Any:
         """The predict property's channel (spec chapter predict.md): one sent case."""
@@ -305,6 +318,33 @@ def _property_target(connection: Connection) -> Any:
         return connection.adapter.impl  # a typed merge object: no JSON round trip
     adapter = getattr(connection, "adapter", None)
     return _ProtocolMerge(connection, getattr(adapter, "subsets", None))
+
+
+#: The headers of what Hypothesis prints about a failing example in Python's own terms
+#: (``Draw 1: [{'op': ...}]``, the test function's call): never shown, the properties note
+#: the same case as protocol JSON.
+_HYPOTHESIS_BLOCKS = re.compile(r"^(Failing test case|Falsifying example|Failing explicit "
+                                r"example|Falsifying explicit example|Draw \d+|Explanation:|"
+                                r"Trying example|Trying explicit example)")
+
+
+def readable(lines: Sequence[str]) -> list[str]:
+    """A property failure's lines without Hypothesis's Python reprs: a block that starts with
+    one of its headers goes with its indented lines and its closing parenthesis."""
+    kept: list[str] = []
+    skipping = False
+    for line in (part for item in lines for part in str(item).splitlines()):
+        if _HYPOTHESIS_BLOCKS.match(line):
+            skipping = True
+            continue
+        if skipping and (line[:1].isspace() or line.strip() in (")", "", "],", "]")):
+            continue
+        skipping = False
+        if "print_blob" in line or line.startswith("You can reproduce this example"):
+            kept.append(line)
+            continue
+        kept.append(line)
+    return kept
 
 
 def _last_request(lines: Sequence[str]) -> Any:
@@ -358,7 +398,7 @@ def run_property(target: Any, case: Case) -> Outcome:
                            counterexample=request)
         # Hypothesis attaches the falsifying example and the notes to the exception (PEP 678).
         lines += [str(n) for n in getattr(exc, "__notes__", ())]
-        text = "\n".join([f"{type(exc).__name__}: {exc}", *lines])
+        text = "\n".join([f"{type(exc).__name__}: {exc}", *readable(lines)])
         return Outcome("failed", text[:8000], counterexample=_last_request(lines))
     return Outcome("passed")
 
@@ -370,11 +410,12 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] | None
-            ) -> dict[str, Any]:
+def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] | None,
+            duration: float = 0.0) -> dict[str, Any]:
     record: dict[str, Any] = {
         "type": "case", "seq": seq, "id": case.id, "kind": case.kind, "op": case.op,
         "rules": list(case.rules), "kubelet_version": case.kubelet_version,
+        "description": case.description, "duration": round(duration, 3),
         "verdict": outcome.verdict, "message": outcome.message}
     if case.kind == "vector":
         record["vector"] = case.vector
@@ -401,6 +442,29 @@ def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] 
     if expectation is not None:
         record["expectation"] = expectation
     return record
+
+
+#: EXPLAIN-4: a failure's trace larger than this (characters of JSON) is left out.
+_MAX_TRACE = 200_000
+
+
+def _explain(record: dict[str, Any]) -> None:
+    """EXPLAIN-4: a failing case's record carries the reference's reasoning for it."""
+    from numaspec.explain import explain_case
+
+    case = record.get("counterexample", record.get("case"))
+    if case is None:
+        return
+    try:
+        traces = explain_case(str(record["op"]), case)
+    except Exception as exc:  # the reasoning is a help: it must never cost the verdict
+        record["explain_error"] = f"{type(exc).__name__}: {exc}"
+        return
+    if len(json.dumps(traces)) <= _MAX_TRACE:
+        record["explain"] = traces
+    else:
+        record["explain_error"] = "the trace is too large for the report: numaspec replay " \
+                                  "--explain prints it"
 
 
 def _apply(outcome: Outcome, case: Case, manifest: Manifest | None
@@ -597,6 +661,7 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
     failing = 0
     try:
         for seq, case in enumerate(cases, 1):
+            started = time.monotonic()
             skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
                     if manifest else None)
             reason = implementation.declares(case.op, case.kubelet_version or None)
@@ -628,7 +693,10 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
             elif outcome.verdict not in ("skipped", "not-run"):
                 in_a_row = 0
             outcome, applied = _apply(outcome, case, manifest)
-            record = _record(seq, case, outcome, expectation or applied)
+            record = _record(seq, case, outcome, expectation or applied,
+                             time.monotonic() - started)
+            if record["verdict"] in ("failed", "xpassed", "refused"):
+                _explain(record)
             records.append(record)
             writer.write(record)
             failing += record["verdict"] in BAD_VERDICTS
