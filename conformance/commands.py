@@ -41,7 +41,7 @@ def dispatch(args: argparse.Namespace) -> int:
             from numaspec.conformance.running import differential
 
             return differential.main(args.impl, cases=args.cases, seed=args.seed,
-                                     out=args.out)
+                                     out=args.out, shrink=args.shrink)
         if args.command == "fuzz":
             from numaspec.conformance.running import fuzz
 

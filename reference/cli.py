@@ -142,7 +142,11 @@ def _build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--cases", type=int, default=20_000)
     diff.add_argument("--seed", type=int, default=0)
     diff.add_argument("--out", default=None, metavar="FILE",
-                      help="write the disagreements here (replayable with numaspec replay)")
+                      help="write the disagreements here, one JSON Lines record each "
+                           "(replayable with numaspec replay FILE --id ID)")
+    diff.add_argument("--shrink", type=int, default=20, metavar="N",
+                      help="shrink the first N disagreements to minimal cases (default 20; "
+                           "0: none)")
 
     fuzz = sub.add_parser("fuzz", help="fuzz numaspec's own commands (merge, node, "
                                        "node --affinity, serve) and report what breaks")

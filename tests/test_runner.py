@@ -468,15 +468,40 @@ def test_a_closed_stdout_is_no_traceback() -> None:
 
 def test_differential_finds_a_wrong_implementation_and_writes_replayable_cases(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "disagreements.json"
+    out = tmp_path / "disagreements.jsonl"
     assert main(["differential", "--impl", misbehave("wrong"), "--cases", "200",
-                 "--out", str(out)]) == 1
+                 "--out", str(out), "--shrink", "3"]) == 1
     printed = capsys.readouterr().out
     assert "disagreements with the reference" in printed
-    first = json.loads(out.read_text())["vectors"][0]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    first = records[0]
+    assert first["type"] == "case"
     assert first["expected"]["admit"] is True
     assert first["actual"]["admit"] is False
+    # Shrunk: no larger than what it was found as, and still a disagreement.
+    assert len(json.dumps(first["case"])) <= len(json.dumps(first.get("found_as",
+                                                                       first["case"])))
+    assert sum("found_as" in r for r in records) <= 3
     assert main(["replay", str(out), "--id", first["id"], "--impl", misbehave("wrong")]) == 1
+
+
+def test_shrinking_keeps_the_disagreement_and_takes_away_the_rest() -> None:
+    from numaspec.conformance.running.differential import shrink_merge_case
+
+    def hint(nodes: list[int]) -> dict[str, object]:
+        return {"numa_affinity": nodes, "preferred": True}
+
+    case = {"kubelet_version": "1.30", "numa_nodes": [0, 1, 2, 3], "policy": "restricted",
+            "policy_options": {"prefer-closest-numa-nodes": "true"},
+            "providers": [{"cpu": [hint([0]), hint([1])], "mem": [hint([2])]},
+                          {"gpu": [hint([3])]}]}
+
+    def fails(candidate: dict[str, object]) -> bool:  # "fails" while a gpu resource is left
+        return any("gpu" in p for p in candidate["providers"])  # type: ignore[attr-defined]
+
+    assert shrink_merge_case(case, fails) == {
+        "kubelet_version": "1.30", "numa_nodes": [3], "policy": "restricted",
+        "policy_options": {}, "providers": [{"gpu": []}]}
 
 
 def test_differential_against_the_reference_itself_agrees(
