@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from go_builds import built, run_build
@@ -83,3 +84,15 @@ def binary(peer: str) -> Path:
     if peer not in SELECTED:
         pytest.skip(f"{peer} is not in NUMASPEC_PEERS ({', '.join(SELECTED)})")
     return built(BIN / f"{peer}-adapter-{VERSIONS[peer]}", build(), "adapters/peers/build.sh")
+
+
+def start_answer(adapter: Path) -> dict[str, Any]:
+    """The ``implementation`` object a built adapter's ``start`` answer gives (strictly
+    checked against the protocol's schema)."""
+    from numaspec.conformance.implementations.connection import connect
+
+    connection = connect(f"exec:{adapter}", timeout=60.0, strict=True)
+    try:
+        return dict(connection.implementation.raw)
+    finally:
+        connection.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peer_builds import MODULES, ROOT, VERSIONS, binary
+from peer_builds import MODULES, ROOT, VERSIONS, binary, start_answer
 
 from numaspec.conformance.cases.vectors import compare
 from numaspec.conformance.implementations.connection import connect
@@ -181,12 +181,7 @@ def test_every_random_disagreement_is_explained(peer: str) -> None:
 
 def test_each_adapter_declares_its_claims() -> None:
     for peer in PEERS:
-        adapter = binary(peer)
-        connection = connect(f"exec:{adapter}", timeout=60.0, strict=True)
-        try:
-            raw = connection.implementation.raw
-        finally:
-            connection.close()
+        raw = start_answer(binary(peer))
         assert raw["name"] == peer
         assert raw["version"] == VERSIONS[peer].removeprefix("v")
         merge = raw["claims"]["merge"]

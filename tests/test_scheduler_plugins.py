@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from peer_builds import ROOT, VERSIONS, binary
+from peer_builds import ROOT, VERSIONS, binary, start_answer
 
 from numaspec.conformance.cases.predictions import judge
 from numaspec.conformance.implementations.connection import connect
@@ -53,11 +53,7 @@ def test_the_suite_passes_against_the_plugin(tmp_path: Path) -> None:
 
 
 def test_the_plugin_declares_predict_and_its_claims() -> None:
-    connection = connect(f"exec:{adapter()}", timeout=60.0, strict=True)
-    try:
-        raw = connection.implementation.raw
-    finally:
-        connection.close()
+    raw = start_answer(adapter())
     assert raw["name"] == PEER
     assert raw["version"] == VERSIONS[PEER].removeprefix("v")
     assert raw["operations"] == ["predict"]
