@@ -51,7 +51,8 @@ MATRIX_VERSION = 1
 #: a cell names them.
 FAILING = ("failed", "xpassed", "errored", "crashed", "timeout", "protocol-error", "not-run")
 #: The counts of a cell, in display order, with their words and terminal codes.
-COUNTS = (("passed", "passed", "p"), ("failed", "failed", "F"), ("xfailed", "xfailed", "xf"),
+COUNTS = (("passed", "passed", "p"), ("refused", "refused (PRED-4)", "r"),
+          ("failed", "failed", "F"), ("xfailed", "xfailed", "xf"),
           ("skipped", "skipped", "s"), ("skipped_manifest", "skipped by manifest", "m"),
           ("not_claimed", "not claimed", "nc"))
 _REPORT_FILES = ("report.jsonl", "summary.md", "junit.xml")
@@ -209,7 +210,7 @@ def _chapters(spec: Path) -> list[dict[str, Any]]:
 
 
 def _empty_cell() -> dict[str, Any]:
-    return {"cases": 0, "passed": 0, "failed": 0, "xfailed": 0, "skipped": 0,
+    return {"cases": 0, "passed": 0, "refused": 0, "failed": 0, "xfailed": 0, "skipped": 0,
             "skipped_manifest": 0, "not_claimed": 0, "verdicts": {}, "state": "none",
             "first_failure": None}
 
@@ -228,8 +229,8 @@ def _count(cell: dict[str, Any], record: Mapping[str, Any]) -> bool:
     if verdict in ("passed", "xfailed"):
         cell[verdict] += 1
         return False
-    if verdict == "refused":  # PRED-4: conservative, not a failure (in ``verdicts``)
-        cell["passed"] += 1
+    if verdict == "refused":  # PRED-4: conservative, not a failure
+        cell["refused"] += 1
         return False
     cell["failed"] += 1
     return True
@@ -239,6 +240,7 @@ def _settle(cell: dict[str, Any]) -> dict[str, Any]:
     cell["verdicts"] = dict(sorted(cell["verdicts"].items()))
     cell["state"] = ("failed" if cell["failed"] else
                      "partial" if cell["xfailed"] or cell["skipped"] or cell["skipped_manifest"]
+                     or cell["refused"]
                      else "passed" if cell["passed"] else
                      "not-claimed" if cell["not_claimed"] else "none")
     return cell
@@ -755,7 +757,8 @@ def render_terminal(matrix: Mapping[str, Any], *, width: int = 28) -> list[str]:
             empty.append(chapter["file"] or "other")
     if empty:
         lines.append(f"(no case: {', '.join(empty)})")
-    lines.append("p passed, F failed, xf xfailed, s skipped by the implementation, "
+    lines.append("p passed, r refused what kubelet admits (predict), F failed, xf xfailed, "
+                 "s skipped by the implementation, "
                  "m skipped by manifest, nc not claimed")
     return [_printable(line) for line in lines]
 
