@@ -34,8 +34,10 @@ from numaspec.conformance.implementations.claims import NodeClaims, claims_of
 from numaspec.conformance.properties.node_machine import (
     _bad_steps,
     _Checks,
+    _without_memory,
     irregular_memory_groups,
     rejected_step_change,
+    spanning_reservations,
 )
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.conformance.properties.registry import register
@@ -133,10 +135,7 @@ def _reference_answers(steps: list[dict[str, Any]]
     other rejections kubelet may give where its Go map order picks one (ADMIT-8); and the
     first step from which kubelet before 1.32 may leak or move memory (F-MEM-OVERLAP: ADMIT-10
     is not checked on memory from there on)."""
-    from unittest import mock
-
     from numaspec.errors import NumaspecError
-    from numaspec.memory import MemoryManager
     from numaspec.node_wire import NodeSession
     from numaspec.wire import encode_error
 
@@ -145,23 +144,13 @@ def _reference_answers(steps: list[dict[str, Any]]
     comparable = len(steps)
     alternatives: Alternatives = {}
     overlap = len(steps)
-    spans: list[tuple[int, ...]] = []
-    original = MemoryManager._reserve
-
-    def reserve(self: MemoryManager, nodes: tuple[int, ...], memory_type: str,
-                size: int) -> None:
-        if len(nodes) > 1:
-            spans.append(nodes)
-        original(self, nodes, memory_type, size)
-
     for index, step in enumerate(steps):
         choices = _fit_alternatives(session, step)
-        spans.clear()
-        try:
-            with mock.patch.object(MemoryManager, "_reserve", reserve):
+        with spanning_reservations() as spans:
+            try:
                 answers.append(session.handle(step))
-        except NumaspecError as exc:
-            answers.append(encode_error(exc))
+            except NumaspecError as exc:
+                answers.append(encode_error(exc))
         decision = answers[-1].get("decision") if isinstance(answers[-1], dict) else None
         if len(choices) > 1 and isinstance(decision, dict) and \
                 (decision.get("reason"), decision.get("message")) in choices:
@@ -265,12 +254,6 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
     if not live and checks.groups_guaranteed() and answers[-1] != initial:
         fail_at(len(steps) - 1)("INV-9: the state after removing every pod is not the "
                                 "initial one")
-
-
-def _without_memory(answer: Any) -> Any:
-    if isinstance(answer, dict) and isinstance(answer.get("state"), dict):
-        return {"state": {k: v for k, v in answer["state"].items() if k != "memory"}}
-    return answer
 
 
 def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
