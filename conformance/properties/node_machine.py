@@ -175,12 +175,12 @@ class _Checks:
                     n["id"] for n in self.node["machine"]["numaNodes"]}
                 for c in result["cpus"]:
                     candidates &= {self.numa_of_cpu[c]}
-                # INV-8's exception (findings.md 20): under pod scope kubelet's pod-level
-                # memory request leaves sidecars out, and a sidecar's blocks may then reach
-                # beyond the pod's NUMA node.
-                sidecar = specs[result["name"]].get("restartPolicy") == "Always" and \
-                    self.node.get("config", {}).get("topologyManagerScope") == "pod"
-                for block in [] if sidecar else result["memory"]:
+                # INV-8's exception (findings.md 20): under pod scope the pod's memory hint
+                # can be a NUMA node where an init container's or a sidecar's memory does not
+                # fit, and its blocks then reach beyond it.
+                init = result["name"] in {c["name"] for c in pod.get("initContainers", [])} \
+                    and self.node.get("config", {}).get("topologyManagerScope") == "pod"
+                for block in [] if init else result["memory"]:
                     candidates &= set(block["numa"]) if len(block["numa"]) == 1 else set()
                 for resource, ids in result["devices"].items():
                     for device in ids:
