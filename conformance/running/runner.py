@@ -340,9 +340,6 @@ def readable(lines: Sequence[str]) -> list[str]:
         if skipping and (line[:1].isspace() or line.strip() in (")", "", "],", "]")):
             continue
         skipping = False
-        if "print_blob" in line or line.startswith("You can reproduce this example"):
-            kept.append(line)
-            continue
         kept.append(line)
     return kept
 
