@@ -35,18 +35,21 @@ __all__ = ["answer_merge_line", "main", "serve_merge", "serve_node"]
 
 
 def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
-                      explain: bool = False) -> dict[str, Any]:
+                      explain: bool = False, definitional: bool = False) -> dict[str, Any]:
     """The JSON response to one request line; never raises for bad input.  ``explain``:
-    the response carries the merge's trace as ``explain`` (EXPLAIN-1)."""
+    the response carries the merge's trace as ``explain`` (EXPLAIN-1).  ``definitional``:
+    the cross product is walked (within ``max_steps``, WIRE-4) instead of the fast merge."""
     try:
         request = decode_merge_request(decode_json_line(line))
         if explain:
             from numaspec.trace import MergeTrace
 
             trace = MergeTrace()
-            outcome = evaluate_request(request, max_steps=max_steps, trace=trace)
+            outcome = evaluate_request(request, max_steps=max_steps, trace=trace,
+                                       definitional=definitional)
             return {**encode_outcome(outcome), "explain": trace.as_json()}
-        return encode_outcome(evaluate_request(request, max_steps=max_steps))
+        return encode_outcome(evaluate_request(request, max_steps=max_steps,
+                                               definitional=definitional))
     except NumaspecError as exc:
         return encode_error(exc)
     except Exception as exc:  # a bug in the reference must not end the stream
@@ -54,11 +57,12 @@ def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_S
                           "message": f"numaspec failed on this line: {type(exc).__name__}: {exc}"}}
 
 
-def serve_merge(stdin: BinaryIO, stdout: TextIO, *,
-                max_steps: int = DEFAULT_MAX_MERGE_STEPS, explain: bool = False) -> int:
+def serve_merge(stdin: BinaryIO, stdout: TextIO, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
+                explain: bool = False, definitional: bool = False) -> int:
     for line in request_lines(stdin):
         response = (encode_error(line) if isinstance(line, NumaspecError)
-                    else answer_merge_line(line, max_steps=max_steps, explain=explain))
+                    else answer_merge_line(line, max_steps=max_steps, explain=explain,
+                                           definitional=definitional))
         stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0
@@ -83,8 +87,12 @@ def _build_parser() -> argparse.ArgumentParser:
     merge = sub.add_parser("merge", help="answer JSON merge requests, one per line")
     merge.add_argument("--max-merge-steps", dest="max_steps", type=int,
                        default=DEFAULT_MAX_MERGE_STEPS, metavar="N",
-                       help="refuse (error kind merge-too-large) a merge of more than N steps "
-                            "(permutations x hint lists; WIRE-4)")
+                       help="with --definitional: refuse (error kind merge-too-large) a "
+                            "merge of more than N steps (permutations x hint lists; WIRE-4)")
+    merge.add_argument("--definitional", action="store_true",
+                       help="walk every permutation as kubelet does (the spec's meaning, "
+                            "within --max-merge-steps) instead of the fast merge (FAST-1..7), "
+                            "which returns the same answer without the cross product")
     merge.add_argument("--explain", action="store_true",
                        help="each response carries the merge's trace as 'explain': the lists "
                             "merged, the candidates kept and the rule for each (EXPLAIN-2)")
@@ -222,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "merge":
         return _serve(lambda: serve_merge(sys.stdin.buffer, sys.stdout,
-                                          max_steps=args.max_steps, explain=args.explain))
+                                          max_steps=args.max_steps, explain=args.explain,
+                                          definitional=args.definitional))
     if args.command == "node":
         return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout,
                                          affinity=args.affinity, explain=args.explain))

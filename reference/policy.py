@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
+from numaspec.fast_merge import DEFAULT_TUNING, Tuning, fast_merge
 from numaspec.hints import ProviderHints, TopologyHint, flatten_provider_hints
 from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.merge import MergeMode, best_hint, target_count
@@ -179,12 +180,18 @@ def merge_for_policy(
     *,
     max_steps: int = MAX_MERGE_STEPS,
     trace: MergeTrace | None = None,
+    definitional: bool = False,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> MergeOutcome:
     """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4).
 
-    WIRE-4: a merge of more than ``max_steps`` steps (permutations x hint lists) raises
+    The hint is the fast merge's (FAST-1..FAST-7, :mod:`numaspec.fast_merge`), equal to the
+    definitional walk's by proof and test.  ``definitional=True`` walks the cross product
+    instead (:func:`numaspec.merge.best_hint`, the spec's meaning); WIRE-4: that walk, of
+    more than ``max_steps`` steps (permutations x hint lists), raises
     :class:`~numaspec.errors.MergeTooLargeError` before it starts.  ``trace``, when given,
-    records the reasoning (:mod:`numaspec.explain`)."""
+    records the reasoning (:mod:`numaspec.explain`): the definitional walk's when it fits the
+    budget, else the fast merge's (EXPLAIN-2)."""
     if trace is not None:
         trace.start(policy, providers, version, numa)
     if policy is Policy.NONE:
@@ -193,24 +200,40 @@ def merge_for_policy(
     lists = flatten_provider_hints(providers)
     if policy is Policy.SINGLE_NUMA_NODE:
         lists = filter_single_numa_hints(lists)
-    _check_budget(lists, max_steps)
-    keep = None
+    walk = definitional or (trace is not None and _fits_budget(lists, max_steps))
+    if definitional:
+        _check_budget(lists, max_steps)
+    mode: MergeMode = ("single-numa-node" if policy is Policy.SINGLE_NUMA_NODE
+                       else "best-effort" if policy is Policy.BEST_EFFORT else "restricted")
     if trace is not None:
         trace.lists(lists, filtered=policy is Policy.SINGLE_NUMA_NODE,
                     target=target_count(lists) if version.ranks_non_preferred_by_target_count
                     else None)
-        keep = trace.keep
+    if walk:
+        hint = best_hint(lists, numa, version, mode, options,
+                         keep=None if trace is None else trace.keep)
+    else:
+        found = fast_merge(lists, numa, version, mode, options, tuning=tuning,
+                           witness=trace is not None)
+        if trace is not None:
+            trace.fast(found)
+        hint = found.hint
     if policy is Policy.SINGLE_NUMA_NODE:
-        hint = best_hint(lists, numa, version, "single-numa-node", options, keep=keep)
         if hint.numa_affinity == numa.default_affinity():
             hint = TopologyHint(None, hint.preferred)
         return _traced(trace, MergeOutcome(hint, hint.preferred), "POLICY-4")
-    mode: MergeMode = "best-effort" if policy is Policy.BEST_EFFORT else "restricted"
-    hint = best_hint(lists, numa, version, mode, options, keep=keep)
     # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
     return _traced(trace, MergeOutcome(hint, True if policy is Policy.BEST_EFFORT
                                        else hint.preferred),
                    "POLICY-2" if policy is Policy.BEST_EFFORT else "POLICY-3")
+
+
+def _fits_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> bool:
+    try:
+        _check_budget(lists, max_steps)
+    except MergeTooLargeError:
+        return False
+    return True
 
 
 def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> MergeOutcome:
@@ -230,13 +253,15 @@ def topology_merge(
     feature_gates: Mapping[str, bool] | None = None,
     max_steps: int = MAX_MERGE_STEPS,
     trace: MergeTrace | None = None,
+    definitional: bool = False,
 ) -> MergeOutcome:
     """Start a Topology Manager as ``version`` would and merge ``providers`` under ``policy``.
 
-    The one-call entry point: start-up checks (POLICY-6), then the policy's merge.
+    The one-call entry point: start-up checks (POLICY-6), then the policy's merge (the fast
+    merge, or the definitional walk with ``definitional=True``).
     Raises a :class:`~numaspec.errors.NumaspecError` where kubelet would refuse to start.
     """
     numa = NumaInfo(tuple(numa_nodes), numa_distances)
     chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
     return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
-                            trace=trace)
+                            trace=trace, definitional=definitional)

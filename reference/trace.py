@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from numaspec.hints import ProviderHints, TopologyHint
 
 if TYPE_CHECKING:
+    from numaspec.fast_merge import FastMerge
     from numaspec.numa import NumaInfo
     from numaspec.policy import MergeOutcome, Policy
     from numaspec.versions import KubeletVersion
@@ -63,6 +64,7 @@ class MergeTrace:
         self.data["single_numa_node_filter"] = filtered
         self.data["target_width"] = target
         self.data["kept"] = []
+        self.data["walk"] = "definitional"
 
     def keep(self, hint: TopologyHint | None, permutation: Sequence[TopologyHint], rule: str,
              walked: int, empty: int) -> None:
@@ -79,6 +81,23 @@ class MergeTrace:
             kept.pop(0)
         kept.append({"hint": hint_json(hint), "permutation": [hint_json(h) for h in permutation],
                      "rule": rule, "candidate": walked})
+
+    def fast(self, found: FastMerge) -> None:
+        """EXPLAIN-2: the fast merge decided (FAST-7): the winner, the rule that ranks it
+        first, one permutation that merges to it when one was found, and the candidates as
+        distinct affinities rather than permutations."""
+        self.data["walk"] = "fast"
+        self.data["regime"] = found.regime
+        self.data["candidates"] = found.permutations
+        self.data["distinct_candidates"] = found.distinct
+        if found.rule == "MERGE-10":
+            self.data["nothing_kept"] = "MERGE-10"
+            return
+        if found.witness == ():
+            return  # up to 1.23: the machine mask the walk starts from stands
+        self.data["kept"] = [{"hint": hint_json(found.hint), "rule": found.rule,
+                              "permutation": None if found.witness is None
+                              else [hint_json(h) for h in found.witness]}]
 
     def result(self, outcome: MergeOutcome, rule: str) -> None:
         self.data["result"] = {"hint": hint_json(outcome.hint), "admit": outcome.admit}

@@ -293,10 +293,11 @@ def merge_steps(providers: Sequence[ProviderHints]) -> int:
 
 def evaluate_request(
     request: MergeRequest, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
-    trace: MergeTrace | None = None,
+    trace: MergeTrace | None = None, definitional: bool = False,
 ) -> MergeOutcome:
-    """Run the reference on one request (start-up checks, then the policy's merge);
-    ``trace`` records the reasoning (EXPLAIN-2)."""
+    """Run the reference on one request (start-up checks, then the policy's merge: the fast
+    one, or the definitional walk within ``max_steps``); ``trace`` records the reasoning
+    (EXPLAIN-2)."""
     return topology_merge(
         request.providers,
         request.numa_nodes,
@@ -307,6 +308,7 @@ def evaluate_request(
         feature_gates=request.feature_gates,
         max_steps=max_steps,
         trace=trace,
+        definitional=definitional,
     )
 
 
