@@ -53,7 +53,8 @@ def _test_citations(tests: Path) -> dict[str, set[str]]:
 # Rules about numaspec's own interfaces, and those whose properties arrive with the node
 # model (issue 3), are checked by tests.
 _TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "QTY", "QOS", "CPU", "NODE", "ADMIT", "DEV", "MEM",
-                  "INV", "NWIRE", "PROTO", "RUN", "AFF", "SCHED", "AWIRE", "NRT", "PRED", "EXPLAIN")
+                  "INV", "NWIRE", "PROTO", "RUN", "AFF", "SCHED", "AWIRE", "NRT", "PRED", "EXPLAIN",
+                  "FAST")
 
 
 def expected_checks(rules: Iterable[Rule], tests: Path | None) -> dict[str, list[str]]:

@@ -294,26 +294,74 @@ class _Ranker:
 
 def _choose_count(counts: set[int], target: int | None) -> int:
     """FAST-5: the node count the winner has.  ``target`` None: the fewest (MERGE-6, MERGE-7);
-    else MERGE-8 around the target: exactly it, else the most below it, else the fewest above."""
+    else MERGE-8 around the target: exactly it, else the most below it, else the fewest above.
+
+    pre: len(counts) > 0 and all(c > 0 for c in counts)
+    post: __return__ in counts
+    post: target is not None or __return__ == min(counts)
+    post: target is None or target not in counts or __return__ == target
+    post: target is None or target in counts or __return__ < target or min(counts) > target
+    post: target is None or __return__ >= max([c for c in counts if c <= target], default=0)
+    """
     if target is None or target in counts:
         return target if target is not None else min(counts)
     below = [c for c in counts if c < target]
     return max(below) if below else min(counts)
 
 
-def _preferred_words(lists: Sequence[Sequence[TopologyHint]], space: _Space) -> set[int]:
+@attrs.frozen
+class _Listed:
+    """What the fast merge needs of one hint list, read in one pass: its distinct affinity
+    words (as given, before any AND), which of them are preferred, and whether it has a hint
+    without an affinity (preferred or not)."""
+
+    words: frozenset[int]
+    preferred: frozenset[int]
+    free: bool
+    preferred_free: bool
+
+    @classmethod
+    def of(cls, hints: Sequence[TopologyHint]) -> _Listed:
+        masks = [(h.numa_affinity, h.preferred) for h in hints]
+        return cls(frozenset(m.bits for m, _ in masks if m is not None),
+                   frozenset(m.bits for m, p in masks if p and m is not None),
+                   any(m is None for m, _ in masks),
+                   any(p and m is None for m, p in masks))
+
+    def compact(self, space: _Space, *, preferred: bool) -> frozenset[int]:
+        """FAST-3: the list's distinct masks on the machine, the whole machine for a hint
+        without an affinity."""
+        words, free = ((self.preferred, self.preferred_free) if preferred
+                       else (self.words, self.free))
+        if space.contiguous:
+            found = {w & space.full for w in words}
+        else:
+            found = {space.compact(w) for w in words}
+        if free:
+            found.add(space.full)
+        return frozenset(found)
+
+
+def _target(listed: Sequence[_Listed]) -> int:
+    """MERGE-8's target, as :func:`numaspec.merge.target_count` computes it: the narrowest
+    affinity of a list has the fewest nodes of that list, so the target is the largest of
+    the lists' fewest counts (0 without any affinity)."""
+    return max((min(w.bit_count() for w in item.words) for item in listed if item.words),
+               default=0)
+
+
+def _preferred_words(listed: Sequence[_Listed], space: _Space) -> set[int]:
     """FAST-2 (1.24+): the compact affinities of the preferred permutations, empty ones
     included.  A permutation is preferred iff all its hints are and all its affinities are one
     word ``M`` (compared before the AND): so ``M`` is held preferred by every list that has no
     preferred hint without an affinity; with only such hints the affinity is the machine."""
     required: set[int] | None = None  # the words every list without a free hint holds
     named: set[int] = set()
-    for hints in lists:
-        words = {h.numa_affinity.bits for h in hints
-                 if h.preferred and h.numa_affinity is not None}
-        named |= words
-        if not any(h.preferred and h.numa_affinity is None for h in hints):
-            required = words if required is None else required & words
+    for item in listed:
+        named |= item.preferred
+        if not item.preferred_free:
+            required = (set(item.preferred) if required is None
+                        else required & item.preferred)
     found = {space.compact(w) for w in (named if required is None else required)}
     if required is None:
         found.add(space.full)  # every list can take its free hint
@@ -346,8 +394,6 @@ def fast_merge(
 ) -> FastMerge:
     """FAST-1..FAST-6: what :func:`numaspec.merge.best_hint` returns for the same arguments,
     with how it was found; ``witness``: also one permutation that merges to the winner."""
-    from numaspec.merge import target_count
-
     space = _Space(numa)
     default = numa.default_affinity()
     permutations = math.prod(len(hints) for hints in lists)
@@ -358,18 +404,18 @@ def fast_merge(
     closest = modern and options.prefer_closest_numa_nodes and mode != "single-numa-node"
     ranker = _Ranker(space, numa, closest, tuning)
     mask_rule = "MERGE-9" if closest else "MERGE-6"
+    listed = [_Listed.of(hints) for hints in lists]
 
     # FAST-2: a preferred candidate, when there is one, beats every other (MERGE-5).
     before: list[_Reach] = []
     pref_lists: list[list[TopologyHint]] | None = None
     if version.merge_requires_equal_masks:
-        preferred: _Reach = _preferred_words(lists, space)
+        preferred: _Reach = _preferred_words(listed, space)
         regime = "preferred"
     else:
         pref_lists = [[h for h in hints if h.preferred] for hints in lists]
         preferred, before = reachable(
-            [frozenset(space.hint_mask(h) for h in hints) for hints in pref_lists],
-            space.n, tuning)
+            [item.compact(space, preferred=True) for item in listed], space.n, tuning)
         regime = _regime(preferred)
     counts = ranker.counts(preferred)
     if counts:
@@ -384,7 +430,7 @@ def fast_merge(
                          distinct, regime, found)
 
     # FAST-3/FAST-4: every other candidate is a reachable non-empty AND.
-    reach, before = reachable([frozenset(space.hint_mask(h) for h in hints) for hints in lists],
+    reach, before = reachable([item.compact(space, preferred=False) for item in listed],
                               space.n, tuning)
     counts = ranker.counts(reach)
     distinct = _distinct(reach)
@@ -392,7 +438,7 @@ def fast_merge(
         if not counts:  # MERGE-10
             return FastMerge(TopologyHint(default, False), "MERGE-10", permutations, 0,
                              _regime(reach), () if witness else None)
-        best = ranker.best_of_count(reach, _choose_count(counts, target_count(lists)))
+        best = ranker.best_of_count(reach, _choose_count(counts, _target(listed)))
         rule = "MERGE-8"
     else:
         # MERGE-7: the walk starts from the machine, not preferred; anything narrower wins.

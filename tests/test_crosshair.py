@@ -1,4 +1,5 @@
-"""CrossHair checks the contracts (PEP 316 docstrings) of the mask and merge modules with a
+"""CrossHair checks the contracts (PEP 316 docstrings) of the mask and merge modules (the fast
+merge's count choice, FAST-5, among them) with a
 bounded budget.  A counterexample fails the test; otherwise each condition's verdict is
 reported as CrossHair gives it: "confirmed over all paths" or "not confirmed" (no
 counterexample within the budget, which is *not* a proof)."""
@@ -13,7 +14,7 @@ from collections.abc import Callable
 import pytest
 from conftest import REPO
 
-MODULES = ["numaspec.bitmask", "numaspec.merge"]
+MODULES = ["numaspec.bitmask", "numaspec.merge", "numaspec.fast_merge"]
 BUDGET = ["--max_uninteresting_iterations=20", "--per_condition_timeout=10"]
 
 

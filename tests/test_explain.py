@@ -84,6 +84,26 @@ def test_explain_2_nothing_kept_and_refusals() -> None:
     assert refused["error"]["kind"] == "unknown-policy"
 
 
+def test_explain_2_a_fast_merge_trace() -> None:  # FAST-7
+    """Above the walk's budget the fast merge decides, and its trace says so: the regime,
+    the permutations, the distinct candidates and the winner with a permutation giving it."""
+    masks = [[n for n in range(8) if b >> n & 1] for b in range(1, 256)]
+    lists = [hint(m, len(m) == 2) for m in masks]
+    big = {"kubelet_version": "1.37", "numa_nodes": list(range(8)), "policy": "restricted",
+           "providers": [{f"r{i}": lists for i in range(4)}]}
+    trace = valid(explain_merge(big))
+    assert trace["walk"] == "fast"
+    assert trace["regime"] == "preferred"
+    assert trace["candidates"] == 255 ** 4
+    assert trace["distinct_candidates"] == 28  # every 2-node mask, held by all four lists
+    [kept] = trace["kept"]
+    assert kept["hint"] == {"numa": [0, 1], "preferred": True}
+    assert kept["rule"] == "MERGE-6"
+    assert kept["permutation"] == [{"numa": [0, 1], "preferred": True}] * 4
+    assert trace["result"] == {"hint": kept["hint"], "admit": True}
+    assert valid(explain_merge(REQUEST))["walk"] == "definitional"
+
+
 NODE: dict[str, Any] = {"kubeletVersion": "1.33", "machine": {"numaNodes": [
     {"id": n, "memory": "8Gi", "cores": [{"socket": 0, "threads": [2 * n, 2 * n + 1]}]}
     for n in range(2)]},
