@@ -244,7 +244,7 @@ def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> Merge
 
 def topology_merge(
     providers: Sequence[ProviderHints],
-    numa_nodes: Sequence[int],
+    numa_nodes: Sequence[int] | NumaInfo,
     policy: str,
     *,
     version: KubeletVersion = NEWEST,
@@ -259,9 +259,12 @@ def topology_merge(
 
     The one-call entry point: start-up checks (POLICY-6), then the policy's merge (the fast
     merge, or the definitional walk with ``definitional=True``).
+    ``numa_nodes`` may be a :class:`~numaspec.numa.NumaInfo` already built (its distances
+    then stand, ``numa_distances`` is not read).
     Raises a :class:`~numaspec.errors.NumaspecError` where kubelet would refuse to start.
     """
-    numa = NumaInfo(tuple(numa_nodes), numa_distances)
+    numa = (numa_nodes if isinstance(numa_nodes, NumaInfo)  # a machine already checked
+            else NumaInfo(tuple(numa_nodes), numa_distances))
     chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
     return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
                             trace=trace, definitional=definitional)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -64,20 +65,26 @@ class MergeRequest:
     numa_distances: Mapping[int, tuple[int, ...]] | None = None
     policy_options: Mapping[str, str] = attrs.field(factory=dict)
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+    _numa: list[NumaInfo] = attrs.field(factory=list, eq=False, repr=False, alias="_numa")
 
     def numa_info(self) -> NumaInfo:
-        return NumaInfo(self.numa_nodes, self.numa_distances)
+        """The machine (checked once: node ids, duplicates, distance entries)."""
+        if not self._numa:
+            self._numa.append(NumaInfo(self.numa_nodes, self.numa_distances))
+        return self._numa[0]
 
 
 # --- decoding --------------------------------------------------------------------------------
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise InvalidFieldError(f"key {key!r} appears twice in one object")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InvalidFieldError(f"key {key!r} appears twice in one object")
+            seen.add(key)
     return result
 
 
@@ -106,6 +113,11 @@ def finite_float(text: str) -> float:
     return value
 
 
+#: A run of more digits than an integer may have (WIRE-5): only a line holding one needs each
+#: integer literal checked as it is read.
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
 def decode_json_line(line: str | bytes) -> Any:
     """Parse one line of JSON; anything else raises :class:`MalformedJSONError`."""
     if isinstance(line, bytes):
@@ -117,6 +129,9 @@ def decode_json_line(line: str | bytes) -> Any:
     if not line.strip():
         raise MalformedJSONError("the line is empty")
     try:
+        if _LONG_DIGITS.search(line) is None:  # no integer can be too long: parse them in C
+            return json.loads(line, object_pairs_hook=_no_duplicate_keys,
+                              parse_constant=_reject_constant, parse_float=finite_float)
         return json.loads(line, object_pairs_hook=_no_duplicate_keys,
                           parse_constant=_reject_constant, parse_int=bounded_int,
                           parse_float=finite_float)
@@ -160,6 +175,13 @@ def _node_list(value: object, where: str) -> tuple[int, ...]:
 
 
 def _hint(value: object, where: str) -> TopologyHint:
+    if type(value) is dict and len(value) == 2 and type(value.get("preferred")) is bool:
+        affinity = value.get("numa_affinity", _MISSING)
+        if affinity is None:
+            return TopologyHint(None, value["preferred"])
+        if type(affinity) is list and all(
+                type(node) is int and 0 <= node <= MAX_NUMA_ID for node in affinity):
+            return TopologyHint(NumaMask.of(affinity), value["preferred"])  # the common case
     _expect(value, dict, "a hint object", where)
     assert isinstance(value, dict)
     unknown = set(value) - {"numa_affinity", "preferred"}
@@ -222,6 +244,8 @@ def _distances(value: object, where: str) -> dict[int, tuple[int, ...]]:
         rows[node] = tuple(row)
     return rows
 
+
+_MISSING = object()
 
 _REQUEST_FIELDS = {
     "kubelet_version", "numa_nodes", "numa_distances", "policy", "policy_options",
@@ -300,7 +324,7 @@ def evaluate_request(
     (EXPLAIN-2)."""
     return topology_merge(
         request.providers,
-        request.numa_nodes,
+        request.numa_info(),
         request.policy,
         version=request.version,
         policy_options=request.policy_options,

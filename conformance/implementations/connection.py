@@ -19,6 +19,8 @@ returns) is either a JSON-level adapter (``start()`` and ``run(op, case)``, see
 
 from __future__ import annotations
 
+import collections
+
 import contextlib
 import json
 import os
@@ -648,6 +650,8 @@ class ExecConnection:
 
     def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]:
         """PROTO-3: up to ``window`` requests in flight; answers must come back in order.
+        The window slides: each answer read lets one more request go, so the implementation
+        is never left idle waiting for a whole batch to be read.
 
         When a case crashes, times out or breaks the protocol, the process is discarded and
         the cases sent after it are sent again to a fresh one.
@@ -660,23 +664,23 @@ class ExecConnection:
                 continue
             process = self._process
             assert process is not None
-            batch = cases[len(answers):len(answers) + window]
             mark = process.stderr.total
-            sent: list[int] = []
-            for case in batch:
-                seq = self._send(process, op, case)
-                if seq is None:
+            in_flight: collections.deque[int] = collections.deque()
+            following = len(answers)
+            while len(answers) < len(cases):
+                while len(in_flight) < window and following < len(cases):
+                    seq = self._send(process, op, cases[following])
+                    if seq is None:
+                        break
+                    in_flight.append(seq)
+                    following += 1
+                if not in_flight:
+                    answers.append(self._crashed(process, mark, "its stdin is closed"))
                     break
-                sent.append(seq)
-            if not sent:
-                answers.append(self._crashed(process, mark, "its stdin is closed"))
-                continue
-            for seq in sent:
-                answer = self._receive(process, seq, op, mark)
-                answers.append(answer)
+                answers.append(self._receive(process, in_flight.popleft(), op, mark))
                 mark = process.stderr.total
                 if self._process is not process:
-                    break  # discarded: the rest of the batch goes to a fresh process
+                    break  # discarded: the cases after it go to a fresh process
         return answers
 
     def _receive(self, process: LineProcess, seq: int, op: str, mark: int) -> Answer:

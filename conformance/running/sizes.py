@@ -1,0 +1,270 @@
+"""``numaspec bench --sizes``: one merge per shape (NUMA nodes x providers x hints per list),
+timed for the fast merge, the definitional walk where its budget allows, and an
+implementation through the protocol (kubelet 1.37's adapter by default), with peak memory,
+ratios and the fitted growth of each column.
+
+A benchmark, not a test: it prints a Markdown table and asserts nothing about speed (only
+that every answer agrees with the fast merge's; a disagreement is reported in the table).
+
+The lists are the first *H* subsets of the machine's nodes in kubelet's order (MASK-3: sizes
+ascending); provider *i* prefers the subsets of ``1 + i mod 2`` nodes.  No word is then
+preferred by every provider, so no candidate is preferred (MERGE-3) and the whole
+non-preferred ranking runs: the expensive case for every algorithm, and the shape of
+kubernetes #137700 (8 NUMA nodes, 4 providers, 255 hints: kubelet 258 s and 407 GB).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from numaspec.errors import NumaspecError
+from numaspec.limits import MAX_MERGE_STEPS
+from numaspec.wire import decode_merge_request, encode_outcome, evaluate_request
+
+__all__ = ["DEFAULT_SHAPES", "Row", "Shape", "measure", "parse_shapes", "render", "sizes"]
+
+
+@attrs.frozen
+class Shape:
+    nodes: int
+    providers: int
+    hints: int
+
+    def __str__(self) -> str:
+        return f"{self.nodes}×{self.providers}×{self.hints}"
+
+    @property
+    def permutations(self) -> int:
+        return self.hints ** self.providers
+
+
+#: The table's rows: small ones every algorithm answers, the walk's and kubelet's limits, the
+#: #137700 shape, and the issue's 16-node target (all 65,535 masks in each of 4 lists).
+DEFAULT_SHAPES = (Shape(2, 2, 3), Shape(4, 3, 15), Shape(6, 3, 63), Shape(8, 2, 255),
+                  Shape(8, 3, 255), Shape(8, 4, 255), Shape(10, 4, 1023), Shape(12, 4, 4095),
+                  Shape(14, 4, 16383), Shape(16, 4, 65535))
+
+
+def parse_shapes(text: str) -> tuple[Shape, ...]:
+    """``8x4x255,16x4x65535`` (``x`` or ``×``) -> shapes; a bad one is a one-line error."""
+    shapes = []
+    for item in text.split(","):
+        parts = item.strip().replace("×", "x").split("x")
+        try:
+            nodes, providers, hints = (int(p) for p in parts)
+        except ValueError:
+            raise SystemExit(f"--sizes: {item!r} is not NODESxPROVIDERSxHINTS") from None
+        if not (1 <= nodes <= 22 and 1 <= providers <= 16 and 1 <= hints < 1 << nodes):
+            raise SystemExit(f"--sizes: {item!r}: nodes 1..22, providers 1..16, hints "
+                             "1..2**nodes-1")
+        shapes.append(Shape(nodes, providers, hints))
+    return tuple(shapes)
+
+
+def request(shape: Shape) -> dict[str, Any]:
+    """The merge request of a shape, in the wire format (kubelet 1.37, best-effort)."""
+    nodes = list(range(shape.nodes))
+    subsets = [list(c) for size in range(1, shape.nodes + 1) for c in combinations(nodes, size)]
+    subsets = subsets[:shape.hints]
+    providers = [{f"r{i}": [{"numa_affinity": s, "preferred": len(s) == 1 + i % 2}
+                            for s in subsets]} for i in range(shape.providers)]
+    case: dict[str, Any] = {"kubelet_version": "1.37", "numa_nodes": nodes,
+                            "policy": "best-effort", "providers": providers}
+    if shape.nodes > 8:
+        case["policy_options"] = {"max-allowable-numa-nodes": str(shape.nodes)}
+    return case
+
+
+@attrs.frozen
+class Timing:
+    seconds: float | None  # None: not run
+    peak_bytes: int | None = None
+    note: str = ""
+    answer: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class Row:
+    shape: Shape
+    fast: Timing
+    walk: Timing
+    impl: Timing
+
+
+def _in_process(case: dict[str, Any], *, definitional: bool, repeat: int) -> Timing:
+    decoded = decode_merge_request(case)
+
+    def once() -> dict[str, Any]:
+        return encode_outcome(evaluate_request(decoded, definitional=definitional,
+                                               max_steps=MAX_MERGE_STEPS))
+
+    times = []
+    answer: dict[str, Any] = {}
+    for _ in range(repeat):
+        started = time.perf_counter()
+        answer = once()
+        times.append(time.perf_counter() - started)
+    tracemalloc.start()
+    try:
+        once()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return Timing(statistics.median(times), peak, answer=answer)
+
+
+def _through(impl: str, case: dict[str, Any], timeout: float) -> Timing:
+    from numaspec.conformance.implementations.connection import connect
+
+    connection = connect(impl, timeout=timeout, max_line=64 << 20)
+    try:
+        started = time.perf_counter()
+        answer = connection.run("merge", case)
+        elapsed = time.perf_counter() - started
+        process = getattr(connection, "_process", None)
+        peak = _peak_rss(process.proc.pid) if process is not None else None
+    finally:
+        connection.close()
+    if answer.status != "result":
+        return Timing(None, note=f"{answer.status}: {answer.message}"[:80])
+    return Timing(elapsed, peak, answer=answer.result)
+
+
+def _peak_rss(pid: int) -> int | None:
+    """The process's peak resident set (``VmHWM``), in bytes, on Linux."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def measure(shape: Shape, *, impl: str | None, impl_max_permutations: int,
+            timeout: float, repeat: int = 5) -> Row:
+    case = request(shape)
+    fast = _in_process(case, definitional=False, repeat=repeat)
+    steps = shape.permutations * shape.providers
+    if steps <= MAX_MERGE_STEPS:
+        walk = _in_process(case, definitional=True, repeat=1)
+    else:
+        walk = Timing(None, note=f"beyond the walk's budget ({steps:.1e} steps)")
+    if impl is None:
+        other = Timing(None, note="no implementation")
+    elif shape.permutations > impl_max_permutations:
+        other = Timing(None, note=f"{shape.permutations:.1e} permutations: not sent")
+    else:
+        other = _through(impl, case, timeout)
+    for timing in (walk, other):
+        if timing.answer is not None and timing.answer != fast.answer:
+            raise NumaspecError(f"{shape}: {timing.answer} differs from the fast merge's "
+                                f"{fast.answer}")
+    return Row(shape, fast, walk, other)
+
+
+def _ms(timing: Timing) -> str:
+    if timing.seconds is None:
+        return "—"
+    return f"{timing.seconds * 1000:,.1f} ms" if timing.seconds < 10 else f"{timing.seconds:,.1f} s"
+
+
+def _mib(timing: Timing) -> str:
+    return "—" if timing.peak_bytes is None else f"{timing.peak_bytes / (1 << 20):,.1f} MiB"
+
+
+def _ratio(slow: Timing, fast: Timing) -> str:
+    if slow.seconds is None or not fast.seconds:
+        return "—"
+    return f"{slow.seconds / fast.seconds:,.0f}×"
+
+
+#: Rows faster than these are left out of the fits: fixed costs dominate them (decoding in
+#: process; a process round trip through the protocol).
+FIT_FLOOR, PROTOCOL_FIT_FLOOR = 0.001, 0.05
+
+
+def _fit(points: Sequence[tuple[float, float]], floor: float = FIT_FLOOR) -> str:
+    """The exponent b of time ≈ a · work^b, least squares on the logs."""
+    usable = [(math.log(w), math.log(t)) for w, t in points if w > 0 and t >= floor]
+    if len(usable) < 2:
+        return "too few points"
+    mean_x = statistics.fmean(x for x, _ in usable)
+    mean_y = statistics.fmean(y for _, y in usable)
+    spread = sum((x - mean_x) ** 2 for x, _ in usable)
+    if spread == 0:
+        return "too few points"
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in usable) / spread
+    return f"{slope:.2f}"
+
+
+def render(rows: Sequence[Row], impl_name: str) -> str:
+    lines = [f"| N×P×H | permutations | fast | fast peak | definitional | walk peak | "
+             f"{impl_name} | its peak RSS | walk/fast | {impl_name}/fast |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row.shape} | {row.shape.permutations:.3g} | {_ms(row.fast)} | {_mib(row.fast)} "
+            f"| {_ms(row.walk) if row.walk.seconds is not None else row.walk.note} "
+            f"| {_mib(row.walk)} "
+            f"| {_ms(row.impl) if row.impl.seconds is not None else row.impl.note} "
+            f"| {_mib(row.impl)} | {_ratio(row.walk, row.fast)} | {_ratio(row.impl, row.fast)} |")
+    fast_points = [(r.shape.providers * r.shape.nodes * 2.0 ** r.shape.nodes, r.fast.seconds)
+                   for r in rows if r.fast.seconds]
+    walk_points = [(float(r.shape.permutations), r.walk.seconds) for r in rows if r.walk.seconds]
+    impl_points = [(float(r.shape.permutations), r.impl.seconds) for r in rows if r.impl.seconds]
+    lines += ["", "Fitted growth over the rows above 1 ms, time ≈ a · work^b: fast merge b = "
+              f"{_fit(fast_points)} in P·N·2^N; definitional b = {_fit(walk_points)} and "
+              f"{impl_name} b = {_fit(impl_points, PROTOCOL_FIT_FLOOR)} in permutations (its rows "
+              "above 50 ms)."]
+    return "\n".join(lines)
+
+
+def sizes(shapes: Sequence[Shape], *, impl: str | None, impl_name: str,
+          impl_max_permutations: int, timeout: float,
+          progress: Callable[[str], None] | None = None) -> str:
+    rows = []
+    for i, shape in enumerate(shapes):
+        if progress is not None:
+            progress(f"[{i + 1}/{len(shapes)}] {shape}")
+        rows.append(measure(shape, impl=impl, impl_max_permutations=impl_max_permutations,
+                            timeout=timeout))
+    return render(rows, impl_name)
+
+
+def default_impl() -> str | None:
+    """kubelet 1.37's adapter when it is built in this checkout (adapters/kubelet/bin)."""
+    root = Path(__file__).resolve().parents[2] / "adapters" / "kubelet" / "bin"
+    found = sorted(root.glob("kubelet-adapter-v1.37.*")) if root.is_dir() else []
+    return f"exec:{found[-1]}" if found and os.access(found[-1], os.X_OK) else None
+
+
+def main(shapes_text: str | None, impl: str | None, *, impl_max_permutations: int,
+         timeout: float) -> int:
+    shapes = parse_shapes(shapes_text) if shapes_text else DEFAULT_SHAPES
+    chosen = impl or default_impl()
+    name = "kubelet 1.37" if impl is None and chosen else (impl or "implementation")
+
+    def show(text: str) -> None:
+        if sys.stderr.isatty():
+            print(f"\r{text:<40}", end="", file=sys.stderr, flush=True)
+
+    table = sizes(shapes, impl=chosen, impl_name=name,
+                  impl_max_permutations=impl_max_permutations, timeout=timeout, progress=show)
+    if sys.stderr.isatty():
+        print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
+    print(table)
+    if chosen is None:
+        print("\n(no implementation column: build adapters/kubelet or pass --impl)")
+    return 0
