@@ -38,10 +38,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
             return vectors_main(list(args.args))
         if args.command == "differential":
-            from numaspec.conformance.running import differential
-
-            return differential.main(args.impl, cases=args.cases, seed=args.seed,
-                                     out=args.out, shrink=args.shrink)
+            return _differential(args)
         if args.command == "fuzz":
             from numaspec.conformance.running import fuzz
 
@@ -53,9 +50,18 @@ def dispatch(args: argparse.Namespace) -> int:
 
             return matrix_main(args)
         if args.command == "bench":
+            if args.sizes is not None:
+                from numaspec.conformance.running import sizes
+
+                return sizes.main(args.sizes or None, args.against,
+                                  impl_max_permutations=args.max_permutations,
+                                  timeout=600.0)
             from numaspec.conformance.running.bench import bench
 
-            return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window)
+            # --jobs 1 is bench's own default; other values go to its sharded run
+            jobs = {"jobs": args.jobs} if args.jobs != 1 else {}
+            return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window,
+                         **jobs)
     except NumaspecError as exc:
         print(f"numaspec {args.command}: {exc.describe()}", file=sys.stderr)
         return EXIT_USAGE
@@ -76,6 +82,28 @@ def _conformance(args: argparse.Namespace) -> int:
         vector_files=tuple(args.vector_files),
         profile=args.profile, keyword=args.keyword, progress=args.progress)
     return run_conformance(config)
+
+
+def _differential(args: argparse.Namespace) -> int:
+    from numaspec.conformance.properties.random_cases import CaseShape
+    from numaspec.conformance.running import differential
+    from numaspec.conformance.running.sharding import engine_from_args
+
+    shape = CaseShape(args.shape, max_permutations=args.max_permutations,
+                      numa_nodes=_node_range(args.numa_nodes))
+    return differential.main(args.impl, cases=args.cases, seed=args.seed, out=args.out,
+                             shrink=args.shrink, shape=shape, engine=engine_from_args(args),
+                             timeout=args.timeout, progress=args.progress)
+
+
+def _node_range(text: str) -> tuple[int, int]:
+    """``--numa-nodes``: ``N`` or ``LOW-HIGH``."""
+    low, _, high = text.partition("-")
+    try:
+        return int(low), int(high or low)
+    except ValueError:
+        raise InvalidFieldError(f"must be N or LOW-HIGH, got {text!r}",
+                                where="--numa-nodes") from None
 
 
 def _expectations(args: argparse.Namespace) -> int:

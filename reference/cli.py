@@ -155,6 +155,7 @@ def _build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--shrink", type=int, default=20, metavar="N",
                       help="shrink the first N disagreements to minimal cases (default 20; "
                            "0: none)")
+    _differential_options(diff)
 
     fuzz = sub.add_parser("fuzz", help="fuzz numaspec's own commands (merge, node, "
                                        "node --affinity, serve) and report what breaks")
@@ -172,6 +173,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bar (default: on a terminal, after two seconds)")
 
+    from numaspec.conformance.running import sharding
     from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
 
     run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
@@ -182,7 +184,43 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--window", type=int, default=32,
                        help="requests in flight (1: wait for each answer)")
+    sharding.add_arguments(bench, ray=False)
+    bench.add_argument("--sizes", nargs="?", const="", default=None, metavar="SHAPES",
+                       help="instead: a table of one merge per shape NODESxPROVIDERSxHINTS "
+                            "(comma-separated; default: 2x2x3 to 16x4x65535), timed for the "
+                            "fast merge, the definitional walk and --against, with peak memory "
+                            "(spec/fast-merge.md)")
+    bench.add_argument("--against", default=None, metavar="IMPL",
+                       help="the implementation in the --sizes table (default: kubelet 1.37's "
+                            "adapter, when adapters/kubelet is built)")
+    bench.add_argument("--max-permutations", type=int, default=20_000_000, metavar="N",
+                       help="--sizes: shapes of more permutations are not sent to --against")
     return parser
+
+
+def _differential_options(diff: argparse.ArgumentParser) -> None:
+    """``numaspec differential``'s shapes of cases, and where they run."""
+    from numaspec.conformance.properties import random_cases as cases
+    from numaspec.conformance.running import sharding
+
+    diff.add_argument("--shape", choices=cases.SHAPES, default="small",
+                      help="small: 1 to 8 NUMA nodes and past them, every policy, option and "
+                           "gate (default); large: kubelet's providers on a big machine: "
+                           "--numa-nodes NUMA nodes with max-allowable-numa-nodes (kubelet "
+                           "1.31+) and full hint lists")
+    diff.add_argument("--max-permutations", type=int, default=cases.DEFAULT_MAX_PERMUTATIONS,
+                      metavar="N", help="--shape large: the most permutations (product of "
+                                        "the hint lists' lengths) of a case (default "
+                                        f"{cases.DEFAULT_MAX_PERMUTATIONS:,})")
+    low, high = cases.LARGE_NUMA_NODES
+    diff.add_argument("--numa-nodes", default=f"{low}-{high}", metavar="LOW-HIGH",
+                      help=f"--shape large: NUMA nodes of a machine (default {low}-{high})")
+    diff.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                      help="seconds per case before the implementation is restarted "
+                           "(default 30)")
+    sharding.add_arguments(diff)
+    diff.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bar (default: on a terminal, after two seconds)")
 
 
 #: ``numaspec serve`` of this very installation, as an ``--impl``.

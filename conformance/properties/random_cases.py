@@ -7,17 +7,42 @@ symmetric or not, with odd self-distances now and then; every policy and some na
 every Topology Manager option with good and bad values, and unknown ones; explicit feature gates; up
 to 3 providers of hints drawn from a shared palette of masks (so that equal, nested and overlapping
 masks are common), with null and empty lists, hints without an affinity, empty masks and bits of
-nodes that are not on the machine. A case's permutations are capped at 256."""
+nodes that are not on the machine. A case's permutations are capped at 256.
+
+Case ``i`` of a seed is drawn from its own generator, seeded with ``(seed, i)``
+(:func:`random_merge_case_at`), so that any range of a campaign's cases can be drawn on its
+own, in another process or on another machine, and come out as in the whole campaign.
+
+The large shape (:class:`CaseShape` ``large``, :func:`random_large_case_at`) is kubelet's on a
+big machine: 9 to 16 NUMA nodes with ``max-allowable-numa-nodes`` (kubelet 1.31+, OPT-5), and
+providers' full hint lists (every non-empty subset of the NUMA nodes a resource sees that can
+hold its request, preferred iff of the narrowest width that could: CPU-1..CPU-4, DEV-3, MEM-4
+without groups), their cross product capped by ``max_permutations``."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
+import attrs
+
+from numaspec.errors import InvalidFieldError
 from numaspec.versions import SUPPORTED_VERSIONS
 
-__all__ = ["random_merge_case", "random_merge_cases"]
+__all__ = [
+    "DEFAULT_MAX_PERMUTATIONS",
+    "LARGE_NUMA_NODES",
+    "SHAPES",
+    "CaseShape",
+    "large_case_versions",
+    "permutations",
+    "random_large_case_at",
+    "random_merge_case",
+    "random_merge_case_at",
+    "random_merge_cases",
+]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 _NOT_POLICIES = ("", "Restricted", "single-numa", "static", "none ")
@@ -119,9 +144,236 @@ def random_merge_case(rng: random.Random, versions: Sequence[str]) -> dict[str, 
     return case
 
 
-def random_merge_cases(count: int, seed: int = 0,
-                       versions: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """``count`` cases from ``seed``, for the given kubelet releases (default: all)."""
-    rng = random.Random(seed)
-    chosen = list(versions) if versions else [str(v) for v in SUPPORTED_VERSIONS]
-    return [random_merge_case(rng, chosen) for _ in range(count)]
+def _all_versions(versions: Sequence[str] | None) -> list[str]:
+    return list(versions) if versions else [str(v) for v in SUPPORTED_VERSIONS]
+
+
+def random_merge_case_at(seed: int, index: int,
+                         versions: Sequence[str] | None = None) -> dict[str, Any]:
+    """Case ``index`` of ``seed``: drawn from its own generator, so that it is the same case
+    whether the cases before it were drawn or not (sharded campaigns, replay)."""
+    return random_merge_case(random.Random(f"{seed}:{index}"), _all_versions(versions))
+
+
+def random_merge_cases(count: int, seed: int = 0, versions: Sequence[str] | None = None,
+                       *, start: int = 0) -> list[dict[str, Any]]:
+    """Cases ``start`` to ``start + count - 1`` of ``seed``, for the given kubelet releases
+    (default: all)."""
+    chosen = _all_versions(versions)
+    return [random_merge_case_at(seed, i, chosen) for i in range(start, start + count)]
+
+
+
+# --- the large shape: kubelet's providers on a big machine ------------------------------------
+
+#: The NUMA node counts of the large shape (kubelet needs max-allowable-numa-nodes past 8).
+LARGE_NUMA_NODES = (9, 16)
+#: The most NUMA nodes a large case may have: a provider's list walks 2**n - 1 subsets.
+_MOST_LARGE_NODES = 20
+#: The cap on a large case's permutations (the product of its hint lists' lengths) unless told:
+#: kubelet 1.37 walks about 4 million a second on this project's machine, so at most ~3 s.
+DEFAULT_MAX_PERMUTATIONS = 10_000_000
+#: OPT-5: max-allowable-numa-nodes exists from kubelet 1.31.
+_LARGE_FIRST_MINOR = 31
+_LARGE_POLICIES = ("best-effort", "restricted", "single-numa-node") * 3 + ("none",)
+#: The providers of a kubelet node and the resources each gives hints for.
+_MANAGERS = (("cpu",), ("memory", "hugepages-1Gi"), ("example.com/gpu", "example.com/nic"))
+_TRIES = 6
+
+
+def large_case_versions(versions: Sequence[str] | None) -> list[str]:
+    """The releases among ``versions`` (default: all) that have max-allowable-numa-nodes."""
+    return [v for v in _all_versions(versions)
+            if v.startswith("1.") and v[2:].isdigit() and int(v[2:]) >= _LARGE_FIRST_MINOR]
+
+
+def _subset_sums(values: Sequence[int]) -> list[int]:
+    """The sum of ``values`` over every subset of their positions, indexed by its bits."""
+    sums = [0] * (1 << len(values))
+    for word in range(1, len(sums)):
+        low = word & -word
+        sums[word] = sums[word ^ low] + values[low.bit_length() - 1]
+    return sums
+
+
+def _full_list(universe: Sequence[int], capacity: Sequence[int], sums: Sequence[int],
+               request: int) -> list[dict[str, Any]]:
+    """A provider's hints for ``request`` units (CPU-1..CPU-4, DEV-3, MEM-4 without groups):
+    every non-empty subset of ``universe`` in MASK-3's order whose free units can hold the
+    request (``sums``: the free units of each subset, by its bits); preferred iff it has the
+    narrowest width whose capacity could hold it."""
+    top = sorted(capacity, reverse=True)
+    width = next((k for k in range(1, len(top) + 1) if sum(top[:k]) >= request),
+                 len(universe))
+    bits = [1 << p for p in range(len(universe))]
+    hints = []
+    for size in range(1, len(universe) + 1):
+        for combo in combinations(range(len(universe)), size):
+            if sums[sum(bits[p] for p in combo)] >= request:
+                hints.append({"numa_affinity": [universe[p] for p in combo],
+                              "preferred": size == width})
+    return hints
+
+
+def _resource_draw(rng: random.Random, nodes: Sequence[int], size: int
+                   ) -> tuple[list[int], list[int], list[int], int]:
+    """A resource on ``size`` of the machine's nodes: the nodes (ascending), each one's
+    capacity and free units, and a request that needs a random width of them."""
+    universe = sorted(rng.sample(list(nodes), size))
+    if rng.random() < 0.7:
+        capacity = [rng.choice((2, 4, 8, 16, 32))] * size
+    else:
+        capacity = [rng.choice((1, 2, 4, 8, 16, 32)) for _ in universe]
+    free = [c if rng.random() < 0.4 else rng.randint(0, c) for c in capacity]
+    top = sorted(capacity, reverse=True)
+    width = min(size, 1 + int(rng.expovariate(0.6)))
+    request = rng.randint(sum(top[:width - 1]) + 1, sum(top[:width]))
+    return universe, capacity, free, request
+
+
+def _large_hints(rng: random.Random, nodes: Sequence[int], room: int) -> list[dict[str, Any]]:
+    """A full hint list of at most ``room`` hints: the resource is drawn again when its list
+    is longer, and then seen by fewer nodes (2**k - 1 <= room subsets) if need be."""
+    for attempt in range(_TRIES + 1):
+        size = len(nodes) if rng.random() < 0.5 else rng.randint(1, len(nodes))
+        if attempt == _TRIES:
+            size = min(size, (room + 1).bit_length() - 1)
+        universe, capacity, free, request = _resource_draw(rng, nodes, max(size, 1))
+        sums = _subset_sums(free)
+        if sum(1 for s in sums[1:] if s >= request) <= room:
+            return _full_list(universe, capacity, sums, request)
+    raise AssertionError("unreachable: the last attempt fits")  # pragma: no cover
+
+
+def _large_providers(rng: random.Random, nodes: Sequence[int], max_permutations: int
+                     ) -> list[Any]:
+    providers: list[Any] = []
+    product = 1
+    for resources in _MANAGERS:
+        if resources[0] != "cpu" and rng.random() < 0.4:
+            continue
+        if rng.random() < 0.05:
+            providers.append(None)  # HINT-2: no opinion (a pod the manager does not manage)
+            continue
+        chosen = resources[:rng.randint(1, len(resources))]
+        given: dict[str, Any] = {}
+        for resource in chosen:
+            hints = _large_hints(rng, nodes, max(1, max_permutations // product))
+            product *= max(1, len(hints))
+            given[resource] = hints
+        providers.append(given)
+    return providers
+
+
+def _machine_distances(rng: random.Random, nodes: Sequence[int]) -> dict[str, list[int]]:
+    """A firmware-like table: symmetric, 10 to itself, near within a socket, far across."""
+    width = max(nodes) + 1
+    per_socket = rng.choice((1, 2, 4, len(nodes)))
+    near, far = rng.choice(((11, 21), (12, 32), (16, 20), (20, 30)))
+    noisy = rng.random() < 0.3
+    socket = {n: position // per_socket for position, n in enumerate(nodes)}
+    table = {n: [far] * width for n in nodes}
+    for n in nodes:
+        for m in nodes:
+            if m < n:
+                continue
+            value = 10 if m == n else near if socket[m] == socket[n] else far
+            if noisy and m != n:
+                value += rng.randint(0, 3)
+            table[n][m] = table[m][n] = value
+    return {str(n): row for n, row in table.items()}
+
+
+def random_large_case_at(seed: int, index: int, versions: Sequence[str], *,
+                         max_permutations: int = DEFAULT_MAX_PERMUTATIONS,
+                         numa_nodes: tuple[int, int] = LARGE_NUMA_NODES) -> dict[str, Any]:
+    """Large case ``index`` of ``seed`` for ``versions`` (releases from 1.31): a machine of
+    ``numa_nodes`` NUMA nodes, allowed by max-allowable-numa-nodes, and full hint lists whose
+    permutations are at most ``max_permutations``."""
+    rng = random.Random(f"large:{seed}:{index}")
+    count = rng.randint(*numa_nodes)
+    nodes = (list(range(count)) if rng.random() < 0.85
+             else sorted(rng.sample(range(max(32, count)), count)))
+    limit = max(count, 8)
+    options = {"max-allowable-numa-nodes": str(rng.choice((limit, limit, max(limit, 16), 64)))}
+    case: dict[str, Any] = {
+        "kubelet_version": rng.choice(list(versions)),
+        "numa_nodes": nodes,
+        "policy": rng.choice(_LARGE_POLICIES),
+        "providers": _large_providers(rng, nodes, max_permutations),
+        "policy_options": options,
+    }
+    if rng.random() < 0.35:
+        options["prefer-closest-numa-nodes"] = "true"
+    if "prefer-closest-numa-nodes" in options or rng.random() < 0.2:
+        case["numa_distances"] = _machine_distances(rng, nodes)
+    return case
+
+
+def permutations(case: Any) -> int:
+    """The size of a merge case's cross product: the product of its hint lists' lengths
+    (a resource without a list counts once)."""
+    product = 1
+    providers = case.get("providers") if isinstance(case, dict) else None
+    for provider in providers if isinstance(providers, list) else ():
+        if isinstance(provider, dict):
+            for hints in provider.values():
+                product *= max(1, len(hints)) if isinstance(hints, list) else 1
+    return product
+
+
+# --- which cases a campaign draws -------------------------------------------------------------
+
+SHAPES = ("small", "large")
+
+
+@attrs.frozen
+class CaseShape:
+    """Which random merge cases a campaign draws (``small``: :func:`random_merge_case`;
+    ``large``: :func:`random_large_case_at`) and what their IDs are.  Picklable, so that a
+    campaign's shards can draw their own ranges of cases anywhere."""
+
+    name: str = "small"
+    max_permutations: int = DEFAULT_MAX_PERMUTATIONS
+    numa_nodes: tuple[int, int] = LARGE_NUMA_NODES
+
+    def __attrs_post_init__(self) -> None:
+        low, high = self.numa_nodes
+        if self.name not in SHAPES:
+            raise InvalidFieldError(f"unknown shape {self.name!r} (known: "
+                                    f"{', '.join(SHAPES)})", where="--shape")
+        if self.max_permutations < 1:
+            raise InvalidFieldError(f"must be at least 1, got {self.max_permutations}",
+                                    where="--max-permutations")
+        if not 1 <= low <= high <= _MOST_LARGE_NODES:
+            raise InvalidFieldError(f"must be LOW-HIGH with 1 <= LOW <= HIGH <= "
+                                    f"{_MOST_LARGE_NODES}, got {low}-{high}",
+                                    where="--numa-nodes")
+
+    @property
+    def batch(self) -> int:
+        """Cases drawn and sent at once (a large case can take kubelet seconds)."""
+        return 500 if self.name == "small" else 4
+
+    def versions(self, declared: Sequence[str], who: str) -> list[str]:
+        """The releases of ``declared`` this shape draws cases for."""
+        if self.name == "small":
+            return list(declared)
+        chosen = large_case_versions(declared)
+        if not chosen:
+            raise InvalidFieldError(
+                f"large cases need kubelet 1.31 or later (max-allowable-numa-nodes); {who} "
+                f"declares {', '.join(declared)}", where="--shape")
+        return chosen
+
+    def case_at(self, seed: int, index: int, versions: Sequence[str]) -> dict[str, Any]:
+        if self.name == "small":
+            return random_merge_case_at(seed, index, versions)
+        return random_large_case_at(seed, index, versions,
+                                    max_permutations=self.max_permutations,
+                                    numa_nodes=self.numa_nodes)
+
+    def case_id(self, seed: int, index: int) -> str:
+        """``differential-<seed>-<index>`` (small) or ``differential-large-<seed>-<index>``."""
+        return (f"differential-{seed}-{index}" if self.name == "small"
+                else f"differential-{self.name}-{seed}-{index}")

@@ -8,10 +8,18 @@ disagrees) and written as one JSON Lines record, with the case it was found as, 
 ``numaspec replay FILE --id ID --impl ...`` reads.  Cases come from
 :mod:`numaspec.conformance.properties.random_cases`, seeded, for the releases the implementation
 declares, and only those inside its claims (PROTO-7) are sent.
+
+Case ``i`` of a seed is the same case however the campaign runs (``--jobs N``, ``--ray``:
+:mod:`numaspec.conformance.running.sharding`), and its ID says which it is:
+``differential-<seed>-<i>`` (``differential-large-<seed>-<i>`` for ``--shape large``).  The
+campaign is the first ``cases`` claimed cases of the seed's sequence; each piece of the
+sequence reports what it found, and the pieces are put together in case order, so the verdicts
+and disagreements do not depend on how many pieces there were.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -21,16 +29,18 @@ from typing import Any
 import attrs
 
 from numaspec.conformance.cases.vectors import compare
-from numaspec.conformance.implementations.claims import Claims
-from numaspec.conformance.implementations.connection import connect
-from numaspec.conformance.properties.random_cases import random_merge_cases
-from numaspec.errors import AdapterError
+from numaspec.conformance.implementations.connection import Answer, Connection, connect
+from numaspec.conformance.properties.random_cases import CaseShape, permutations
+from numaspec.conformance.running.sharding import Engine, Runner, Tick
+from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocol import reference_result
 
-__all__ = ["Differential", "differential", "shrink_merge_case"]
+__all__ = ["Differential", "PieceResult", "differential", "shrink_merge_case"]
 
 #: Disagreements shrunk per run (each shrink asks the implementation again, many times).
 SHRUNK = 20
+#: The cases drawn at most: this many times ``cases``, to find enough inside a narrow claim.
+_MAX_BATCHES = 20
 
 
 @attrs.frozen
@@ -39,6 +49,10 @@ class Differential:
     cases: int
     verdicts: dict[str, int]
     disagreements: list[dict[str, Any]]
+    #: the most permutations (product of hint-list lengths) of a case sent
+    largest: int = 0
+    #: large shape: how many cases were sent per count of NUMA nodes
+    numa_nodes: dict[int, int] = attrs.field(factory=dict)
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items()))
@@ -47,90 +61,256 @@ class Differential:
 
 
 def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: float = 30.0,
-                 window: int = 32, shrink: int = SHRUNK) -> Differential:
-    """``cases`` claimed random merge cases against ``impl``; the first ``shrink``
-    disagreements are shrunk to minimal ones."""
-    connection = connect(impl, timeout=timeout)
-    try:
-        declared = connection.implementation.kubelet_versions
-        if "merge" not in connection.implementation.operations or not declared:
-            raise AdapterError(f"{connection.implementation.name} declares no merge releases",
-                               where="--impl")
-        requests, expectations, drawn = _claimed_cases(connection.implementation.claims,
-                                                       cases, seed, declared)
-        answers = connection.run_many("merge", requests, window=window)
-        result = _verdicts(connection, requests, expectations, answers, drawn=drawn, seed=seed)
-        claims = connection.implementation.claims
-
-        def disagrees(case: Any) -> bool:
-            expected = reference_result("merge", case)
-            if claims.outside("merge", case, expected, ()) is not None:
-                return False
-            answer = connection.run("merge", case)
-            return answer.status == "result" and bool(
-                compare("merge", case, expected, answer.result))
-
-        for item in result.disagreements[:shrink]:
-            if item["actual"] is None:
-                continue  # adapter trouble: nothing to shrink against
-            small = shrink_merge_case(item["case"], disagrees)
-            if small != item["case"]:
-                expected = reference_result("merge", small)
-                answer = connection.run("merge", small)
-                item.update({"found_as": item["case"], "case": small, "expected": expected,
-                             "actual": answer.result,
-                             "differences": compare("merge", small, expected, answer.result)})
-    finally:
-        connection.close()
+                 window: int = 32, shrink: int = SHRUNK, shape: CaseShape | None = None,
+                 engine: Engine | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> Differential:
+    """``cases`` claimed random merge cases of ``shape`` against ``impl``, run on
+    ``engine`` (default: this process); the first ``shrink`` disagreements are shrunk to
+    minimal ones."""
+    piece = _Piece(impl, seed, shape or CaseShape(), timeout, window)
+    with Runner(engine or Engine()) as runner:
+        results: list[PieceResult] = []
+        start = 0
+        while True:  # one round, unless a narrow claim leaves too few cases to send
+            count = _next_round(results, cases, start)
+            pieces = runner.engine.pieces(start, count) or [range(start, start)]
+            results += runner.map(piece, pieces, measure=PieceResult.measure,
+                                  progress=_offset(progress, results))
+            start += count
+            for piece_result in results:
+                if piece_result.error is not None:
+                    raise AdapterError(piece_result.error)
+            if count == 0 or _tally(results, cases).cases >= cases:
+                break
+        result = _tally(results, cases)
+        found = result.disagreements
+        chosen = [k for k, d in enumerate(found[:shrink]) if d["actual"] is not None]
+        shrunk = _shrink_all(impl, timeout, [found[k] for k in chosen], runner)
+        for k, item in zip(chosen, shrunk, strict=True):
+            found[k] = item
     return result
 
 
-def _verdicts(connection: Any, requests: list[Any], expectations: list[Any],
-              answers: list[Any], *, drawn: int, seed: int) -> Differential:
-    """The verdict of every answer, and the disagreements."""
-    verdicts: Counter[str] = Counter()
-    if drawn > len(requests):
-        verdicts["not claimed (not sent)"] = drawn - len(requests)
-    disagreements: list[dict[str, Any]] = []
-    for i, (case, expected, answer) in enumerate(zip(requests, expectations, answers,
-                                                     strict=True)):
-        if answer.status != "result":
-            verdicts[answer.status] += 1
+def _next_round(results: Sequence[PieceResult], cases: int, start: int) -> int:
+    """How many cases the next round draws: ``cases`` first, then as many as the share of
+    claimed cases so far says are still needed (and a tenth more), within the limit."""
+    count = cases
+    drawn = sum(r.high - r.low for r in results)
+    if drawn:
+        claimed = drawn - sum(len(r.unclaimed) for r in results)
+        needed = cases - claimed
+        count = needed * drawn // max(claimed, 1) * 11 // 10 + 1
+    return max(0, min(count, cases * _MAX_BATCHES - start))
+
+
+def _offset(progress: Callable[[int, int], None] | None, before: Sequence[PieceResult]
+            ) -> Callable[[int, int], None] | None:
+    """``progress`` of a later round: counted on from the rounds ``before`` it."""
+    if progress is None:
+        return None
+    done = sum(r.high - r.low for r in before)
+    failed = sum(len(r.verdicts) for r in before)
+    return lambda d, f: progress(done + d, failed + f)
+
+
+@attrs.frozen
+class PieceResult:
+    """What one piece of the sequence of cases found: its range, the cases in it outside the
+    implementation's claims, and the verdict of each claimed case that was not ``agreed``
+    (with a disagreement record unless it was ``skipped``)."""
+
+    implementation: str
+    low: int
+    high: int
+    unclaimed: tuple[int, ...] = ()
+    verdicts: tuple[tuple[int, str], ...] = ()
+    disagreements: tuple[dict[str, Any], ...] = ()
+    #: (index, permutations) of each claimed case of more permutations than all before it
+    #: in the piece (so that the largest up to any cut is known)
+    records: tuple[tuple[int, int], ...] = ()
+    #: large shape: the NUMA node count of each claimed case, in case order
+    sizes: bytes = b""
+    #: the implementation could not take part (numaspec's one-line description)
+    error: str | None = None
+
+    def measure(self) -> tuple[int, int]:
+        """Cases finished and failures found (progress of a piece run elsewhere)."""
+        return self.high - self.low, len(self.verdicts)
+
+
+@attrs.frozen
+class _Piece:
+    """The task of one piece: its cases against a connection of its own."""
+
+    impl: str
+    seed: int
+    shape: CaseShape
+    timeout: float
+    window: int
+
+    def __call__(self, piece: range, tick: Tick) -> PieceResult:
+        try:
+            connection = connect(self.impl, timeout=self.timeout)
+        except NumaspecError as exc:
+            return PieceResult("", piece.start, piece.stop, error=exc.describe())
+        try:
+            return self._run(connection, piece, tick)
+        except NumaspecError as exc:
+            return PieceResult("", piece.start, piece.stop, error=exc.describe())
+        finally:
+            connection.close()
+
+    def _run(self, connection: Connection, piece: range, tick: Tick) -> PieceResult:
+        who = connection.implementation
+        if "merge" not in who.operations or not who.kubelet_versions:
+            raise AdapterError(f"{who.name} declares no merge releases", where="--impl")
+        versions = self.shape.versions(who.kubelet_versions, who.name)
+        unclaimed: list[int] = []
+        verdicts: list[tuple[int, str]] = []
+        disagreements: list[dict[str, Any]] = []
+        records: list[tuple[int, int]] = []
+        sizes = bytearray()
+        for low in range(piece.start, piece.stop, self.shape.batch):
+            indices, requests, expectations = [], [], []
+            for i in range(low, min(low + self.shape.batch, piece.stop)):
+                case = self.shape.case_at(self.seed, i, versions)
+                expected = reference_result("merge", case)
+                if who.claims.outside("merge", case, expected, ()) is not None:
+                    unclaimed.append(i)
+                    continue
+                indices.append(i)
+                requests.append(case)
+                expectations.append(expected)
+                if not records or permutations(case) > records[-1][1]:
+                    records.append((i, permutations(case)))
+                if self.shape.name != "small":
+                    sizes.append(len(case["numa_nodes"]))
+            answers = connection.run_many("merge", requests, window=self.window)
+            before = len(verdicts)
+            for i, case, expected, answer in zip(indices, requests, expectations, answers,
+                                                 strict=True):
+                verdict, record = self._judge(i, case, expected, answer)
+                if verdict != "agreed":
+                    verdicts.append((i, verdict))
+                if record is not None:
+                    disagreements.append(record)
+            tick(len(range(low, min(low + self.shape.batch, piece.stop))),
+                 len(verdicts) - before)
+        return PieceResult(who.name + " " + who.version, piece.start, piece.stop,
+                           tuple(unclaimed), tuple(verdicts), tuple(disagreements),
+                           tuple(records), bytes(sizes))
+
+    def _judge(self, i: int, case: Any, expected: Any, answer: Answer
+               ) -> tuple[str, dict[str, Any] | None]:
+        """The verdict of case ``i``, and its disagreement record (none when it agreed or
+        was skipped)."""
+        verdict: str = answer.status
+        if verdict != "result":
             differences = [f"{answer.status}: {answer.message}"]
         else:
             differences = compare("merge", case, expected, answer.result)
-            verdicts["agreed" if not differences else "disagreed"] += 1
-        if differences and answer.status != "skipped":
-            disagreements.append({"id": f"differential-{seed}-{i}", "op": "merge",
-                                  "case": case, "expected": expected,
-                                  "actual": answer.result, "differences": differences})
-    return Differential(connection.implementation.name + " "
-                        + connection.implementation.version, len(requests), dict(verdicts),
-                        disagreements)
+            verdict = "disagreed" if differences else "agreed"
+        if verdict in ("agreed", "skipped"):
+            return verdict, None
+        return verdict, {"id": self.shape.case_id(self.seed, i), "op": "merge", "case": case,
+                         "expected": expected, "actual": answer.result,
+                         "differences": differences}
 
 
-#: Batches of random cases drawn at most, to find enough inside a narrow claim.
-_MAX_BATCHES = 20
+def _claimed_end(result: PieceResult, wanted: int) -> int:
+    """The index just after the ``wanted``-th claimed case of ``result``'s piece (its end
+    when the piece has fewer)."""
+    index = result.low + wanted - 1
+    for unclaimed in result.unclaimed:  # ascending: each one at or before pushes it on
+        if unclaimed <= index:
+            index += 1
+    return min(index + 1, result.high)
 
 
-def _claimed_cases(claims: Claims, cases: int, seed: int, declared: Sequence[str]
-                   ) -> tuple[list[Any], list[Any], int]:
-    """``cases`` random cases inside the implementation's claims (PROTO-7), their reference
-    answers, and how many were drawn to find them.  An implementation that claims all of the
-    merge gets exactly the cases of ``random_merge_cases(cases, seed, declared)``."""
-    requests: list[Any] = []
-    expectations: list[Any] = []
-    drawn = 0
-    for batch in range(_MAX_BATCHES):
-        for case in random_merge_cases(cases, seed + batch * 1_000_003, declared):
-            drawn += 1
-            expected = reference_result("merge", case)
-            if claims.outside("merge", case, expected, ()) is None:
-                requests.append(case)
-                expectations.append(expected)
-                if len(requests) == cases:
-                    return requests, expectations, drawn
-    return requests, expectations, drawn
+def _tally(results: Sequence[PieceResult], cases: int) -> Differential:
+    """The first ``cases`` claimed cases of the pieces, in case order: the campaign's
+    verdicts and disagreements, whatever the pieces were."""
+    verdicts: Counter[str] = Counter()
+    disagreements: list[dict[str, Any]] = []
+    sent = drawn = 0
+    largest = 0
+    nodes: Counter[int] = Counter()
+    for result in sorted(results, key=lambda r: r.low):
+        end = _claimed_end(result, cases - sent)
+        skipped = bisect.bisect_left(result.unclaimed, end)
+        taken = (end - result.low) - skipped
+        off = [v for i, v in result.verdicts if i < end]
+        verdicts.update(off)
+        verdicts["agreed"] += taken - len(off)
+        disagreements += [d for d in result.disagreements if _index(d) < end]
+        largest = max([largest, *(p for i, p in result.records if i < end)])
+        nodes.update(result.sizes[:taken])
+        sent += taken
+        drawn = end
+        if sent >= cases:
+            break
+    if drawn > sent:
+        verdicts["not claimed (not sent)"] = drawn - sent
+    name = next((r.implementation for r in results if r.implementation), "")
+    return Differential(name, sent, {v: n for v, n in verdicts.items() if n}, disagreements,
+                        largest, dict(sorted(nodes.items())))
+
+
+def _index(record: dict[str, Any]) -> int:
+    return int(str(record["id"]).rsplit("-", 1)[1])
+
+
+@attrs.frozen
+class _Shrinker:
+    """The task that shrinks some disagreements, on a connection of its own."""
+
+    impl: str
+    timeout: float
+
+    def __call__(self, items: list[dict[str, Any]], tick: Tick) -> list[dict[str, Any]]:
+        del tick
+        connection = connect(self.impl, timeout=self.timeout)
+        try:
+            return [_shrunk(connection, item) for item in items]
+        finally:
+            connection.close()
+
+
+def _shrunk(connection: Connection, item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` with its case shrunk while the implementation still disagrees on it."""
+    claims = connection.implementation.claims
+
+    def disagrees(case: Any) -> bool:
+        expected = reference_result("merge", case)
+        if claims.outside("merge", case, expected, ()) is not None:
+            return False
+        answer = connection.run("merge", case)
+        return answer.status == "result" and bool(
+            compare("merge", case, expected, answer.result))
+
+    small = shrink_merge_case(item["case"], disagrees)
+    if small == item["case"]:
+        return item
+    expected = reference_result("merge", small)
+    answer = connection.run("merge", small)
+    return {**item, "found_as": item["case"], "case": small, "expected": expected,
+            "actual": answer.result,
+            "differences": compare("merge", small, expected, answer.result)}
+
+
+def _shrink_all(impl: str, timeout: float, items: list[dict[str, Any]], runner: Runner
+                ) -> list[dict[str, Any]]:
+    """``items`` shrunk (those the implementation answered), in groups: one per job, or one
+    per Ray task; in their order."""
+    engine = runner.engine
+    groups = min(len(items), len(items) if engine.ray is not None else engine.jobs)
+    if groups == 0:
+        return []
+    chunks = [items[k::groups] for k in range(groups)]
+    shrunk = list(items)
+    for k, chunk in enumerate(runner.map(_Shrinker(impl, timeout), chunks)):
+        shrunk[k::groups] = chunk
+    return shrunk
 
 
 def _smaller(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -187,12 +367,27 @@ def shrink_merge_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
     return case
 
 
-def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHRUNK) -> int:
-    result = differential(impl, cases=cases, seed=seed, shrink=shrink)
+def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHRUNK,
+         shape: CaseShape | None = None, engine: Engine | None = None, timeout: float = 30.0,
+         progress: bool | None = None) -> int:
+    """The ``numaspec differential`` command: 0 when the implementation agreed on every case,
+    1 otherwise."""
+    from numaspec.conformance.running.reports import Progress
+
+    bar = Progress(cases, enabled=progress)
+    try:
+        result = differential(impl, cases=cases, seed=seed, shrink=shrink, shape=shape,
+                              engine=engine, timeout=timeout,
+                              progress=bar.update)
+    finally:
+        bar.finish()
     print(result.summary())
+    if shape is not None and shape.name != "small":
+        per_count = ", ".join(f"{n}: {c}" for n, c in result.numa_nodes.items())
+        print(f"cases per NUMA node count: {per_count}; largest case sent: "
+              f"{result.largest:,} permutations")
     for item in result.disagreements[:5]:
-        print(f"  {item['id']}: {json.dumps(item['case'], separators=(',', ':'))}\n"
-              f"    {item['differences'][0]}")
+        print(f"  {item['id']}: {_preview(item['case'])}\n    {item['differences'][0]}")
     if result.disagreements and out:
         with Path(out).open("w", encoding="utf-8") as stream:
             for item in result.disagreements:
@@ -201,3 +396,9 @@ def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHR
               f"{min(shrink, len(result.disagreements))} shrunk (numaspec replay {out} --id ID "
               f"--impl ...)")
     return 1 if result.disagreements else 0
+
+
+def _preview(case: Any, limit: int = 2000) -> str:
+    """A case on one line, cut short (a large case is megabytes)."""
+    text = json.dumps(case, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
