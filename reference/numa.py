@@ -62,9 +62,9 @@ class NumaInfo:
     ) -> None:
         if value is None:
             return
-        if all(type(entry) is int and 0 <= entry <= _UINT64_MAX
-               for _, row in value for entry in row):
-            return  # the common case, checked in one pass
+        if all(not row or (set(map(type, row)) == {int} and min(row) >= 0
+                           and max(row) <= _UINT64_MAX) for _, row in value):
+            return  # the common case, checked row by row in C
         for node, row in value:
             for column, entry in enumerate(row):
                 if isinstance(entry, bool) or not isinstance(entry, int) or not (

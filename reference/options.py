@@ -139,7 +139,9 @@ def go_atoi(text: str) -> int:
 
 
 def _gate_enabled(gates: Mapping[str, bool], version: KubeletVersion, name: str) -> bool:
-    return gates.get(name, default_feature_gates(version).get(name, False))
+    if name in gates:
+        return gates[name]
+    return default_feature_gates(version).get(name, False)
 
 
 def _check_option(

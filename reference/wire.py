@@ -181,7 +181,10 @@ def _hint(value: object, where: str) -> TopologyHint:
             return TopologyHint(None, value["preferred"])
         if type(affinity) is list and all(
                 type(node) is int and 0 <= node <= MAX_NUMA_ID for node in affinity):
-            return TopologyHint(NumaMask.of(affinity), value["preferred"])  # the common case
+            word = 0
+            for node in affinity:
+                word |= 1 << node
+            return TopologyHint(NumaMask._trusted(word), value["preferred"])  # the common case
     _expect(value, dict, "a hint object", where)
     assert isinstance(value, dict)
     unknown = set(value) - {"numa_affinity", "preferred"}
@@ -237,6 +240,9 @@ def _distances(value: object, where: str) -> dict[int, tuple[int, ...]]:
         node = int(key)
         NumaMask.of([node], where=here)
         _expect(row, list, "an array of distances", here)
+        if not row or (set(map(type, row)) == {int} and min(row) >= 0):
+            rows[node] = tuple(row)  # the common case, checked in one pass
+            continue
         for i, entry in enumerate(row):
             if isinstance(entry, bool) or not isinstance(entry, int) or entry < 0:
                 raise InvalidNumaDistancesError(

@@ -379,6 +379,33 @@ def test_bench_reports_agreement(capsys: pytest.CaptureFixture[str]) -> None:
     assert "0 answers differ from the reference" in capsys.readouterr().out
 
 
+def test_bench_in_two_processes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--cases", "300", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "300 merge cases" in out
+    assert "2 processes" in out
+    assert "0 answers differ from the reference" in out
+
+
+def test_bench_sizes_table(capsys: pytest.CaptureFixture[str]) -> None:  # FAST-7
+    from numaspec.cli import SERVE_IMPL
+
+    assert main(["bench", "--sizes", "2x2x3,4x3x15,9x2x511", "--against", SERVE_IMPL,
+                 "--max-permutations", "1000"]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) == 4
+    assert "| 4x3x15 | 3.38e+03 |" in table
+    assert "permutations: not sent" in rows[2]  # past --max-permutations
+    assert "Fitted growth" in table
+
+
+@pytest.mark.parametrize("text", ["8x4", "8x4x256", "0x1x1", "axbxc"])
+def test_bench_sizes_refuses_bad_shapes(text: str) -> None:
+    with pytest.raises(SystemExit, match="--sizes"):
+        main(["bench", "--sizes", text])
+
+
 # --- properties through the protocol ---------------------------------------------------------
 
 

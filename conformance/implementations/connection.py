@@ -20,7 +20,6 @@ returns) is either a JSON-level adapter (``start()`` and ``run(op, case)``, see
 from __future__ import annotations
 
 import collections
-
 import contextlib
 import json
 import os

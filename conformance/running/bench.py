@@ -3,33 +3,65 @@
 A benchmark, not a test: it prints a figure and asserts nothing about speed. The cases are random
 but seeded (``--seed``, :mod:`numaspec.conformance.properties.random_cases`), so that making them
 costs little next to answering them. The reference's answers are computed before the clock starts,
-so the figure also says whether the implementation agreed on every case."""
+so the figure also says whether the implementation agreed on every case.  ``--jobs N`` runs the
+cases in N contiguous pieces (:mod:`numaspec.conformance.running.sharding`), each in its own
+process with its own connection: the same cases, and the figure is all of them over the
+longest piece's time.  ``numaspec bench --sizes`` is the size table instead (:mod:`.sizes`)."""
 
 from __future__ import annotations
 
 import time
 
+import attrs
+
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.properties.random_cases import random_merge_cases
 
-__all__ = ["bench"]
+__all__ = ["BenchPiece", "bench"]
 
-def bench(impl: str, *, cases: int = 20_000, seed: int = 0, window: int = 32) -> int:
-    from numaspec.protocol import reference_result
 
-    requests = random_merge_cases(cases, seed)
-    expected = [reference_result("merge", case) for case in requests]
-    connection = connect(impl, timeout=30.0)
-    try:
-        started = time.perf_counter()
-        answers = connection.run_many("merge", requests, window=window)
-        elapsed = time.perf_counter() - started
-    finally:
-        connection.close()
-    disagreements = sum(a.status != "result" or a.result != e
-                        for a, e in zip(answers, expected, strict=True))
-    print(f"{cases} merge cases in {elapsed:.2f}s: {cases / elapsed:,.0f} cases/s through "
-          f"{impl} ({connection.implementation.name}, {window} in flight); {disagreements} "
-          "answers differ "
-          "from the reference")
+@attrs.frozen
+class BenchPiece:
+    """One piece of a bench: its cases through one connection (a picklable task)."""
+
+    impl: str
+    seed: int
+    window: int
+
+    def __call__(self, piece: range, _tick: object = None) -> tuple[int, float, int, str]:
+        """(cases, seconds, disagreements, implementation name) for the cases of ``piece``."""
+        from numaspec.protocol import reference_result
+
+        requests = random_merge_cases(len(piece), self.seed, start=piece.start)
+        expected = [reference_result("merge", case) for case in requests]
+        connection = connect(self.impl, timeout=30.0)
+        try:
+            started = time.perf_counter()
+            answers = connection.run_many("merge", requests, window=self.window)
+            elapsed = time.perf_counter() - started
+        finally:
+            connection.close()
+        disagreements = sum(a.status != "result" or a.result != e
+                            for a, e in zip(answers, expected, strict=True))
+        return len(requests), elapsed, disagreements, connection.implementation.name
+
+
+def bench(impl: str, *, cases: int = 20_000, seed: int = 0, window: int = 32,
+          jobs: int = 1) -> int:
+    if jobs == 1:
+        count, elapsed, disagreements, name = BenchPiece(impl, seed, window)(range(cases))
+        how = f"{window} in flight"
+    else:
+        from numaspec.conformance.running.sharding import Engine, run_sharded, shard_ranges
+
+        results = run_sharded(BenchPiece(impl, seed, window), shard_ranges(cases, jobs),
+                              engine=Engine(jobs=jobs))
+        # The pieces run at once: their cases over the longest piece's time on the clock.
+        elapsed = max(r[1] for r in results)
+        count = sum(r[0] for r in results)
+        disagreements = sum(r[2] for r in results)
+        name = results[0][3]
+        how = f"{jobs} processes, {window} in flight each"
+    print(f"{count} merge cases in {elapsed:.2f}s: {count / elapsed:,.0f} cases/s through "
+          f"{impl} ({name}, {how}); {disagreements} answers differ from the reference")
     return 0
