@@ -200,7 +200,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _differential_options(diff: argparse.ArgumentParser) -> None:
     """``numaspec differential``'s shapes of cases, and where they run."""
-    from numaspec.conformance.properties import random_cases as cases
+    from numaspec.conformance.cases import shapes as cases  # not the properties: see there
     from numaspec.conformance.running import sharding
 
     diff.add_argument("--shape", choices=cases.SHAPES, default="small",

@@ -83,3 +83,15 @@ def test_conformance_command_reports_a_bad_impl_clearly(tmp_path: Path) -> None:
     assert out.returncode == 4
     assert "cannot import 'no_such_module'" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_the_command_line_imports_no_property_before_the_profile() -> None:  # RUN-4
+    """Building the parser must not create the Hypothesis properties: they would keep the
+    settings of that moment, not the run's profile (a run under ``triage`` or ``ci`` would
+    then draw random examples, and a mutant's kill would depend on luck)."""
+    code = ("import sys\nfrom numaspec.cli import _build_parser\n_build_parser()\n"
+            "loaded = [m for m in sys.modules if m == 'hypothesis' or "
+            "m.startswith('numaspec.conformance.properties')]\nprint(loaded)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

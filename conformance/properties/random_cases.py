@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from numaspec.conformance.cases.shapes import DEFAULT_MAX_PERMUTATIONS, LARGE_NUMA_NODES, SHAPES
 from numaspec.errors import InvalidFieldError
 from numaspec.versions import SUPPORTED_VERSIONS
 
@@ -166,13 +167,8 @@ def random_merge_cases(count: int, seed: int = 0, versions: Sequence[str] | None
 
 # --- the large shape: kubelet's providers on a big machine ------------------------------------
 
-#: The NUMA node counts of the large shape (kubelet needs max-allowable-numa-nodes past 8).
-LARGE_NUMA_NODES = (9, 16)
 #: The most NUMA nodes a large case may have: a provider's list walks 2**n - 1 subsets.
 _MOST_LARGE_NODES = 20
-#: The cap on a large case's permutations (the product of its hint lists' lengths) unless told:
-#: kubelet 1.37 walks about 4 million a second on this project's machine, so at most ~3 s.
-DEFAULT_MAX_PERMUTATIONS = 10_000_000
 #: OPT-5: max-allowable-numa-nodes exists from kubelet 1.31.
 _LARGE_FIRST_MINOR = 31
 _LARGE_POLICIES = ("best-effort", "restricted", "single-numa-node") * 3 + ("none",)
@@ -323,8 +319,6 @@ def permutations(case: Any) -> int:
 
 
 # --- which cases a campaign draws -------------------------------------------------------------
-
-SHAPES = ("small", "large")
 
 
 @attrs.frozen

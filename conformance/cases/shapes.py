@@ -1,0 +1,20 @@
+"""The shapes of random merge cases a campaign draws (``numaspec differential --shape``), and
+their bounds.
+
+Kept apart from :mod:`numaspec.conformance.properties.random_cases`, which draws them: the
+command line reads these to build its options, and must not import the properties package
+(that would create the Hypothesis properties before the run loads its settings profile, so
+that they would keep the default one: random instead of derandomized examples)."""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_MAX_PERMUTATIONS", "LARGE_NUMA_NODES", "SHAPES"]
+
+#: ``small``: today's distribution (1 to 8 NUMA nodes and past them, every policy, option
+#: and gate); ``large``: kubelet's providers on a big machine.
+SHAPES = ("small", "large")
+#: The NUMA node counts of the large shape (kubelet needs max-allowable-numa-nodes past 8).
+LARGE_NUMA_NODES = (9, 16)
+#: The cap on a large case's permutations (the product of its hint lists' lengths) unless told:
+#: kubelet 1.37 walks about 4 million a second on this project's machine, so at most ~3 s.
+DEFAULT_MAX_PERMUTATIONS = 10_000_000
