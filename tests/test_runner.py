@@ -600,3 +600,16 @@ def test_a_narrowed_run_keeps_the_whole_manifest(tmp_path: Path) -> None:
     assert [r["id"] for r in records] == ["merge-none-ignores-hints"]
     _, footer = narrowed({"vector": "no-such-case"})
     assert "no case has the ID 'no-such-case'" in footer["aborted"]
+
+
+def test_a_long_failure_message_keeps_its_end() -> None:  # RUN-6
+    """A falsifying call's repr can fill the record: the assertion at the end must stay."""
+    from numaspec.conformance.running.runner import MAX_MESSAGE, _bounded
+
+    text = "FlakyFailure: call(" + "x" * 20_000 + ")\nAssertionError: what went wrong"
+    kept = _bounded(text)
+    assert len(kept) <= MAX_MESSAGE
+    assert kept.startswith("FlakyFailure: call(")
+    assert kept.endswith("AssertionError: what went wrong")
+    assert "characters left out" in kept
+    assert _bounded("short") == "short"

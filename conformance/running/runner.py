@@ -396,8 +396,24 @@ def run_property(target: Any, case: Case) -> Outcome:
         # Hypothesis attaches the falsifying example and the notes to the exception (PEP 678).
         lines += [str(n) for n in getattr(exc, "__notes__", ())]
         text = "\n".join([f"{type(exc).__name__}: {exc}", *readable(lines)])
-        return Outcome("failed", text[:8000], counterexample=_last_request(lines))
+        return Outcome("failed", _bounded(text), counterexample=_last_request(lines))
     return Outcome("passed")
+
+
+#: The most characters of a failed property's message a record keeps.
+MAX_MESSAGE = 8000
+
+
+def _bounded(text: str) -> str:
+    """A failure message of at most :data:`MAX_MESSAGE` characters: its start (the exception
+    and the falsifying call) and its end (Hypothesis's notes: what the assertion said), the
+    middle left out and marked, since a long call's repr would otherwise push the end off."""
+    if len(text) <= MAX_MESSAGE:
+        return text
+    head = MAX_MESSAGE // 4
+    tail = MAX_MESSAGE - head - 40
+    return f"{text[:head]}\n[... {len(text) - head - tail} characters left out ...]\n" \
+           f"{text[-tail:]}"
 
 
 # --- the run ---------------------------------------------------------------------------------
