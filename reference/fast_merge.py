@@ -91,7 +91,6 @@ class _Space:
         self.ids = sorted(numa.nodes)
         self.n = len(self.ids)
         self.full = (1 << self.n) - 1
-        self.machine = sum(1 << i for i in self.ids)
         self.contiguous = self.ids == list(range(self.n))
         self._memo: dict[int, int] = {}
 
@@ -106,6 +105,12 @@ class _Space:
                     found |= 1 << position
             self._memo[word] = found
         return found
+
+    def compact_all(self, words: Iterable[int]) -> set[int]:
+        """:meth:`compact` of many words (on a contiguous machine, one AND each, inline)."""
+        if self.contiguous:
+            return {w & self.full for w in words}
+        return {self.compact(w) for w in words}
 
     def expand(self, compact: int) -> int:
         if self.contiguous:
@@ -333,10 +338,7 @@ class _Listed:
         without an affinity."""
         words, free = ((self.preferred, self.preferred_free) if preferred
                        else (self.words, self.free))
-        if space.contiguous:
-            found = {w & space.full for w in words}
-        else:
-            found = {space.compact(w) for w in words}
+        found = space.compact_all(words)
         if free:
             found.add(space.full)
         return frozenset(found)
@@ -362,7 +364,7 @@ def _preferred_words(listed: Sequence[_Listed], space: _Space) -> set[int]:
         if not item.preferred_free:
             required = (set(item.preferred) if required is None
                         else required & item.preferred)
-    found = {space.compact(w) for w in (named if required is None else required)}
+    found = space.compact_all(named if required is None else required)
     if required is None:
         found.add(space.full)  # every list can take its free hint
     return found
@@ -408,12 +410,10 @@ def fast_merge(
 
     # FAST-2: a preferred candidate, when there is one, beats every other (MERGE-5).
     before: list[_Reach] = []
-    pref_lists: list[list[TopologyHint]] | None = None
     if version.merge_requires_equal_masks:
         preferred: _Reach = _preferred_words(listed, space)
         regime = "preferred"
     else:
-        pref_lists = [[h for h in hints if h.preferred] for hints in lists]
         preferred, before = reachable(
             [item.compact(space, preferred=True) for item in listed], space.n, tuning)
         regime = _regime(preferred)
@@ -424,8 +424,9 @@ def fast_merge(
         hint = TopologyHint(space.mask(best), True)
         found = None
         if witness:
-            found = (_preferred_witness(lists, space, best) if pref_lists is None
-                     else _witness(pref_lists, space, before, best))
+            found = (_preferred_witness(lists, space, best) if regime == "preferred"
+                     else _witness([[h for h in hints if h.preferred] for hints in lists],
+                                   space, before, best))
         return FastMerge(hint, mask_rule if distinct > 1 else "MERGE-4", permutations,
                          distinct, regime, found)
 

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 import attrs
 
@@ -164,11 +164,18 @@ def _expect(value: object, kind: type | tuple[type, ...], what: str, where: str)
         raise InvalidFieldError(f"expected {what}, got {_type_name(value)}", where=where)
 
 
+def _numa_ids(value: object) -> TypeGuard[list[int]]:
+    """Whether ``value`` is a list of NUMA node ids in 0..63 (MASK-1): the common case,
+    checked in one pass; anything else goes through the checks that name the culprit."""
+    return type(value) is list and all(
+        type(node) is int and 0 <= node <= MAX_NUMA_ID for node in value)
+
+
 def _node_list(value: object, where: str) -> tuple[int, ...]:
+    if _numa_ids(value):
+        return tuple(value)
     _expect(value, list, "an array of NUMA node ids", where)
     assert isinstance(value, list)
-    if all(type(node) is int and 0 <= node <= MAX_NUMA_ID for node in value):
-        return tuple(value)  # the common case, checked in one pass
     for i, node in enumerate(value):
         NumaMask.of([node], where=f"{where}[{i}]")  # type and range, MASK-1: names the culprit
     return tuple(value)
@@ -179,8 +186,7 @@ def _hint(value: object, where: str) -> TopologyHint:
         affinity = value.get("numa_affinity", _MISSING)
         if affinity is None:
             return TopologyHint(None, value["preferred"])
-        if type(affinity) is list and all(
-                type(node) is int and 0 <= node <= MAX_NUMA_ID for node in affinity):
+        if _numa_ids(affinity):
             word = 0
             for node in affinity:
                 word |= 1 << node

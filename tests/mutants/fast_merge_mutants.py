@@ -48,7 +48,7 @@ def _smallest_target(listed: Sequence[Any]) -> int:
 def _no_free_hints(self: Any, space: Any, *, preferred: bool) -> frozenset[int]:
     """A hint without an affinity dropped from its list instead of standing for the machine."""
     words = self.preferred if preferred else self.words
-    return frozenset(space.compact(w) for w in words)
+    return frozenset(space.compact_all(words))
 
 
 FAST_MUTANTS: dict[str, Callable[..., TopologyHint]] = {
