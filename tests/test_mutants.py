@@ -4,16 +4,17 @@ everything, so the failures are the mutations' doing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import HealthCheck, Phase, settings
 from mutants import KILLED_BY, MUTANTS, MUTATIONS, brute_force
 from mutants.affinity_mutants import AFFINITY_KILLED_BY, AFFINITY_MUTATIONS, AffinityMutant
 
 from numaspec.conformance.properties import PROPERTIES
+from numaspec.conformance.running.profiles import with_settings
 
 PAIRS = [(m, p) for m in MUTATIONS for p in KILLED_BY[m]]
 #: NUMA-level inter-pod affinity (spec chapter affinity.md): its own mutants, the reference
@@ -30,26 +31,12 @@ KILL_SEED = 20261121
 KILL_SETTINGS = settings(max_examples=300, phases=[Phase.explicit, Phase.generate],
                          report_multiple_bugs=False, database=None, derandomize=False,
                          deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# Where hypothesis.seed(), @settings and @given record themselves on a test function.
-_MARKS = ("_hypothesis_internal_use_seed", "_hypothesis_internal_use_settings",
-          "_hypothesis_internal_settings_applied")
 
 
-@contextmanager
-def for_kill(check: Callable[..., None]) -> Iterator[Callable[..., None]]:
+def for_kill(check: Callable[..., None]) -> AbstractContextManager[Callable[..., None]]:
     """``check`` with KILL_SEED and KILL_SETTINGS for the duration; afterwards it is as it was,
     so the property's other tests run as the active profile says."""
-    saved = {mark: getattr(check, mark) for mark in _MARKS if hasattr(check, mark)}
-    for mark in saved:
-        delattr(check, mark)
-    try:
-        yield KILL_SETTINGS(seed(KILL_SEED)(check))
-    finally:
-        for mark in _MARKS:
-            if hasattr(check, mark):
-                delattr(check, mark)
-        for mark, value in saved.items():
-            setattr(check, mark, value)
+    return with_settings(check, KILL_SETTINGS, seed=KILL_SEED)
 
 
 #: Properties whose mutants run elsewhere: the node sessions' through the command line

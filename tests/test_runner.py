@@ -613,3 +613,39 @@ def test_a_long_failure_message_keeps_its_end() -> None:  # RUN-6
     assert kept.endswith("AssertionError: what went wrong")
     assert "characters left out" in kept
     assert _bounded("short") == "short"
+
+
+def test_a_property_runs_under_the_profile_loaded_when_it_runs() -> None:
+    """A @given test keeps the settings of its creation; the runner runs each property under
+    the profile it loaded (run_as_loaded), and leaves the test as it was.  Without it, a
+    ``ci`` run in a process created under ``dev`` drew dev's random examples (the koordinator
+    expectation then passed unexpectedly now and then)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from numaspec.conformance.running.profiles import run_as_loaded
+
+    drawn: list[int] = []
+
+    @given(st.integers())
+    def prop(x: int) -> None:
+        drawn.append(x)
+
+    created = prop._hypothesis_internal_use_settings  # type: ignore[attr-defined]
+    before = settings.default
+    settings.register_profile("numaspec-test-seven", max_examples=7, derandomize=True,
+                              database=None)
+    settings.register_profile("numaspec-test-restore", parent=before)
+    settings.load_profile("numaspec-test-seven")
+    try:
+        run_as_loaded(prop)
+        first = list(drawn)
+        drawn.clear()
+        run_as_loaded(prop)
+    finally:
+        settings.load_profile("numaspec-test-restore")
+    assert len(first) == 7, "the test ran under the settings it was created with"
+    assert drawn == first, "the loaded profile's derandomize did not reach the test"
+    assert prop._hypothesis_internal_use_settings is created  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="not a Hypothesis test"):
+        run_as_loaded(lambda: None)

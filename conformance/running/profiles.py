@@ -10,13 +10,22 @@
 
 The active profile is ``$NUMASPEC_HYPOTHESIS_PROFILE``, else ``ci`` when ``$CI`` is set,
 else ``dev``.
+
+A ``@given`` test keeps the settings in force when it was *created* (its module imported),
+not those in force when it runs.  The runner therefore runs each property under the profile
+it loaded (:func:`run_as_loaded`), so ``run_conformance(RunConfig(profile="ci"))`` in a
+process whose default is ``dev`` (pytest's, say) runs ``ci``'s examples, not ``dev``'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
-__all__ = ["PROFILES", "active_profile", "load_profile", "register_profiles"]
+__all__ = ["PROFILES", "active_profile", "load_profile", "register_profiles", "run_as_loaded",
+           "with_settings"]
 
 PROFILES = ("dev", "ci", "nightly", "triage")
 
@@ -52,3 +61,42 @@ def load_profile(explicit: str | None = None) -> str:
     register_profiles()
     settings.load_profile(name)
     return name
+
+
+#: Where ``hypothesis.seed()``, ``@settings`` and ``@given`` record themselves on a test
+#: function (Hypothesis has no public way to change a created test's settings).
+_MARKS = ("_hypothesis_internal_use_seed", "_hypothesis_internal_use_settings",
+          "_hypothesis_internal_settings_applied")
+
+
+@contextlib.contextmanager
+def with_settings(test: Callable[..., Any], chosen: Any, *,
+                  seed: int | None = None) -> Iterator[Callable[..., Any]]:
+    """``test`` (a ``@given`` test) run under ``chosen`` settings (and ``seed``) while the
+    block lasts; afterwards the test is exactly as it was."""
+    import hypothesis
+
+    if not getattr(test, "is_hypothesis_test", False):
+        raise TypeError(f"{getattr(test, '__name__', test)!r} is not a Hypothesis test")
+    saved = {mark: getattr(test, mark) for mark in _MARKS if hasattr(test, mark)}
+    for mark in _MARKS[1:]:  # the seed mark stays: @given reads it on every call
+        if hasattr(test, mark):
+            delattr(test, mark)
+    try:
+        run = chosen(test)
+        yield run if seed is None else hypothesis.seed(seed)(run)
+    finally:
+        for mark in _MARKS:
+            if hasattr(test, mark):
+                delattr(test, mark)
+        for mark, value in saved.items():
+            setattr(test, mark, value)
+
+
+def run_as_loaded(test: Callable[..., Any], *args: Any) -> None:
+    """Call the ``@given`` test with the settings of the profile loaded now (not of the one
+    loaded when its module was imported)."""
+    from hypothesis import settings
+
+    with with_settings(test, settings(settings.default)) as run:
+        run(*args)

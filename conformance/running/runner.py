@@ -360,6 +360,7 @@ def run_property(target: Any, case: Case) -> Outcome:
     from hypothesis.reporting import with_reporter
 
     from numaspec.conformance.properties import PROPERTIES
+    from numaspec.conformance.running.profiles import run_as_loaded
 
     prop = PROPERTIES[case.id]
     reason = prop.applies_to(target)
@@ -378,7 +379,7 @@ def run_property(target: Any, case: Case) -> Outcome:
     lines: list[str] = []
     try:
         with with_reporter(lambda value: lines.append(str(value))):
-            prop.check(target)
+            run_as_loaded(prop.check, target)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
