@@ -15,6 +15,8 @@ from __future__ import annotations
 
 __all__ = [
     "AdapterError",
+    "CorruptCheckpointError",
+    "InputFileError",
     "InvalidAffinityError",
     "InvalidFieldError",
     "InvalidNumaDistancesError",
@@ -30,6 +32,7 @@ __all__ = [
     "NumaspecError",
     "PodAlreadyAdmittedError",
     "PolicyOptionNotEnabledError",
+    "StateConflictError",
     "TooManyNumaNodesError",
     "UnknownPolicyError",
     "UnknownPodError",
@@ -195,6 +198,32 @@ class InvalidAffinityError(NumaspecError):
     affinity on a NUMA-exclusive pod."""
 
     kind = "invalid-affinity"
+
+
+# --- operators' files (numaspec.importers) ----------------------------------------------------
+
+
+class InputFileError(NumaspecError):
+    """A file an operator hands numaspec (a sysfs tree, an hwloc XML, a KubeletConfiguration,
+    a Pod, a kubelet state file) that cannot be read as one: missing, unreadable, malformed
+    YAML or JSON, a field of the wrong type.  ``where`` is ``FILE`` or ``FILE: field.path``."""
+
+    kind = "invalid-input-file"
+
+
+class CorruptCheckpointError(InputFileError):
+    """A kubelet state file or checkpoint kubelet itself would refuse: a checksum that does not
+    verify, a format no modelled release writes, data that does not decode."""
+
+    kind = "corrupt-checkpoint"
+
+
+class StateConflictError(InputFileError):
+    """State files that contradict the machine, the configuration or the pods they name (a CPU
+    the machine lacks, a CPU held twice, a policy other than the configured one, a pod the
+    state names and the pods given do not)."""
+
+    kind = "state-conflict"
 
 
 # --- running other implementations ------------------------------------------------------------
