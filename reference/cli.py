@@ -5,6 +5,8 @@
 * ``numaspec node``: the node line protocol (create a node, admit, remove, state), one JSON
   request per line, one answer per line.
 * ``numaspec serve``: the reference behind the adapter protocol (``spec/adapter-protocol.md``).
+* ``numaspec explain``: would this pod be admitted on my node, where, and if not, why, from the
+  node's own files (:mod:`numaspec.explain_command`).
 * ``numaspec conformance``: run the conformance suite against an implementation, and the
   tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``,
   ``matrix`` (:mod:`numaspec.conformance.commands`).
@@ -175,6 +177,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     from numaspec.conformance.running import sharding
     from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
+    from numaspec.explain_command import add_parser as add_explain_parser
+
+    add_explain_parser(sub)  # numaspec explain: the operator's question about a real node
 
     run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
 
@@ -273,6 +278,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "node":
         return _serve(lambda: serve_node(sys.stdin.buffer, sys.stdout,
                                          affinity=args.affinity, explain=args.explain))
+    if args.command == "explain":
+        from numaspec.explain_command import run
+
+        return run(args)
     if args.command == "serve":
         from numaspec.protocol import ReferenceAdapter, serve_adapter
 

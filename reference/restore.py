@@ -1,0 +1,378 @@
+"""A running node brought back from kubelet's own state files (spec chapter ``operators.md``,
+OPS-1..OPS-5).
+
+Kubelet restarts its managers from ``cpu_manager_state``, ``memory_manager_state`` and the
+device manager's checkpoint; :func:`restore_state` does the same to a fresh
+:class:`~numaspec.admission.Node`: it checks each file as the manager checks it when kubelet
+starts (a file kubelet would refuse stops here too, naming the file and what disagrees), then
+forgets what belongs to pods that are no longer active, as kubelet does before its next
+admission.  Nothing is recomputed: the CPUs, memory blocks and devices are the ones recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from numaspec.admission import Node
+from numaspec.cpu_manager import guaranteed_cpus
+from numaspec.errors import InvalidFieldError, NumaspecError, StateConflictError
+from numaspec.memory import Block, MemoryManager, NodeState, _Int64Error, container_memory
+from numaspec.pods import Pod
+
+if TYPE_CHECKING:
+    from numaspec.importers.checkpoints import (
+        CPUManagerState,
+        DeviceCheckpoint,
+        MemoryManagerState,
+    )
+
+__all__ = ["RestoreReport", "RunningPod", "restore_state"]
+
+#: OPS-1: the phases of a pod kubelet no longer counts as active.
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+@attrs.frozen
+class RunningPod:
+    """A pod the node runs, with where it was read from (for error messages)."""
+
+    pod: Pod
+    source: str = ""
+    phase: str | None = None
+
+
+@attrs.frozen
+class RestoreReport:
+    """What :func:`restore_state` did besides restoring: the pods it left out as terminated,
+    and the state it dropped as stale (OPS-3), each as a sentence naming the file."""
+
+    active: tuple[str, ...] = ()
+    terminated: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, list[str]]:
+        return {"active": list(self.active), "terminated": list(self.terminated),
+                "stale": list(self.stale)}
+
+
+def _cpus(cpus: Iterable[int]) -> str:
+    """A cpuset as kubelet prints one (``0-3,8``)."""
+    ordered = sorted(cpus)
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def restore_state(node: Node, pods: Sequence[RunningPod], *,
+                  cpu: CPUManagerState | None = None,
+                  memory: MemoryManagerState | None = None,
+                  devices: DeviceCheckpoint | None = None) -> RestoreReport:
+    """OPS-1..OPS-5: put ``pods`` and the recorded allocations on the fresh ``node``.
+
+    Raises :class:`~numaspec.errors.StateConflictError` where kubelet would not start with
+    these files on this machine and configuration, or where the files and the pods cannot
+    both be true; the node is then unusable (build another)."""
+    if node.pods:
+        raise StateConflictError("state can only be restored onto a node without pods")
+    active: dict[str, RunningPod] = {}
+    terminated = []
+    for running in pods:
+        uid = running.pod.uid
+        if running.phase in TERMINAL_PHASES:
+            terminated.append(f"{running.source or uid}: pod {uid!r} is {running.phase} "
+                              "(not active: it holds nothing and is not counted)")
+            continue
+        if uid in active:
+            raise StateConflictError(f"pod uid {uid!r} is listed twice (also in "
+                                     f"{active[uid].source or 'the pods given'})",
+                                     where=running.source)
+        try:
+            node._check_pod(running.pod)
+        except NumaspecError as exc:
+            raise type(exc)(exc.message, where=_join(running.source, exc.where),
+                            kubelet_message=exc.kubelet_message) from None
+        active[uid] = running
+    stale: list[str] = []
+    _restore_cpu(node, active, cpu, stale)
+    _restore_memory(node, active, memory, stale)
+    _restore_devices(node, active, devices, stale)
+    for uid, running in active.items():
+        node.pods[uid] = running.pod
+        if node.affinity_labels is not None:
+            node.terms[uid] = node._terms(running.pod)
+    return RestoreReport(tuple(active), tuple(terminated), tuple(stale))
+
+
+def _join(source: str, where: str) -> str:
+    if not source:
+        return where
+    return f"{source}: {where.removeprefix('pod.')}" if where else source
+
+
+def _containers(pod: Pod) -> set[str]:
+    return {c.name for c in pod.all_containers()}
+
+
+# --- CPU Manager ---------------------------------------------------------------------------
+
+
+def _restore_cpu(node: Node, active: Mapping[str, RunningPod], state: CPUManagerState | None,
+                 stale: list[str]) -> None:
+    """OPS-2 (cpu): the checks kubelet's static policy makes of its state when it starts
+    (``validateState``), then OPS-3's stale entries dropped as ``removeStaleState`` drops
+    them."""
+    configured = node.config.cpu_manager_policy
+    manager = node.cpu
+    if state is None:
+        if manager is not None:
+            _no_state_for(active, "cpu_manager_state", "exclusive CPUs",
+                          lambda p: any(guaranteed_cpus(p, c) for c in p.all_containers()))
+        return
+    where = state.path
+    if state.policy_name != configured:
+        raise StateConflictError(
+            f"the state was written by the {state.policy_name!r} CPU Manager policy and the "
+            f"configuration says {configured!r}: kubelet refuses to start (configured policy "
+            "differs from state checkpoint policy; drain the node and delete the file)",
+            where=f"{where}: policyName")
+    if manager is None:
+        return
+    default = frozenset(state.default_cpu_set)
+    entries = {uid: dict(containers) for uid, containers in state.entries.items()}
+    everything = frozenset(c.cpu for c in manager.topology.cpus)
+    if manager.options.strict_reservation:
+        everything -= manager.reserved
+    if not default:
+        if entries:
+            raise StateConflictError("the default CPU set is empty but CPUs are assigned: "
+                                     "kubelet refuses the file", where=f"{where}: defaultCpuSet")
+        return  # a fresh state: the manager's own
+    if manager.options.strict_reservation:
+        if manager.reserved & default:
+            raise StateConflictError(
+                f"strictly reserved CPUs {_cpus(manager.reserved & default)} are in the default "
+                f"set {_cpus(default)}", where=f"{where}: defaultCpuSet")
+    elif not manager.reserved <= default:
+        raise StateConflictError(
+            f"the reserved CPUs {_cpus(manager.reserved)} are not all in the default set "
+            f"{_cpus(default)} (the reservation changed since the file was written?)",
+            where=f"{where}: defaultCpuSet")
+    held: set[int] = set()
+    for uid, containers in sorted(entries.items()):
+        for name, cpus in sorted(containers.items()):
+            if default & cpus:
+                raise StateConflictError(
+                    f"pod {uid}, container {name}: CPUs {_cpus(cpus)} are also in the default "
+                    f"set {_cpus(default)}", where=f"{where}: entries.{uid}.{name}")
+            held |= cpus
+    if default | held != everything:
+        raise StateConflictError(
+            f"the state knows CPUs {_cpus(default | held)}, the machine has "
+            f"{_cpus(everything)}" + (" (without the strictly reserved ones)"
+                                      if manager.options.strict_reservation else ""),
+            where=f"{where}: defaultCpuSet")
+    manager.default = default
+    manager.assignments = {uid: {n: frozenset(c) for n, c in containers.items()}
+                           for uid, containers in entries.items()}
+    for uid, containers in sorted(entries.items()):
+        running = active.get(uid)
+        if running is None:
+            stale.append(f"{where}: pod {uid} is not among the node's pods: its CPUs "
+                         f"{_cpus(frozenset().union(*containers.values()))} are freed")
+            manager.remove_pod(uid)
+            continue
+        for name in sorted(set(containers) - _containers(running.pod)):
+            stale.append(f"{where}: pod {uid} has no container {name!r}: its CPUs "
+                         f"{_cpus(containers[name])} are freed")
+            manager.remove_container(uid, name)
+
+
+def _no_state_for(active: Mapping[str, RunningPod], file: str, what: str,
+                  holds: Callable[[Pod], bool]) -> None:
+    """OPS-4: without the manager's state file, running pods that would hold something in it
+    make the answer a guess: refuse."""
+    for uid, running in active.items():
+        if holds(running.pod):
+            raise StateConflictError(
+                f"pod {uid} would hold {what}, and no {file} was given: numaspec cannot tell "
+                f"which (give kubelet's state directory, or leave the pod out)",
+                where=running.source)
+
+
+# --- Memory Manager ------------------------------------------------------------------------
+
+
+def _restore_memory(node: Node, active: Mapping[str, RunningPod],
+                    state: MemoryManagerState | None, stale: list[str]) -> None:
+    """OPS-2 (memory): the static policy's start-up check: the machine state must be what the
+    fresh machine state plus every recorded block gives, field by field."""
+    manager = node.memory
+    configured = node.config.memory_manager_policy
+    if state is None:
+        if manager is not None:
+            _no_state_for(active, "memory_manager_state", "memory blocks", _holds_memory)
+        return
+    where = state.path
+    if state.policy_name != configured:
+        raise StateConflictError(
+            f"the state was written by the {state.policy_name!r} Memory Manager policy and the "
+            f"configuration says {configured!r}: kubelet refuses to start", where=f"{where}: "
+            "policyName")
+    if manager is None:
+        return
+    if not state.machine_state:
+        if state.entries:
+            raise StateConflictError("the machine state is empty but memory is assigned",
+                                     where=f"{where}: machineState")
+        return
+    expected = manager  # fresh: the default machine state
+    blocks: dict[str, dict[str, list[Block]]] = {}
+    for uid, containers in sorted(state.entries.items()):
+        for name, records in sorted(containers.items()):
+            for index, record in enumerate(records):
+                at = f"{where}: entries.{uid}.{name}[{index}]"
+                numa = tuple(record.numa)
+                if not numa or any(n not in expected.nodes for n in numa):
+                    raise StateConflictError(
+                        f"the block is on NUMA nodes {list(numa)}; the machine has "
+                        f"{sorted(expected.nodes)}", where=at)
+                if record.type not in expected.nodes[numa[0]].tables:
+                    raise StateConflictError(
+                        f"memory type {record.type!r} is not one the machine has "
+                        f"({', '.join(expected.nodes[numa[0]].tables)})", where=at)
+                if record.size < 0:
+                    raise InvalidFieldError("a block's size must not be negative", where=at)
+                expected._reserve(numa, record.type, record.size)
+                blocks.setdefault(uid, {}).setdefault(name, []).append(
+                    Block(numa, record.type, record.size))
+    _compare_machine_state(expected, state, where)
+    manager.blocks = blocks
+    for uid, containers in sorted(blocks.items()):
+        running = active.get(uid)
+        if running is None:
+            stale.append(f"{where}: pod {uid} is not among the node's pods: its memory "
+                         "blocks are freed")
+            manager.remove_pod(uid)
+            continue
+        for name in sorted(set(containers) - _containers(running.pod)):
+            stale.append(f"{where}: pod {uid} has no container {name!r}: its memory blocks "
+                         "are freed")
+            manager.remove_container(uid, name)
+
+
+def _holds_memory(pod: Pod) -> bool:
+    from numaspec.pods import QOSClass, qos_class
+
+    if qos_class(pod) is not QOSClass.GUARANTEED:
+        return False
+    try:
+        return any(container_memory(c) for c in pod.all_containers())
+    except _Int64Error:  # a fractional byte count: the manager refuses the pod anyway
+        return False
+
+
+def _compare_machine_state(expected: MemoryManager, state: MemoryManagerState,
+                           where: str) -> None:
+    found = dict(state.machine_state)
+    if set(found) != set(expected.nodes):
+        raise StateConflictError(
+            f"the state has NUMA nodes {sorted(found)}, the machine {sorted(expected.nodes)}: "
+            "kubelet refuses to start (the expected machine state is different from the real "
+            "one)", where=f"{where}: machineState")
+    for numa, mine in sorted(expected.nodes.items()):
+        theirs = found[numa]
+        at = f"{where}: machineState.{numa}"
+        _same(theirs.assignments, mine.assignments, f"{at}.numberOfAssignments")
+        _same(sorted(theirs.cells), sorted(mine.cells), f"{at}.cells")
+        if set(theirs.tables) != set(mine.tables):
+            raise StateConflictError(
+                f"memory types {sorted(theirs.tables)} in the state, {sorted(mine.tables)} on "
+                "the machine", where=f"{at}.memoryMap")
+        for kind, table in sorted(mine.tables.items()):
+            other = theirs.tables[kind]
+            for field, ours, recorded in (
+                    ("total", table.total, other.total),
+                    ("systemReserved", table.system_reserved, other.system_reserved),
+                    ("allocatable", table.allocatable, other.allocatable),
+                    ("reserved", table.reserved, other.reserved),
+                    ("free", table.free, other.free)):
+                _same(recorded, ours, f"{at}.memoryMap.{kind}.{field}")
+    expected.nodes = {n: NodeState(s.assignments, tuple(s.cells), s.tables)
+                      for n, s in expected.nodes.items()}
+
+
+def _same(recorded: object, computed: object, where: str) -> None:
+    if recorded != computed:
+        raise StateConflictError(
+            f"the state says {recorded}, the machine and configuration give {computed}: kubelet "
+            "refuses to start (the expected machine state is different from the real one)",
+            where=where)
+
+
+# --- Device Manager ------------------------------------------------------------------------
+
+
+def _restore_devices(node: Node, active: Mapping[str, RunningPod],
+                     checkpoint: DeviceCheckpoint | None, stale: list[str]) -> None:
+    """OPS-2 (devices): every recorded device must be one the machine's device map lists, on
+    the NUMA nodes the checkpoint recorded; OPS-3: pods no longer active lose their devices
+    (kubelet: ``UpdateAllocatedDevices``; containers are not dropped one by one)."""
+    manager = node.devices
+    if checkpoint is None:
+        _no_state_for(active, "device checkpoint", "devices",
+                      lambda p: any(r in manager.devices for c in p.all_containers()
+                                    for r in c.limits))
+        return
+    where = checkpoint.path
+    held: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
+    for index, entry in enumerate(checkpoint.entries):
+        at = f"{where}: PodDeviceEntries[{index}]"
+        known = manager.devices.get(entry.resource)
+        if known is None:
+            raise StateConflictError(
+                f"pod {entry.pod_uid} holds {entry.resource!r} devices, which the machine's "
+                "device map does not list", where=at)
+        ids: set[str] = set()  # the devices of one entry
+        for numa, listed in sorted(entry.devices.items()):
+            for device_id in listed:
+                device = known.get(device_id)
+                if device is None:
+                    raise StateConflictError(
+                        f"device {device_id!r} of {entry.resource} is not in the machine's "
+                        "device map", where=at)
+                if numa >= 0 and numa not in device.numa:
+                    raise StateConflictError(
+                        f"device {device_id!r} was allocated on NUMA node {numa}; the machine "
+                        f"puts it on {list(device.numa) or 'none'}", where=at)
+                if numa < 0 and device.numa:
+                    raise StateConflictError(
+                        f"device {device_id!r} was allocated without a NUMA node; the machine "
+                        f"puts it on {list(device.numa)}", where=at)
+                ids.add(device_id)
+        mine = held.setdefault(entry.pod_uid, {}).setdefault(entry.container, {})
+        mine[entry.resource] = mine.get(entry.resource, frozenset()) | frozenset(ids)
+    owners: dict[tuple[str, str], str] = {}
+    for uid, containers in sorted(held.items()):
+        if uid not in active:
+            stale.append(f"{where}: pod {uid} is not among the node's pods: its devices are "
+                         "freed")
+            continue
+        for resources in containers.values():
+            for resource, taken in sorted(resources.items()):
+                for device_id in sorted(taken):
+                    other = owners.setdefault((resource, device_id), uid)
+                    if other != uid:
+                        raise StateConflictError(
+                            f"device {device_id!r} of {resource} is held by pods {other} and "
+                            f"{uid}", where=where)
+    manager.pod_devices = {uid: containers for uid, containers in held.items()
+                           if uid in active}
