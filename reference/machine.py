@@ -49,6 +49,14 @@ class Core:
 
     socket: int
     threads: tuple[int, ...] = attrs.field(converter=_int_tuple)
+    #: Informational (SYSFS-2): the ``core_id`` the kernel reports (unique per socket only).
+    core_id: int | None = None
+    #: Informational (SYSFS-2): the ``die_id`` the kernel reports; kubelet does not read it.
+    die: int | None = None
+    #: SYSFS-6: the id of the uncore (L3) cache cadvisor reports for the core, or ``None`` when
+    #: cadvisor reports none (the L3 spans the whole NUMA node, or no cache information);
+    #: kubelet then uses the socket id (``getUncoreCacheID``, 1.32+).
+    uncore_cache: int | None = None
 
 
 @attrs.frozen
