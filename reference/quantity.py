@@ -129,7 +129,7 @@ def parse_quantity(text: object, *, where: str = "") -> Fraction:
     # the 60th only decide whether the value is above its truncation, which a sticky 61st
     # digit keeps (every rounding kubelet does is at a nano or coarser).
     top = len(whole) - 1 + (power if base == 10 else 0) if whole else -1
-    if (whole and (top >= 19 or len(whole) > 20)) or (base == 10 and power > 40):
+    if (whole and top >= 19) or (base == 10 and power > 40):
         raise InvalidQuantityError(f"{_short(text)}: the value does not fit a 64-bit integer",
                                    where=where)
     if len(fraction) > 60:
