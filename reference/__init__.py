@@ -21,6 +21,8 @@ from numaspec.affinity import (
 from numaspec.bitmask import MAX_NUMA_ID, NumaMask, iterate_masks
 from numaspec.errors import (
     AdapterError,
+    CorruptCheckpointError,
+    InputFileError,
     InvalidAffinityError,
     InvalidFieldError,
     InvalidNumaDistancesError,
@@ -34,6 +36,7 @@ from numaspec.errors import (
     NumaspecError,
     PodAlreadyAdmittedError,
     PolicyOptionNotEnabledError,
+    StateConflictError,
     TooManyNumaNodesError,
     UnknownPodError,
     UnknownPolicyError,
@@ -53,9 +56,11 @@ from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.merge import best_hint, merge_permutation, target_count
 from numaspec.nodeconfig import NodeConfig
 from numaspec.numa import NumaInfo
+from numaspec.operator import NodeFiles, build_node, explain_pod, largest_pod, what_if
 from numaspec.options import PolicyOptions, parse_policy_options
 from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
+from numaspec.restore import RestoreReport, RunningPod, restore_state, state_files
 from numaspec.scheduling import NodeScheduler, Verdict
 from numaspec.topology_export import node_resource_topology, predict_case, reference_predict
 from numaspec.trace import AdmissionTrace, MergeTrace
@@ -80,8 +85,10 @@ __all__ = [
     "Container",
     "ContainerAssignment",
     "Core",
+    "CorruptCheckpointError",
     "Decision",
     "Device",
+    "InputFileError",
     "InvalidAffinityError",
     "InvalidFieldError",
     "InvalidNumaDistancesError",
@@ -98,6 +105,7 @@ __all__ = [
     "MissingNumaDistancesError",
     "Node",
     "NodeConfig",
+    "NodeFiles",
     "NodeScheduler",
     "NodeStartupError",
     "NotModelledError",
@@ -114,7 +122,10 @@ __all__ = [
     "ProviderHints",
     "QOSClass",
     "Region",
+    "RestoreReport",
+    "RunningPod",
     "Selector",
+    "StateConflictError",
     "TooManyNumaNodesError",
     "TopologyHint",
     "UnknownPodError",
@@ -127,15 +138,18 @@ __all__ = [
     "__version__",
     "admissible_region",
     "best_hint",
+    "build_node",
     "check_startup",
     "decode_merge_request",
     "evaluate_request",
     "explain_admission",
     "explain_case",
     "explain_merge",
+    "explain_pod",
     "filter_hints",
     "flatten_provider_hints",
     "iterate_masks",
+    "largest_pod",
     "merge_for_policy",
     "merge_permutation",
     "node_resource_topology",
@@ -145,6 +159,9 @@ __all__ = [
     "predict_case",
     "qos_class",
     "reference_predict",
+    "restore_state",
+    "state_files",
     "target_count",
     "topology_merge",
+    "what_if",
 ]

@@ -129,7 +129,8 @@ def node_files(args: argparse.Namespace) -> Any:
     running = []
     for path in args.pods:
         for imported in kube_objects.read_pods(path):
-            running.append(RunningPod(imported.pod, imported.source, imported.phase))
+            running.append(RunningPod(imported.pod, imported.source, imported.phase,
+                                      imported.runtime_ids))
     if args.pods:
         sources["pods"] = ", ".join(args.pods)
     cpu = memory = devices = None

@@ -38,12 +38,41 @@ def _hint(hint: Mapping[str, Any] | None) -> str:
     return where + ("" if hint.get("preferred") else " (not preferred)")
 
 
+def _mask(hint: Mapping[str, Any]) -> str:
+    numa = hint.get("numa")
+    return "any" if numa is None else "{" + ",".join(map(str, numa)) + "}"
+
+
 def _hints(listed: Sequence[Mapping[str, Any]] | None) -> str:
     if listed is None:
         return "no preference"
     if not listed:
         return "none fits (no placement)"
-    return "; ".join(_hint(h) for h in listed)
+    preferred = [_mask(h) for h in listed if h.get("preferred")]
+    other = [_mask(h) for h in listed if not h.get("preferred")]
+    parts = []
+    if preferred:
+        parts.append("preferred " + " ".join(preferred))
+    if other:
+        parts.append("not preferred " + " ".join(other))
+    return " · ".join(parts)
+
+
+def _why(hints: Mapping[str, Any], merged: Mapping[str, Any] | None) -> str | None:
+    """A sentence for a merged hint that is not preferred: what each provider prefers."""
+    if merged is None or merged.get("preferred"):
+        return None
+    wanted = []
+    for provider, answer in hints.items():
+        for resource, listed in (answer or {}).items():
+            if listed is None:
+                continue
+            masks = [_mask(h) for h in listed if h.get("preferred")]
+            who = resource if resource == provider else f"{resource} ({provider})"
+            wanted.append(f"{who} " + (" or ".join(masks) if masks else "nothing"))
+    if not wanted:
+        return None
+    return "no placement is preferred by every provider: " + "; ".join(wanted)
 
 
 def _cpus(cpus: Sequence[int]) -> str:
@@ -53,9 +82,12 @@ def _cpus(cpus: Sequence[int]) -> str:
 
 
 def _size(amount: int) -> str:
-    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20)):
         if amount and amount % size == 0:
             return f"{amount // size}{suffix}"
+    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if amount >= size:
+            return f"{amount / size:.2f}{suffix}"
     return str(amount)
 
 
@@ -72,9 +104,9 @@ def _rules(console: Console, rules: Sequence[str]) -> None:
         line = Text(f"  {rule}", style="bold")
         if found is not None:
             line.append(f"  {found.title}")
-        if link:
-            line.append(f"\n      {link}", style="dim")
         console.print(line)
+        if link:
+            console.print(Text(f"      {link}", style="dim"), soft_wrap=True)
 
 
 def _header(console: Console, answer: Mapping[str, Any]) -> None:
@@ -86,8 +118,8 @@ def _header(console: Console, answer: Mapping[str, Any]) -> None:
                        f"{node.get('kubelet_version')}", style="bold"))
     cpu = node.get("cpu_manager") or {}
     console.print(f"  Topology Manager {tm.get('policy')}, scope {tm.get('scope')}"
-                  + (f", options {options}" if options else "")
-                  + f"; CPU Manager {cpu.get('policy')}"
+                  + (f", options {options}" if options else ""))
+    console.print(f"  CPU Manager {cpu.get('policy')}"
                   + (f" (reserved CPUs {_cpus(cpu['reserved'])})" if cpu.get("reserved") else "")
                   + f"; Memory Manager {(node.get('memory_manager') or {}).get('policy')}")
     console.print(f"  NUMA nodes {', '.join(map(str, node.get('numa_nodes') or []))}; "
@@ -120,7 +152,7 @@ def _decision(console: Console, answer: Mapping[str, Any]) -> None:
                   + Text(f"  {decision.get('message')}"))
     refused = answer.get("refused") or {}
     if refused:
-        console.print(f"  refused by the {refused.get('by')} ({refused.get('rule')})")
+        console.print(f"  refused by: {refused.get('by')}, rule {refused.get('rule')}")
 
 
 def _steps(console: Console, trace: Mapping[str, Any]) -> None:
@@ -140,6 +172,9 @@ def _steps(console: Console, trace: Mapping[str, Any]) -> None:
             if hints is None:
                 table.add_row(provider, "-", "no opinion")
                 continue
+            if not hints:
+                table.add_row(provider, "-", "no hints (nothing it manages, or nothing fits)")
+                continue
             for resource, listed in hints.items():
                 table.add_row(provider, resource, _hints(listed))
         console.print(table)
@@ -151,6 +186,9 @@ def _steps(console: Console, trace: Mapping[str, Any]) -> None:
                       + (f" (chosen by {why})" if why else "")
                       + f"; {merge.get('decided_by')} "
                       + ("admits" if result.get("admit") else "refuses"))
+        because = _why(step.get("hints") or {}, result.get("hint"))
+        if because:
+            console.print(f"  {because}")
 
 
 def _free(console: Console, free: Mapping[str, Any]) -> None:

@@ -290,6 +290,10 @@ def _differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
                    + (f" ({a.get('reason')})" if a.get("reason") else ""))
     elif b.get("reason") != a.get("reason"):
         out.append(f"reason: {b.get('reason') or '-'} -> {a.get('reason') or '-'}")
+    if not b.get("containers"):
+        for placed in a.get("containers") or []:
+            out.append(f"{placed.get('name')}: placed on {_brief(placed.get('hint'))}, CPUs "
+                       f"{_brief(placed.get('cpus')) if placed.get('cpus') else '-'}")
     for mine, theirs in zip(b.get("containers") or [], a.get("containers") or [], strict=False):
         for field in ("hint", "cpus", "memory", "devices"):
             if mine.get(field) != theirs.get(field):

@@ -18,7 +18,12 @@ import attrs
 
 from numaspec.admission import Node
 from numaspec.cpu_manager import guaranteed_cpus
-from numaspec.errors import InvalidFieldError, NumaspecError, StateConflictError
+from numaspec.errors import (
+    InvalidFieldError,
+    NotModelledError,
+    NumaspecError,
+    StateConflictError,
+)
 from numaspec.memory import Block, MemoryManager, NodeState, _Int64Error, container_memory
 from numaspec.pods import Pod
 
@@ -29,7 +34,7 @@ if TYPE_CHECKING:
         MemoryManagerState,
     )
 
-__all__ = ["RestoreReport", "RunningPod", "restore_state"]
+__all__ = ["RestoreReport", "RunningPod", "restore_state", "state_files"]
 
 #: OPS-1: the phases of a pod kubelet no longer counts as active.
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -42,6 +47,9 @@ class RunningPod:
     pod: Pod
     source: str = ""
     phase: str | None = None
+    #: container name -> the runtime's container ID (no ``containerd://`` prefix): what a v1
+    #: ``cpu_manager_state`` keys its entries by.
+    container_ids: Mapping[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -102,6 +110,21 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
                             kubelet_message=exc.kubelet_message) from None
         active[uid] = running
     stale: list[str] = []
+    for record, file in ((cpu, "cpu_manager_state"), (memory, "memory_manager_state")):
+        if record is not None:
+            _readable(node, file, record.format, record.path)
+            if record.pod_entries:
+                raise NotModelledError(
+                    "the state holds pod-level entries (the PodLevelResourceManagers gate): "
+                    "pod-level resources are not modelled yet", where=f"{record.path}: "
+                    "podEntries")
+    if devices is not None and not _reads(node, "kubelet_internal_checkpoint", devices.format):
+        stale.append(f"{devices.path}: kubelet {node.version} does not read a "
+                     f"{devices.format} device checkpoint: it starts without the devices' "
+                     "allocations, and so does numaspec")
+        devices = None
+    if cpu is not None and cpu.container_entries:
+        cpu = _by_container_names(cpu, active)
     _restore_cpu(node, active, cpu, stale)
     _restore_memory(node, active, memory, stale)
     _restore_devices(node, active, devices, stale)
@@ -110,6 +133,39 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
         if node.affinity_labels is not None:
             node.terms[uid] = node._terms(running.pod)
     return RestoreReport(tuple(active), tuple(terminated), tuple(stale))
+
+
+def _reads(node: Node, file: str, fmt: str) -> bool:
+    from numaspec.importers.checkpoints import FORMAT_READ_BY
+
+    known = FORMAT_READ_BY.get((file, fmt))
+    return known is not None and known[0][0] <= node.version.minor <= known[0][1]
+
+
+def _readable(node: Node, file: str, fmt: str, path: str) -> None:
+    """OPS-2, CKPT-1..3: kubelet refuses to start on a CPU or Memory Manager state in a
+    format its release does not read."""
+    if not _reads(node, file, fmt):
+        raise StateConflictError(f"kubelet {node.version} does not read a {fmt} {file}: it "
+                                 "refuses to start", where=path)
+
+
+def _by_container_names(state: CPUManagerState, active: Mapping[str, RunningPod]
+                        ) -> CPUManagerState:
+    """CKPT-1: a v1 state keys CPUs by container ID; kubelet (1.29-1.36) maps each to its
+    pod and container through the runtime, and refuses to start on an ID it does not know."""
+    owners = {cid: (uid, name) for uid, running in active.items()
+              for name, cid in running.container_ids.items()}
+    entries: dict[str, dict[str, frozenset[int]]] = {}
+    for cid, cpus in sorted(state.container_entries.items()):
+        owner = owners.get(cid)
+        if owner is None:
+            raise StateConflictError(
+                f"container ID {cid} is not one of the given pods' containers "
+                "(status.containerStatuses[].containerID): kubelet refuses to start",
+                where=f"{state.path}: entries.{cid}")
+        entries.setdefault(owner[0], {})[owner[1]] = cpus
+    return attrs.evolve(state, entries=entries, container_entries={})
 
 
 def _join(source: str, where: str) -> str:
@@ -256,14 +312,14 @@ def _restore_memory(node: Node, active: Mapping[str, RunningPod],
                     Block(numa, record.type, record.size))
     _compare_machine_state(expected, state, where)
     manager.blocks = blocks
-    for uid, containers in sorted(blocks.items()):
+    for uid, held in sorted(blocks.items()):
         running = active.get(uid)
         if running is None:
             stale.append(f"{where}: pod {uid} is not among the node's pods: its memory "
                          "blocks are freed")
             manager.remove_pod(uid)
             continue
-        for name in sorted(set(containers) - _containers(running.pod)):
+        for name in sorted(set(held) - _containers(running.pod)):
             stale.append(f"{where}: pod {uid} has no container {name!r}: its memory blocks "
                          "are freed")
             manager.remove_container(uid, name)
@@ -376,3 +432,55 @@ def _restore_devices(node: Node, active: Mapping[str, RunningPod],
                             f"{uid}", where=where)
     manager.pod_devices = {uid: containers for uid, containers in held.items()
                            if uid in active}
+
+
+# --- the other way: a node's state as kubelet's files --------------------------------------
+
+
+def state_files(node: Node) -> dict[str, str]:
+    """OPS-9: the node's state as kubelet 1.29-1.36 write it: ``cpu_manager_state``,
+    ``memory_manager_state`` and ``device-plugins/kubelet_internal_checkpoint`` (CKPT-8),
+    keyed by their paths under kubelet's root directory.  :func:`restore_state` on a fresh
+    node with the same pods gives the same state back."""
+    from numaspec.importers.checkpoints import (
+        DeviceEntry,
+        MemoryBlockRecord,
+        MemoryNodeRecord,
+        MemoryTableRecord,
+        encode_cpu_manager_state,
+        encode_device_checkpoint,
+        encode_memory_manager_state,
+    )
+
+    cpu = node.cpu
+    files = {"cpu_manager_state": encode_cpu_manager_state(
+        "static" if cpu else "none", cpu.default if cpu else (),
+        cpu.assignments if cpu else {})}
+    memory = node.memory
+    if memory is None:
+        files["memory_manager_state"] = encode_memory_manager_state("None", {}, {})
+    else:
+        files["memory_manager_state"] = encode_memory_manager_state(
+            "Static",
+            {n: MemoryNodeRecord(s.assignments, tuple(s.cells), {
+                kind: MemoryTableRecord(t.total, t.system_reserved, t.allocatable, t.reserved,
+                                        t.free) for kind, t in s.tables.items()})
+             for n, s in memory.nodes.items()},
+            {uid: {name: [MemoryBlockRecord(b.numa, b.type, b.size) for b in blocks]
+                   for name, blocks in containers.items()}
+             for uid, containers in memory.blocks.items()})
+    devices = node.devices
+    entries = []
+    for uid, containers in sorted(devices.pod_devices.items()):
+        for name, resources in sorted(containers.items()):
+            for resource, ids in sorted(resources.items()):
+                by_numa: dict[int, list[str]] = {}
+                for device_id in sorted(ids):
+                    numa = devices.devices[resource][device_id].numa or (-1,)
+                    for n in numa:
+                        by_numa.setdefault(n, []).append(device_id)
+                entries.append(DeviceEntry(uid, name, resource,
+                                           {n: tuple(v) for n, v in by_numa.items()}))
+    files["device-plugins/kubelet_internal_checkpoint"] = encode_device_checkpoint(
+        entries, {r: sorted(ids) for r, ids in devices.healthy.items()})
+    return files

@@ -399,3 +399,38 @@ def test_state_dir_missing_files_are_none(tmp_path: Path) -> None:
     assert len(dev.entries) == 3
     with pytest.raises(InputFileError):
         read_state_dir(tmp_path / "nowhere")
+
+
+def test_written_files_are_kubelets_own(tmp_path: Path) -> None:
+    """CKPT-8: the encoders write kubelet 1.30.14's cpu_manager_state and memory_manager_state
+    byte for byte, and every file (1.37's v4 and v3 included) reads back to what was read."""
+    from numaspec.importers.checkpoints import (
+        encode_cpu_manager_state,
+        encode_device_checkpoint,
+        encode_memory_manager_state,
+    )
+
+    for release in ("v1_30", "v1_36", "v1_37"):
+        cpu, mem, dev = read_state_dir(STATE / release / "guaranteed")
+        assert cpu is not None
+        assert mem is not None
+        assert dev is not None
+        texts = {
+            "cpu_manager_state": encode_cpu_manager_state(
+                cpu.policy_name, cpu.default_cpu_set, cpu.entries),
+            "memory_manager_state": encode_memory_manager_state(
+                mem.policy_name, mem.machine_state, mem.entries),
+            "kubelet_internal_checkpoint": encode_device_checkpoint(dev.entries, dev.registered)}
+        for name, text in texts.items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        again = read_state_dir(tmp_path)
+        assert again[0] is not None
+        assert again[1] is not None
+        assert again[2] is not None
+        assert (again[0].default_cpu_set, again[0].entries) == (cpu.default_cpu_set, cpu.entries)
+        assert (again[1].machine_state, again[1].entries) == (mem.machine_state, mem.entries)
+        assert (again[2].entries, again[2].registered) == (dev.entries, dev.registered)
+        if release == "v1_30":
+            for name in ("cpu_manager_state", "memory_manager_state"):
+                kubelets = (STATE / release / "guaranteed" / name).read_text("utf-8").strip()
+                assert texts[name] == kubelets, name

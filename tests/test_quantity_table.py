@@ -18,7 +18,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import pytest
 from quantity_strings import quantity_strings
 
 from numaspec.errors import InvalidQuantityError

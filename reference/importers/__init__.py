@@ -1,5 +1,5 @@
-"""Importers: a node's own files, as they are, read into the node model (spec chapter
-``importers.md``, IMPORT-*).
+"""Importers: a node's own files, as they are, read into the node model (spec chapters
+``machine-import.md``, SYSFS-*; ``kubelet-config.md``, KCONF-*; ``checkpoints.md``, CKPT-*).
 
 * ``sysfs``: the machine from a Linux sysfs tree (NUMA nodes, distances, memory, hugepages,
   CPU topology, PCI devices' NUMA nodes for a mapping of extended resources to devices);

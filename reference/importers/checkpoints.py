@@ -23,7 +23,7 @@ import binascii
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 import attrs
@@ -40,6 +40,9 @@ __all__ = [
     "MemoryManagerState",
     "MemoryNodeRecord",
     "MemoryTableRecord",
+    "encode_cpu_manager_state",
+    "encode_device_checkpoint",
+    "encode_memory_manager_state",
     "fnv32a",
     "hashed_texts",
     "read_cpu_manager_state",
@@ -824,3 +827,80 @@ def read_state_dir(directory: str | os.PathLike[str]) -> tuple[
     return (read_cpu_manager_state(cpu) if cpu else None,
             read_memory_manager_state(mem) if mem else None,
             read_device_checkpoint(dev) if dev else None)
+
+
+# --- writing, as kubelet 1.29-1.36 write (CKPT-8) -----------------------------------------------
+
+
+def _cpuset_text(cpus: Iterable[int]) -> str:
+    ordered, parts, i = sorted(cpus), [], 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def encode_cpu_manager_state(policy_name: str, default_cpu_set: Iterable[int],
+                             entries: Mapping[str, Mapping[str, Iterable[int]]]) -> str:
+    """CKPT-8: ``cpu_manager_state`` in format ``v2`` (what 1.29-1.36 write and every modelled
+    release reads), its checksum computed as kubelet computes it."""
+    default = _cpuset_text(default_cpu_set)
+    texts = {uid: {name: _cpuset_text(cpus) for name, cpus in sorted(containers.items())}
+             for uid, containers in sorted(entries.items())}
+    checksum = fnv32a(_cpu_v2_spew("CPUManagerCheckpoint", policy_name, default, texts,
+                                   pods=None, v3=False))
+    return _json({"policyName": policy_name, "defaultCpuSet": default, "entries": texts,
+                  "checksum": checksum})
+
+
+def encode_memory_manager_state(
+        policy_name: str, machine_state: Mapping[int, MemoryNodeRecord],
+        entries: Mapping[str, Mapping[str, Iterable[MemoryBlockRecord]]]) -> str:
+    """CKPT-8: ``memory_manager_state`` in format ``v1`` (1.29-1.36; every modelled release
+    reads it), with kubelet's checksum."""
+    nodes = {n: _Node(s.assignments, dict(sorted(s.tables.items())), tuple(s.cells))
+             for n, s in sorted(machine_state.items())}
+    blocks = {uid: {name: tuple(_Block(tuple(b.numa), b.type, b.size) for b in listed)
+                    for name, listed in sorted(containers.items())}
+              for uid, containers in sorted(entries.items())}
+    checksum = fnv32a(_mem_spew(policy_name, nodes, blocks, pods=None, v2=False))
+    return _json({
+        "policyName": policy_name,
+        "machineState": {str(n): {
+            "numberOfAssignments": s.assignments,
+            "memoryMap": {kind: {"total": t.total, "systemReserved": t.system_reserved,
+                                 "allocatable": t.allocatable, "reserved": t.reserved,
+                                 "free": t.free} for kind, t in (s.tables or {}).items()},
+            "cells": list(s.cells or ())} for n, s in nodes.items()},
+        "entries": {uid: {name: [{"numaAffinity": list(b.numa or ()), "type": b.type,
+                                  "size": b.size} for b in listed]
+                          for name, listed in containers.items()}
+                    for uid, containers in blocks.items()},
+        "checksum": checksum})
+
+
+def encode_device_checkpoint(entries: Iterable[DeviceEntry],
+                             registered: Mapping[str, Iterable[str]]) -> str:
+    """CKPT-8: ``kubelet_internal_checkpoint`` in format ``v2`` (every modelled release),
+    entries without an allocation response (``AllocResp`` null), with kubelet's checksum."""
+    raw = tuple(_DevEntry(e.pod_uid, e.container, e.resource,
+                          {n: tuple(ids) for n, ids in sorted(e.devices.items())}, None, False)
+                for e in entries)
+    devices = {r: tuple(ids) for r, ids in sorted(registered.items())}
+    checksum = fnv32a(_dev_spew(raw, devices))
+    return _json({"Data": {
+        "PodDeviceEntries": [{"PodUID": e.pod, "ContainerName": e.container,
+                              "ResourceName": e.resource,
+                              "DeviceIDs": {str(n): list(ids or ()) for n, ids in
+                                            (e.devices or {}).items()
+                                            } if isinstance(e.devices, dict) else {},
+                              "AllocResp": None} for e in raw],
+        "RegisteredDevices": {r: list(ids) for r, ids in devices.items()}},
+        "Checksum": checksum})
