@@ -9,6 +9,7 @@ require (
 	k8s.io/apiserver v0.30.14
 	k8s.io/kubernetes v1.30.14
 	k8s.io/utils v0.0.0-20230726121419-3b25d923346b
+	numaspec.invalid/kubelet-checkpoints/scenarios v0.0.0
 )
 
 require (
@@ -146,6 +147,8 @@ require (
 	sigs.k8s.io/yaml v1.3.0 // indirect
 )
 
+
+replace numaspec.invalid/kubelet-checkpoints/scenarios => ../scenarios
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.30.14.
 replace (

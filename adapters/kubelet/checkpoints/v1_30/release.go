@@ -5,46 +5,51 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
 	cpustate "k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/state"
 	memstate "k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
 	"k8s.io/utils/cpuset"
+
+	"numaspec.invalid/kubelet-checkpoints/scenarios"
 )
 
-func forHash(v any) string { return dump.ForHash(v) }
+// release implements scenarios.Release for 1.30.
+type release struct{}
 
-func newCPUState(dir, policy string) cpustate.State {
+var must = scenarios.Must
+
+func (*release) ForHash(v any) string { return dump.ForHash(v) }
+
+func (*release) NewCPUState(dir, policy string) cpustate.State {
 	s, err := cpustate.NewCheckpointState(dir, "cpu_manager_state", policy, containermap.NewContainerMap())
 	must(err)
 	return s
 }
 
-func newMemState(dir, policy string) memstate.State {
+func (*release) NewMemState(dir, policy string) memstate.State {
 	s, err := memstate.NewCheckpointState(dir, "memory_manager_state", policy)
 	must(err)
 	return s
 }
 
-func podLevelGate() bool { return false }
-func enablePodLevel()    {}
-func setPodLevel(cpustate.State, memstate.State, string, cpuset.CPUSet, []memstate.Block) {}
+func (*release) PodLevelGate() bool { return false }
+func (*release) EnablePodLevel()    {}
+func (*release) SetPodLevel(cpustate.State, memstate.State, string, cpuset.CPUSet, []memstate.Block) {
+}
 
-// cpuSpew: VerifyChecksum of CPUManagerCheckpointV2 (an alias of CPUManagerCheckpoint).
-func cpuSpew(blob []byte) map[string]string {
+// CPUSpew: VerifyChecksum of CPUManagerCheckpointV2 (an alias of CPUManagerCheckpoint).
+func (r *release) CPUSpew(blob []byte) map[string]string {
 	cp := cpustate.NewCPUManagerCheckpoint()
 	must(json.Unmarshal(blob, cp))
 	cp.Checksum = 0
-	return map[string]string{"checksum": forHash(cp)}
+	return map[string]string{"checksum": r.ForHash(cp)}
 }
 
-func memSpew(blob []byte) map[string]string {
+func (r *release) MemSpew(blob []byte) map[string]string {
 	cp := memstate.NewMemoryManagerCheckpoint()
 	must(json.Unmarshal(blob, cp))
 	cp.Checksum = 0
-	return map[string]string{"checksum": forHash(cp)}
+	return map[string]string{"checksum": r.ForHash(cp)}
 }
-
-var _ = strings.Replace

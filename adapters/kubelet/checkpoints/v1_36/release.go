@@ -15,57 +15,63 @@ import (
 	memstate "k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
 	"k8s.io/utils/cpuset"
 	"k8s.io/utils/dump"
+
+	"numaspec.invalid/kubelet-checkpoints/scenarios"
 )
 
-var podLevel bool
+// release implements scenarios.Release for 1.36; podLevel is whether the gate
+// has been turned on (it decides which checkpoint version is written).
+type release struct{ podLevel bool }
 
-func forHash(v any) string { return dump.ForHash(v) }
+var must = scenarios.Must
 
-func newCPUState(dir, policy string) cpustate.State {
+func (*release) ForHash(v any) string { return dump.ForHash(v) }
+
+func (*release) NewCPUState(dir, policy string) cpustate.State {
 	s, err := cpustate.NewCheckpointState(klog.Background(), dir, "cpu_manager_state", policy, containermap.NewContainerMap())
 	must(err)
 	return s
 }
 
-func newMemState(dir, policy string) memstate.State {
+func (*release) NewMemState(dir, policy string) memstate.State {
 	s, err := memstate.NewCheckpointState(klog.Background(), dir, "memory_manager_state", policy)
 	must(err)
 	return s
 }
 
-func podLevelGate() bool { return true }
-func enablePodLevel() {
+func (*release) PodLevelGate() bool { return true }
+func (r *release) EnablePodLevel() {
 	must(utilfeature.DefaultMutableFeatureGate.Set("PodLevelResourceManagers=true"))
-	podLevel = true
+	r.podLevel = true
 }
-func setPodLevel(cs cpustate.State, ms memstate.State, pod string, cpus cpuset.CPUSet, blocks []memstate.Block) {
+func (*release) SetPodLevel(cs cpustate.State, ms memstate.State, pod string, cpus cpuset.CPUSet, blocks []memstate.Block) {
 	cs.SetPodCPUSet(pod, cpus)
 	ms.SetPodMemoryBlocks(pod, blocks)
 }
 
-func cpuSpew(blob []byte) map[string]string {
-	if podLevel { // V3: checksum.New over the V3 struct, whose name is CPUManagerCheckpoint
+func (r *release) CPUSpew(blob []byte) map[string]string {
+	if r.podLevel { // V3: checksum.New over the V3 struct, whose name is CPUManagerCheckpoint
 		cp := &cpustate.CPUManagerCheckpoint{Entries: map[string]map[string]string{}, PodEntries: cpustate.PodCPUAssignments{}}
 		must(json.Unmarshal(blob, cp))
 		cp.Checksum = 0
-		return map[string]string{"checksum": forHash(cp)}
+		return map[string]string{"checksum": r.ForHash(cp)}
 	}
 	cp := &cpustate.CPUManagerCheckpointV2{Entries: map[string]map[string]string{}}
 	must(json.Unmarshal(blob, cp))
 	cp.Checksum = 0
-	return map[string]string{"checksum": strings.Replace(forHash(cp), "CPUManagerCheckpointV2", "CPUManagerCheckpoint", 1)}
+	return map[string]string{"checksum": strings.Replace(r.ForHash(cp), "CPUManagerCheckpointV2", "CPUManagerCheckpoint", 1)}
 }
 
-func memSpew(blob []byte) map[string]string {
-	if podLevel {
+func (r *release) MemSpew(blob []byte) map[string]string {
+	if r.podLevel {
 		cp := &memstate.MemoryManagerCheckpoint{Entries: memstate.ContainerMemoryAssignments{},
 			PodEntries: memstate.PodMemoryAssignments{}, MachineState: memstate.NUMANodeMap{}}
 		must(json.Unmarshal(blob, cp))
 		cp.Checksum = 0
-		return map[string]string{"checksum": forHash(cp)}
+		return map[string]string{"checksum": r.ForHash(cp)}
 	}
 	cp := &memstate.MemoryManagerCheckpointV1{Entries: memstate.ContainerMemoryAssignments{}, MachineState: memstate.NUMANodeMap{}}
 	must(json.Unmarshal(blob, cp))
 	cp.Checksum = 0
-	return map[string]string{"checksum": strings.Replace(forHash(cp), "MemoryManagerCheckpointV1", "MemoryManagerCheckpoint", 1)}
+	return map[string]string{"checksum": strings.Replace(r.ForHash(cp), "MemoryManagerCheckpointV1", "MemoryManagerCheckpoint", 1)}
 }

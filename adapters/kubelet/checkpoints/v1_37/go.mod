@@ -11,6 +11,7 @@ require (
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	numaspec.invalid/kubelet-checkpoints/scenarios v0.0.0
 )
 
 require (
@@ -141,6 +142,8 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+replace numaspec.invalid/kubelet-checkpoints/scenarios => ../scenarios
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.37.2.
 replace (

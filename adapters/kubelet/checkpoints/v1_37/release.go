@@ -15,51 +15,58 @@ import (
 	memstate "k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
 	"k8s.io/utils/cpuset"
 	"k8s.io/utils/dump"
+
+	"numaspec.invalid/kubelet-checkpoints/scenarios"
 )
 
-func forHash(v any) string { return dump.ForHash(v) }
+// release implements scenarios.Release for 1.37.
+type release struct{}
 
-func newCPUState(dir, policy string) cpustate.State {
+var must = scenarios.Must
+
+func (*release) ForHash(v any) string { return dump.ForHash(v) }
+
+func (*release) NewCPUState(dir, policy string) cpustate.State {
 	s, err := cpustate.NewCheckpointState(klog.Background(), dir, "cpu_manager_state", policy, containermap.NewContainerMap())
 	must(err)
 	return s
 }
 
-func newMemState(dir, policy string) memstate.State {
+func (*release) NewMemState(dir, policy string) memstate.State {
 	s, err := memstate.NewCheckpointState(klog.Background(), dir, "memory_manager_state", policy)
 	must(err)
 	return s
 }
 
-func podLevelGate() bool { return true }
-func enablePodLevel() {
+func (*release) PodLevelGate() bool { return true }
+func (*release) EnablePodLevel() {
 	must(utilfeature.DefaultMutableFeatureGate.Set("PodLevelResourceManagers=true"))
 }
-func setPodLevel(cs cpustate.State, ms memstate.State, pod string, cpus cpuset.CPUSet, blocks []memstate.Block) {
+func (*release) SetPodLevel(cs cpustate.State, ms memstate.State, pod string, cpus cpuset.CPUSet, blocks []memstate.Block) {
 	cs.SetPodCPUSet(pod, cpus)
 	ms.SetPodMemoryBlocks(pod, blocks)
 }
 
-func cpuSpew(blob []byte) map[string]string {
+func (r *release) CPUSpew(blob []byte) map[string]string {
 	legacy := &cpustate.CPUManagerCheckpointV2{Entries: map[string]map[string]string{}}
 	must(json.Unmarshal(blob, legacy))
 	legacy.Checksum = 0
 	var cp cpustate.CPUManagerCheckpoint
 	must(json.Unmarshal(blob, &cp))
 	return map[string]string{
-		"checksum":     strings.Replace(forHash(legacy), "CPUManagerCheckpointV2", "CPUManagerCheckpoint", 1),
-		"dataChecksum": forHash(cp.Data),
+		"checksum":     strings.Replace(r.ForHash(legacy), "CPUManagerCheckpointV2", "CPUManagerCheckpoint", 1),
+		"dataChecksum": r.ForHash(cp.Data),
 	}
 }
 
-func memSpew(blob []byte) map[string]string {
+func (r *release) MemSpew(blob []byte) map[string]string {
 	legacy := &memstate.MemoryManagerCheckpointV1{Entries: memstate.ContainerMemoryAssignments{}, MachineState: memstate.NUMANodeMap{}}
 	must(json.Unmarshal(blob, legacy))
 	legacy.Checksum = 0
 	var cp memstate.MemoryManagerCheckpoint
 	must(json.Unmarshal(blob, &cp))
 	return map[string]string{
-		"checksum":     strings.Replace(forHash(legacy), "MemoryManagerCheckpointV1", "MemoryManagerCheckpoint", 1),
-		"dataChecksum": forHash(cp.Data),
+		"checksum":     strings.Replace(r.ForHash(legacy), "MemoryManagerCheckpointV1", "MemoryManagerCheckpoint", 1),
+		"dataChecksum": r.ForHash(cp.Data),
 	}
 }

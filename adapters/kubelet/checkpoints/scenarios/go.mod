@@ -1,0 +1,3 @@
+module numaspec.invalid/kubelet-checkpoints/scenarios
+
+go 1.26

@@ -1,0 +1,187 @@
+// Package scenarios writes kubelet's own state files (cpu_manager_state,
+// memory_manager_state, kubelet_internal_checkpoint) for a few scenarios, using
+// the pinned release's state packages and checkpoint manager, and records for
+// each file the exact text the release hashes into its checksum(s). It is
+// shared by every release directory (../v1_30, ../v1_36, ...), whose release.go
+// implements Release: what differs between releases. Like ../../probe, this
+// module requires no k8s.io module itself: the versions of the k8s.io packages
+// it imports come from the release's main module.
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager"
+	cpustate "k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/state"
+	devcheckpoint "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/checkpoint"
+	memstate "k8s.io/kubernetes/pkg/kubelet/cm/memorymanager/state"
+	"k8s.io/utils/cpuset"
+)
+
+// Release is what differs between kubelet releases: the state constructors'
+// signatures, the PodLevelResourceManagers gate, and the structs whose go-spew
+// rendering each release hashes into a file's checksum field(s).
+type Release interface {
+	// NewCPUState opens (creating) dir/cpu_manager_state for the CPU policy.
+	NewCPUState(dir, policy string) cpustate.State
+	// NewMemState opens (creating) dir/memory_manager_state for the Memory policy.
+	NewMemState(dir, policy string) memstate.State
+	// PodLevelGate reports whether the release has the PodLevelResourceManagers gate.
+	PodLevelGate() bool
+	// EnablePodLevel turns the gate on (called only when PodLevelGate is true).
+	EnablePodLevel()
+	// SetPodLevel records pod-level CPU and memory assignments for pod.
+	SetPodLevel(cs cpustate.State, ms memstate.State, pod string, cpus cpuset.CPUSet, blocks []memstate.Block)
+	// CPUSpew gives, per checksum field of cpu_manager_state, the text hashed into it.
+	CPUSpew(blob []byte) map[string]string
+	// MemSpew gives, per checksum field of memory_manager_state, the text hashed into it.
+	MemSpew(blob []byte) map[string]string
+	// ForHash is the release's go-spew rendering used by its checksums.
+	ForHash(v any) string
+}
+
+const (
+	gi   = uint64(1) << 30
+	podA = "6f1c2a7e-0d3b-4c55-9a01-000000000a01" // default/db
+	podB = "6f1c2a7e-0d3b-4c55-9a01-000000000b02" // default/trainer
+)
+
+// memory gives one NUMA node's memory tables: regular memory and an empty 2Mi hugepage pool.
+func memory(total, sysReserved, reserved uint64) map[string]*memstate.MemoryTable {
+	return map[string]*memstate.MemoryTable{
+		"memory": {TotalMemSize: total, SystemReserved: sysReserved, Allocatable: total - sysReserved,
+			Reserved: reserved, Free: total - sysReserved - reserved},
+		"hugepages-2Mi": {},
+	}
+}
+
+func tables(in map[string]*memstate.MemoryTable) map[v1.ResourceName]*memstate.MemoryTable {
+	out := map[v1.ResourceName]*memstate.MemoryTable{}
+	for k, v := range in {
+		out[v1.ResourceName(k)] = v
+	}
+	return out
+}
+
+func machineState(used bool) memstate.NUMANodeMap {
+	ms := memstate.NUMANodeMap{}
+	for n := 0; n < 4; n++ {
+		ms[n] = &memstate.NUMANodeState{MemoryMap: tables(memory(16*gi, 0, 0)), Cells: []int{n}}
+	}
+	ms[0].MemoryMap = tables(memory(16*gi, gi, 0))
+	if used {
+		ms[0].MemoryMap = tables(memory(16*gi, gi, 2*gi))
+		ms[0].NumberOfAssignments = 2
+		ms[2].MemoryMap = tables(memory(16*gi, 0, 16*gi))
+		ms[2].NumberOfAssignments = 1
+		ms[2].Cells = []int{2, 3}
+		ms[3].MemoryMap = tables(memory(16*gi, 0, 4*gi))
+		ms[3].NumberOfAssignments = 1
+		ms[3].Cells = []int{2, 3}
+	}
+	return ms
+}
+
+func mustDir(p string) string {
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Must panics on a non-nil error (the programs have no recoverable failures).
+func Must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// allocResp is a ContainerAllocateResponse (envs {"GPU": "gpu2,gpu3"}) in protobuf wire form.
+var allocResp = append([]byte{0x0a, 0x10, 0x0a, 0x03}, append([]byte("GPU"), append([]byte{0x12, 0x09}, []byte("gpu2,gpu3")...)...)...)
+
+func writeScenario(r Release, dir string, busy bool, podLevel bool) {
+	policy, mpolicy := "none", "None"
+	if busy {
+		policy, mpolicy = "static", "Static"
+	}
+	cs := r.NewCPUState(dir, policy)
+	ms := r.NewMemState(dir, mpolicy)
+	if busy {
+		cs.SetDefaultCPUSet(cpuset.New(0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+		cs.SetCPUSet(podA, "app", cpuset.New(1, 2, 3, 4))
+		cs.SetCPUSet(podB, "worker", cpuset.New(16, 17, 18, 19, 20, 21, 22, 23))
+		ms.SetMachineState(machineState(true))
+		ms.SetMemoryBlocks(podA, "init", []memstate.Block{{NUMAAffinity: []int{0}, Type: "memory", Size: 0}})
+		ms.SetMemoryBlocks(podA, "app", []memstate.Block{{NUMAAffinity: []int{0}, Type: "memory", Size: 2 * gi}})
+		ms.SetMemoryBlocks(podB, "worker", []memstate.Block{{NUMAAffinity: []int{2, 3}, Type: "memory", Size: 20 * gi}})
+		if podLevel {
+			r.SetPodLevel(cs, ms, podB, cpuset.New(16, 17, 18, 19, 20, 21, 22, 23),
+				[]memstate.Block{{NUMAAffinity: []int{2, 3}, Type: "memory", Size: 20 * gi}})
+		}
+	}
+	devDir := mustDir(filepath.Join(dir, "device-plugins"))
+	mgr, err := checkpointmanager.NewCheckpointManager(devDir)
+	Must(err)
+	entries := []devcheckpoint.PodDevicesEntry{}
+	registered := map[string][]string{}
+	if busy {
+		entries = []devcheckpoint.PodDevicesEntry{
+			{PodUID: podA, ContainerName: "app", ResourceName: "example.com/nic",
+				DeviceIDs: devcheckpoint.DevicesPerNUMA{0: {"nic0"}}, AllocResp: []byte{}},
+			{PodUID: podB, ContainerName: "worker", ResourceName: "example.com/gpu",
+				DeviceIDs: devcheckpoint.DevicesPerNUMA{2: {"gpu2"}, 3: {"gpu3"}}, AllocResp: allocResp},
+			{PodUID: podB, ContainerName: "worker", ResourceName: "example.com/fpga",
+				DeviceIDs: devcheckpoint.DevicesPerNUMA{-1: {"fpga0"}}, AllocResp: nil},
+		}
+		registered = map[string][]string{
+			"example.com/gpu":  {"gpu0", "gpu1", "gpu2", "gpu3"},
+			"example.com/nic":  {"nic0", "nic1"},
+			"example.com/fpga": {"fpga0"},
+		}
+	}
+	Must(mgr.CreateCheckpoint("kubelet_internal_checkpoint", devcheckpoint.New(entries, registered)))
+
+	hashed := map[string]map[string]string{}
+	read := func(name string) []byte {
+		blob, err := os.ReadFile(filepath.Join(dir, name))
+		Must(err)
+		return blob
+	}
+	hashed["cpu_manager_state"] = r.CPUSpew(read("cpu_manager_state"))
+	hashed["memory_manager_state"] = r.MemSpew(read("memory_manager_state"))
+	hashed["device-plugins/kubelet_internal_checkpoint"] = devSpew(r, read("device-plugins/kubelet_internal_checkpoint"))
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	Must(enc.Encode(hashed))
+	Must(os.WriteFile(filepath.Join(dir, "hashed.json"), out.Bytes(), 0o644))
+}
+
+func devSpew(r Release, blob []byte) map[string]string {
+	cp := devcheckpoint.New(make([]devcheckpoint.PodDevicesEntry, 0), make(map[string][]string)).(*devcheckpoint.Data)
+	Must(json.Unmarshal(blob, cp))
+	return map[string]string{"Checksum": r.ForHash(cp.Data)}
+}
+
+// Main is each release's program: usage `go run . OUTDIR`; writes
+// OUTDIR/<scenario>/... for empty, guaranteed and, where the release has the
+// PodLevelResourceManagers gate, guaranteed-podlevel.
+func Main(r Release) {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: checkpoints OUTDIR")
+		os.Exit(2)
+	}
+	out := os.Args[1]
+	writeScenario(r, mustDir(filepath.Join(out, "empty")), false, false)
+	writeScenario(r, mustDir(filepath.Join(out, "guaranteed")), true, false)
+	if r.PodLevelGate() {
+		r.EnablePodLevel()
+		writeScenario(r, mustDir(filepath.Join(out, "guaranteed-podlevel")), true, true)
+	}
+}
