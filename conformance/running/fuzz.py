@@ -443,7 +443,7 @@ class _Campaign:
             fuzz = self.rng.random() < 0.35
             line = self._line(family, step) if fuzz else _encode(step)
             is_create = isinstance(step, dict) and step.get("op") == "create"
-            check = not is_create and (fuzz or self.rng.random() < 0.2)
+            check = not is_create
             before = self._ask(b'{"op":"state"}', family, count=False) if check else None
             answer = self._ask(line, family)
             if answer is None or before is None or "error" in before:
