@@ -52,7 +52,7 @@ from numaspec.fit import (
 from numaspec.hints import ProviderHints, TopologyHint
 from numaspec.machine import HUGEPAGE_SIZES, Machine
 from numaspec.memory import Block, MemoryManager
-from numaspec.nodeconfig import NodeConfig
+from numaspec.nodeconfig import NodeConfig, format_cpuset
 from numaspec.numa import NumaInfo
 from numaspec.options import _go_map, feature_gate_errors
 from numaspec.pods import Container, Pod
@@ -211,7 +211,7 @@ class Node:
                 f"cannot reserve {count} CPUs on a machine with {len(all_cpus)}",
                 where="config", kubelet_message=f"{STATIC_POLICY_ERROR}[cpumanager] unable to "
                 "reserve the required "
-                f"amount of CPUs (size of {_cpuset(reserved)} did not equal {count})")
+                f"amount of CPUs (size of {format_cpuset(reserved)} did not equal {count})")
         return StaticCPUManager(topology, self.version, options, reserved)
 
     def _memory_manager(self, gates: Mapping[str, bool]) -> MemoryManager | None:
@@ -644,17 +644,3 @@ def _socket_peers(machine: Machine) -> dict[int, frozenset[int]]:
     sockets = {n.id: {core.socket for core in n.cores} for n in machine.numa_nodes}
     return {n: frozenset({n} | {m for m, theirs in sockets.items() if theirs & mine})
             for n, mine in sockets.items()}
-
-
-def _cpuset(cpus: frozenset[int]) -> str:
-    """A cpuset in kubelet's list syntax (``0-3,8``)."""
-    parts: list[str] = []
-    ordered = sorted(cpus)
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)

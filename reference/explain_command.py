@@ -139,6 +139,12 @@ def node_files(args: argparse.Namespace) -> Any:
             raise InputFileError("not a directory", where=args.state_dir)
         cpu, memory, devices = checkpoints.read_state_dir(args.state_dir)
         sources["state"] = args.state_dir
+        if not args.pods:
+            # OPS-10: the pods only as the state files know them; the answer says so.
+            from numaspec.restore import pods_from_state
+
+            running = list(pods_from_state(cpu, memory, devices))
+            sources["pods"] = "the state files only (no --pods)"
     return NodeFiles(machine, config, tuple(running), cpu, memory, devices, sources)
 
 

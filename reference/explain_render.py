@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from numaspec.nodeconfig import format_cpuset
+
 __all__ = ["render"]
 
 
@@ -76,9 +78,7 @@ def _why(hints: Mapping[str, Any], merged: Mapping[str, Any] | None) -> str | No
 
 
 def _cpus(cpus: Sequence[int]) -> str:
-    from numaspec.restore import _cpus as text
-
-    return text(cpus) or "-"
+    return format_cpuset(cpus) or "-"
 
 
 def _size(amount: int) -> str:
@@ -130,6 +130,8 @@ def _header(console: Console, answer: Mapping[str, Any]) -> None:
     console.print(f"  Running pods restored: {len(active)}")
     for line in [*(restored.get("terminated") or []), *(restored.get("stale") or [])]:
         console.print(Text(f"  note: {line}", style="yellow"))
+    if restored.get("caveat"):
+        console.print(Text(f"  caveat: {restored['caveat']}", style="bold yellow"))
 
 
 def _decision(console: Console, answer: Mapping[str, Any]) -> None:

@@ -11,7 +11,7 @@ reservations) and ``pkg/kubelet/cm/node_container_manager_linux.go``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
 import attrs
@@ -26,7 +26,7 @@ from numaspec.limits import MAX_CPU_ID, MAX_LINE_BYTES
 from numaspec.quantity import milli_value, parse_quantity
 from numaspec.versions import KubeletVersion, default_feature_gates
 
-__all__ = ["NODE_VERSIONS", "NodeConfig", "parse_cpuset"]
+__all__ = ["NODE_VERSIONS", "NodeConfig", "format_cpuset", "parse_cpuset"]
 
 #: NODE-0: the kubelet releases whose node admission numaspec models.
 NODE_VERSIONS = range(29, 38)
@@ -63,6 +63,21 @@ def parse_cpuset(text: str, *, where: str) -> frozenset[int]:
             raise InvalidFieldError(f"{_short(text)} is not a cpuset list such as \"0-3,8\"",
                                     where=where) from None
     return frozenset(cpus)
+
+
+def format_cpuset(cpus: Iterable[int]) -> str:
+    """A cpuset in kubelet's list syntax (``cpuset.CPUSet.String``: ``"0-3,8"``), the inverse
+    of :func:`parse_cpuset`."""
+    ordered = sorted(cpus)
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def _short(text: str) -> str:

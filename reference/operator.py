@@ -21,7 +21,7 @@ import yaml
 from numaspec.admission import Node
 from numaspec.errors import InvalidFieldError, NumaspecError, StateConflictError
 from numaspec.machine import Machine
-from numaspec.nodeconfig import NodeConfig, parse_cpuset
+from numaspec.nodeconfig import NodeConfig, format_cpuset, parse_cpuset
 from numaspec.pods import Container, Pod, qos_class
 from numaspec.quantity import parse_quantity
 from numaspec.restore import RestoreReport, RunningPod, restore_state
@@ -155,8 +155,15 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
     the pod's) hints per provider, the merged hint, and the rules that decided."""
     if node is None or report is None:
         node, report = build_node(files)
+    restored: dict[str, Any] = report.as_json()
+    if any(p.source.endswith("(known only from the state)") for p in files.pods):
+        restored["caveat"] = (
+            "the node's pods were not given (--pods): the running pods are known only from "
+            "the state files, each at what it holds exclusively; pods that hold nothing "
+            "exclusive are not counted by the resource-fit check (ADMIT-8), so a pod shown "
+            "admitted may still be refused for capacity")
     return {"kind": "explanation", "node": _node_summary(node, files),
-            "restored": report.as_json(), "free": _free(node),
+            "restored": restored, "free": _free(node),
             "pod": {"uid": pod.uid, "name": pod.name, "qos": qos_class(pod).value,
                     "containers": [_container_json(c, pod) for c in pod.all_containers()]},
             **_explain_on(node, pod)}
@@ -316,14 +323,8 @@ def _brief(value: object) -> str:
         return ("{" + ",".join(map(str, numa)) + "}" if isinstance(numa, list) else "any") + \
             ("" if value.get("preferred") else " not preferred")
     if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
-        return _cpuset_text(value)
+        return format_cpuset(value)
     return str(value)
-
-
-def _cpuset_text(cpus: Sequence[int]) -> str:
-    from numaspec.restore import _cpus
-
-    return _cpus(cpus)
 
 
 def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ admission.  Nothing is recomputed: the CPUs, memory blocks and devices are the o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,6 +25,7 @@ from numaspec.errors import (
     StateConflictError,
 )
 from numaspec.memory import Block, MemoryManager, NodeState, _Int64Error, container_memory
+from numaspec.nodeconfig import format_cpuset
 from numaspec.pods import Pod
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
         MemoryManagerState,
     )
 
-__all__ = ["RestoreReport", "RunningPod", "restore_state", "state_files"]
+__all__ = ["RestoreReport", "RunningPod", "pods_from_state", "restore_state", "state_files"]
 
 #: OPS-1: the phases of a pod kubelet no longer counts as active.
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -64,20 +65,6 @@ class RestoreReport:
     def as_json(self) -> dict[str, list[str]]:
         return {"active": list(self.active), "terminated": list(self.terminated),
                 "stale": list(self.stale)}
-
-
-def _cpus(cpus: Iterable[int]) -> str:
-    """A cpuset as kubelet prints one (``0-3,8``)."""
-    ordered = sorted(cpus)
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def restore_state(node: Node, pods: Sequence[RunningPod], *,
@@ -215,25 +202,25 @@ def _restore_cpu(node: Node, active: Mapping[str, RunningPod], state: CPUManager
     if manager.options.strict_reservation:
         if manager.reserved & default:
             raise StateConflictError(
-                f"strictly reserved CPUs {_cpus(manager.reserved & default)} are in the default "
-                f"set {_cpus(default)}", where=f"{where}: defaultCpuSet")
+                f"strictly reserved CPUs {format_cpuset(manager.reserved & default)} are in the "
+                f"default set {format_cpuset(default)}", where=f"{where}: defaultCpuSet")
     elif not manager.reserved <= default:
         raise StateConflictError(
-            f"the reserved CPUs {_cpus(manager.reserved)} are not all in the default set "
-            f"{_cpus(default)} (the reservation changed since the file was written?)",
+            f"the reserved CPUs {format_cpuset(manager.reserved)} are not all in the default set "
+            f"{format_cpuset(default)} (the reservation changed since the file was written?)",
             where=f"{where}: defaultCpuSet")
     held: set[int] = set()
     for uid, containers in sorted(entries.items()):
         for name, cpus in sorted(containers.items()):
             if default & cpus:
                 raise StateConflictError(
-                    f"pod {uid}, container {name}: CPUs {_cpus(cpus)} are also in the default "
-                    f"set {_cpus(default)}", where=f"{where}: entries.{uid}.{name}")
+                    f"pod {uid}, container {name}: CPUs {format_cpuset(cpus)} are also in the "
+                    f"default set {format_cpuset(default)}", where=f"{where}: entries.{uid}.{name}")
             held |= cpus
     if default | held != everything:
         raise StateConflictError(
-            f"the state knows CPUs {_cpus(default | held)}, the machine has "
-            f"{_cpus(everything)}" + (" (without the strictly reserved ones)"
+            f"the state knows CPUs {format_cpuset(default | held)}, the machine has "
+            f"{format_cpuset(everything)}" + (" (without the strictly reserved ones)"
                                       if manager.options.strict_reservation else ""),
             where=f"{where}: defaultCpuSet")
     manager.default = default
@@ -243,12 +230,12 @@ def _restore_cpu(node: Node, active: Mapping[str, RunningPod], state: CPUManager
         running = active.get(uid)
         if running is None:
             stale.append(f"{where}: pod {uid} is not among the node's pods: its CPUs "
-                         f"{_cpus(frozenset().union(*containers.values()))} are freed")
+                         f"{format_cpuset(frozenset().union(*containers.values()))} are freed")
             manager.remove_pod(uid)
             continue
         for name in sorted(set(containers) - _containers(running.pod)):
             stale.append(f"{where}: pod {uid} has no container {name!r}: its CPUs "
-                         f"{_cpus(containers[name])} are freed")
+                         f"{format_cpuset(containers[name])} are freed")
             manager.remove_container(uid, name)
 
 
@@ -432,6 +419,45 @@ def _restore_devices(node: Node, active: Mapping[str, RunningPod],
                             f"{uid}", where=where)
     manager.pod_devices = {uid: containers for uid, containers in held.items()
                            if uid in active}
+
+
+# --- pods known only from the state --------------------------------------------------------
+
+
+def pods_from_state(cpu: CPUManagerState | None, memory: MemoryManagerState | None,
+                    devices: DeviceCheckpoint | None) -> tuple[RunningPod, ...]:
+    """OPS-10: without the node's pods, the pods the state files name, each container asking
+    exactly what the files say it holds (its exclusive CPUs, its memory blocks, its devices),
+    request equal to limit.  Pods that hold nothing exclusive are not in the files at all."""
+    from fractions import Fraction
+
+    from numaspec.pods import Container
+
+    held: dict[str, dict[str, dict[str, Fraction]]] = {}
+    sources: dict[str, str] = {}
+
+    def add(uid: str, name: str, resource: str, amount: int, source: str) -> None:
+        amounts = held.setdefault(uid, {}).setdefault(name, {})  # a 0-byte block: kept
+        sources.setdefault(uid, source)
+        if amount > 0:
+            amounts[resource] = amounts.get(resource, Fraction(0)) + amount
+
+    for uid, containers in (cpu.entries.items() if cpu else ()):
+        for name, cpus in containers.items():
+            add(uid, name, "cpu", len(cpus), cpu.path if cpu else "")
+    for uid, blocks in (memory.entries.items() if memory else ()):
+        for name, listed in blocks.items():
+            for block in listed:
+                add(uid, name, block.type, block.size, memory.path if memory else "")
+    for entry in (devices.entries if devices else ()):
+        ids = {i for listed in entry.devices.values() for i in listed}
+        add(entry.pod_uid, entry.container, entry.resource, len(ids),
+            devices.path if devices else "")
+    return tuple(
+        RunningPod(Pod(uid, tuple(Container(name, dict(amounts), dict(amounts))
+                                  for name, amounts in sorted(containers.items()))),
+                   f"{sources[uid]}: pod {uid} (known only from the state)")
+        for uid, containers in sorted(held.items()))
 
 
 # --- the other way: a node's state as kubelet's files --------------------------------------

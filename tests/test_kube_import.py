@@ -377,3 +377,44 @@ def test_ephemeral_containers_and_app_restart_policies_are_ignored(tmp_path: Pat
     assert imported.pod == Pod("p", (Container("a"), Container.of("b", limits={"cpu": "1"})),
                                (Container("i"),), "u")
     assert isinstance(imported, ImportedPod)
+
+
+def test_an_unknown_eviction_signal_stops_kubelet(tmp_path: Path) -> None:
+    """KCONF-9: kubelet refuses to start on a signal it does not know."""
+    from numaspec.errors import NodeStartupError
+
+    path = tmp_path / "config.yaml"
+    path.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                    "evictionHard:\n  memory.available: 100Mi\n  memory.free: 1Gi\n")
+    with pytest.raises(NodeStartupError, match=r"unsupported eviction signal memory\.free") as e:
+        read_kubelet_config(path, kubelet_version="1.30")
+    assert e.value.where == f"{path}: evictionHard.memory.free"
+    assert e.value.kubelet_message == "unsupported eviction signal memory.free"
+
+
+@pytest.mark.parametrize(("status", "field"), [
+    ("  resize: InProgress\n", "status.resize"),
+    ("  conditions:\n  - {type: PodResizePending, status: \"True\"}\n", "status.conditions[0]"),
+    ("  containerStatuses:\n  - name: c\n    allocatedResources: {cpu: \"2\", memory: 1Gi}\n",
+     "status.containerStatuses[0].allocatedResources"),
+])
+def test_a_pod_being_resized_is_not_modelled(tmp_path: Path, status: str, field: str) -> None:
+    """KCONF-10: pending, in progress, or allocated other than the spec asks."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                    "  - name: c\n    resources:\n      limits: {cpu: \"4\", memory: 1Gi}\n"
+                    "status:\n" + status)
+    with pytest.raises(NotModelledError, match="resize") as caught:
+        read_pods(path)
+    assert caught.value.where == f"{path}: {field}"
+
+
+def test_allocated_resources_equal_to_the_spec_are_fine(tmp_path: Path) -> None:
+    """KCONF-10: a finished resize (or none) shows allocatedResources equal to the requests."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                    "  - name: c\n    resources:\n      limits: {cpu: \"4\", memory: 1Gi}\n"
+                    "status:\n  containerStatuses:\n  - name: c\n"
+                    "    allocatedResources: {cpu: \"4\", memory: 1Gi}\n")
+    (pod,) = read_pods(path)
+    assert pod.pod.containers[0].requests["cpu"] == 4

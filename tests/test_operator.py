@@ -524,3 +524,19 @@ def test_the_terminal_rendering_of_every_answer() -> None:
         assert text
         assert "\x1b[" not in text
     assert isinstance(files.machine, Machine)
+
+
+def test_without_the_pods_the_state_speaks_for_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """OPS-10: the same placement as with --pods, and the caveat said."""
+    args = two_socket_args(KUBE / "pod.yaml")
+    at = args.index("--pods")
+    without = args[:at] + args[at + 2:]
+    _, full = run_json(args, capsys)
+    status, partial = run_json(without, capsys)
+    assert status == 0
+    assert partial["decision"] == full["decision"]
+    assert "caveat" in partial["restored"]
+    assert "caveat" not in full["restored"]
+    assert len(partial["restored"]["active"]) == 2  # the metrics agent holds nothing
+    _, text, _ = run(without, capsys)
+    assert "caveat: the node's pods were not given" in text

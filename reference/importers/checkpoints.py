@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import attrs
 
 from numaspec.errors import CorruptCheckpointError, InputFileError, NumaspecError
-from numaspec.nodeconfig import parse_cpuset
+from numaspec.nodeconfig import format_cpuset, parse_cpuset
 
 __all__ = [
     "CPUManagerState",
@@ -832,17 +832,6 @@ def read_state_dir(directory: str | os.PathLike[str]) -> tuple[
 # --- writing, as kubelet 1.29-1.36 write (CKPT-8) -----------------------------------------------
 
 
-def _cpuset_text(cpus: Iterable[int]) -> str:
-    ordered, parts, i = sorted(cpus), [], 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
@@ -851,8 +840,8 @@ def encode_cpu_manager_state(policy_name: str, default_cpu_set: Iterable[int],
                              entries: Mapping[str, Mapping[str, Iterable[int]]]) -> str:
     """CKPT-8: ``cpu_manager_state`` in format ``v2`` (what 1.29-1.36 write and every modelled
     release reads), its checksum computed as kubelet computes it."""
-    default = _cpuset_text(default_cpu_set)
-    texts = {uid: {name: _cpuset_text(cpus) for name, cpus in sorted(containers.items())}
+    default = format_cpuset(default_cpu_set)
+    texts = {uid: {name: format_cpuset(cpus) for name, cpus in sorted(containers.items())}
              for uid, containers in sorted(entries.items())}
     checksum = fnv32a(_cpu_v2_spew("CPUManagerCheckpoint", policy_name, default, texts,
                                    pods=None, v3=False))

@@ -30,7 +30,7 @@ from numaspec.errors import (
     NumaspecError,
 )
 from numaspec.limits import MAX_CONTAINERS
-from numaspec.pods import Container, Pod
+from numaspec.pods import Container, Pod, parse_resources
 from numaspec.versions import KubeletVersion, parse_version
 
 __all__ = ["ImportedPod", "MAX_FILE_BYTES", "load_documents", "read_kubelet_version",
@@ -253,6 +253,43 @@ def _container(raw: object, where: str, field: str, *, init: bool) -> Container:
         raise _relocated(exc, where, field) from None
 
 
+#: KCONF-10: the pod conditions kubelet sets while an in-place resize waits or runs (1.33+;
+#: before, ``status.resize``).
+RESIZE_CONDITIONS = frozenset({"PodResizePending", "PodResizeInProgress"})
+
+
+def _no_resize(status: dict[str, Any], where: str, containers: Mapping[str, Container]
+               ) -> None:
+    """KCONF-10: a pod in the middle of an in-place resize holds what kubelet allocated, not
+    what its spec now says; numaspec does not model resize yet: refuse, naming the field."""
+    resize = status.get("resize")
+    if isinstance(resize, str) and resize:
+        raise NotModelledError(f"an in-place resize is {resize}: resize is not modelled",
+                               where=_at(where, "status.resize"))
+    for i, item in enumerate(_listed(status.get("conditions"), where, "status.conditions")):
+        condition = _mapping(item, where, f"status.conditions[{i}]")
+        if condition.get("type") in RESIZE_CONDITIONS and condition.get("status") == "True":
+            raise NotModelledError(f"the pod is {condition['type']}: in-place resize is not "
+                                   "modelled", where=_at(where, f"status.conditions[{i}]"))
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for i, item in enumerate(_listed(status.get(key), where, f"status.{key}")):
+            entry = _mapping(item, where, f"status.{key}[{i}]")
+            allocated = entry.get("allocatedResources")
+            container = containers.get(str(entry.get("name")))
+            if not allocated or container is None:
+                continue
+            at = f"status.{key}[{i}].allocatedResources"
+            try:
+                amounts = parse_resources(_quantity_map(allocated, where, at), where=at)
+            except NumaspecError as exc:
+                raise type(exc)(exc.message, where=_at(where, exc.where),
+                                kubelet_message=exc.kubelet_message) from None
+            if any(container.requests.get(name, 0) != amount for name, amount in amounts.items()):
+                raise NotModelledError(
+                    "kubelet allocated other resources than the spec asks (an in-place resize "
+                    "not yet done): resize is not modelled", where=_at(where, at))
+
+
 def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str, Any],
                    where: str, *, prefix: str, default_name: str | None) -> ImportedPod:
     """KCONF-5..KCONF-7: one pod from its metadata, spec and status (``prefix``: where the
@@ -289,6 +326,7 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
     if duplicate is not None:
         raise InputFileError(f"two containers are named {duplicate!r}",
                              where=_at(where, f"{prefix}spec"))
+    _no_resize(status, where, {c.name: c for c in (*init_containers, *containers)})
     ids: dict[str, str] = {}
     for key in ("initContainerStatuses", "containerStatuses"):
         for i, item in enumerate(_listed(status.get(key), where, f"status.{key}")):

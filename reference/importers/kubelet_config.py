@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from numaspec.errors import InputFileError, NotModelledError, NumaspecError
+from numaspec.errors import InputFileError, NodeStartupError, NotModelledError, NumaspecError
 from numaspec.importers.kube_objects import _at, _type, load_documents, read_kubelet_version
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.versions import KubeletVersion, parse_version
@@ -124,12 +124,27 @@ def _map(body: dict[str, Any], source: str, prefix: str, name: str, kind: type
     return dict(raw)
 
 
+#: KCONF-9: the eviction signals kubelet 1.29-1.37 accept (``pkg/kubelet/eviction/helpers.go``,
+#: ``signalToResource``); any other stops kubelet at start.
+EVICTION_SIGNALS = frozenset({
+    "memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
+    "imagefs.available", "imagefs.inodesFree", "containerfs.available",
+    "containerfs.inodesFree", "pid.available"})
+
+
 def _eviction_hard(body: dict[str, Any], version: KubeletVersion, source: str,
                    prefix: str) -> dict[str, str] | None:
     """KCONF-3: ``evictionHard`` as kubelet reads its file: absent (or null), kubelet's
     defaults; set, exactly what it says (no memory threshold without ``memory.available``),
     unless ``mergeDefaultEvictionSettings`` (1.33+) fills the thresholds it lacks."""
     eviction = _map(body, source, prefix, "evictionHard", str)
+    for signal in sorted(eviction or ()):
+        if signal not in EVICTION_SIGNALS:
+            message = f"unsupported eviction signal {signal}"
+            raise NodeStartupError(f"{message}: kubelet does not start (known: "
+                                   f"{', '.join(sorted(EVICTION_SIGNALS))})",
+                                   where=_at(source, f"{prefix}evictionHard.{signal}"),
+                                   kubelet_message=message)
     merge = _field(body, source, prefix, "mergeDefaultEvictionSettings", bool, default=False)
     if eviction is None:
         eviction = dict(DEFAULT_EVICTION_HARD)
