@@ -16,6 +16,10 @@ import (
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager"
 	cpustate "k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/state"
 	devcheckpoint "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/checkpoint"
@@ -43,7 +47,36 @@ type Release interface {
 	MemSpew(blob []byte) map[string]string
 	// ForHash is the release's go-spew rendering used by its checksums.
 	ForHash(v any) string
+	// NewMemManager is the release's memorymanager.NewManager with the Static policy on a
+	// machine of nodes (NUMA node i has nodes[i] bytes, no hugepages), state file under dir,
+	// and a Topology Manager store answering affinity[podUID+"/"+container] (NUMA ids,
+	// preferred) for every container.
+	NewMemManager(dir string, nodes []uint64, nodeAllocatable v1.ResourceList,
+		reserved []kubeletconfig.MemoryReservation, affinity map[string][]int) (MemManager, error)
 }
+
+// MemManager is what the scenarios call of a release's memorymanager.Manager, without the
+// release's logger, context and operation arguments.
+type MemManager interface {
+	// Start is the manager's Start with these active pods, all sources ready, an empty
+	// container map and no status provider or runtime (Start does not call them).
+	Start(activePods func() []*v1.Pod) error
+	// Allocate is the manager's Allocate (the add operation where the release has one).
+	Allocate(pod *v1.Pod, container *v1.Container) error
+	// AddContainer records the container's runtime ID, as kubelet does once it is created.
+	AddContainer(pod *v1.Pod, container *v1.Container, id string)
+	// RemoveContainer is the manager's RemoveContainer(containerID).
+	RemoveContainer(id string) error
+}
+
+// AllReady is a config.SourcesReady whose sources are all ready.
+type AllReady struct{}
+
+// AddSource does nothing.
+func (AllReady) AddSource(string) {}
+
+// AllReady is always true.
+func (AllReady) AllReady() bool { return true }
 
 const (
 	gi   = uint64(1) << 30
@@ -124,9 +157,6 @@ func writeScenario(r Release, dir string, busy bool, podLevel bool) {
 				[]memstate.Block{{NUMAAffinity: []int{2, 3}, Type: "memory", Size: 20 * gi}})
 		}
 	}
-	devDir := mustDir(filepath.Join(dir, "device-plugins"))
-	mgr, err := checkpointmanager.NewCheckpointManager(devDir)
-	Must(err)
 	entries := []devcheckpoint.PodDevicesEntry{}
 	registered := map[string][]string{}
 	if busy {
@@ -144,6 +174,15 @@ func writeScenario(r Release, dir string, busy bool, podLevel bool) {
 			"example.com/fpga": {"fpga0"},
 		}
 	}
+	writeDevAndHashed(r, dir, entries, registered)
+}
+
+// writeDevAndHashed writes dir/device-plugins/kubelet_internal_checkpoint with these entries,
+// then hashed.json for the three files.
+func writeDevAndHashed(r Release, dir string, entries []devcheckpoint.PodDevicesEntry, registered map[string][]string) {
+	devDir := mustDir(filepath.Join(dir, "device-plugins"))
+	mgr, err := checkpointmanager.NewCheckpointManager(devDir)
+	Must(err)
 	Must(mgr.CreateCheckpoint("kubelet_internal_checkpoint", devcheckpoint.New(entries, registered)))
 
 	hashed := map[string]map[string]string{}
@@ -169,18 +208,99 @@ func devSpew(r Release, blob []byte) map[string]string {
 	return map[string]string{"Checksum": r.ForHash(cp.Data)}
 }
 
-// Main is each release's program: usage `go run . OUTDIR`; writes
-// OUTDIR/<scenario>/... for empty, guaranteed and, where the release has the
-// PodLevelResourceManagers gate, guaranteed-podlevel.
+// Pods of the memory-group-release scenario: default/big (removed) and default/small.
+const (
+	podBig   = "3c9e5d20-7b41-4f8a-9c6e-00000000a015"
+	podSmall = "3c9e5d20-7b41-4f8a-9c6e-00000000b003"
+	// the runtime's container IDs of their containers "app"
+	ctrBig   = "a015a015a015a015a015a015a015a015a015a015a015a015a015a015a015a015"
+	ctrSmall = "b003b003b003b003b003b003b003b003b003b003b003b003b003b003b003b003"
+)
+
+// guaranteedPod is default/name with one container "app" whose requests equal its limits.
+func guaranteedPod(uid, name, cpu, memory string) *v1.Pod {
+	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(memory)}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app",
+			Resources: v1.ResourceRequirements{Requests: rl, Limits: rl}}}},
+	}
+}
+
+// writeMemoryGroupRelease: a 2-NUMA machine (11Gi per node, no hugepages), Memory Manager
+// Static with reservedMemory 1Gi per node (node allocatable reservation 2Gi: 1948Mi
+// system-reserved + the 100Mi eviction threshold), CPU Manager none. Through the release's
+// own memorymanager.Manager: pod big (15Gi) gets affinity {0,1} (node 0 10Gi, node 1 5Gi),
+// pod small (3Gi) affinity {0,1} (node 1 3Gi), then big's container is removed. The files
+// are as kubelet leaves them; then a fresh manager is started on the same directory, as a
+// restarting kubelet does, and what its Start answers goes to restart.txt ("started" or
+// the error).
+func writeMemoryGroupRelease(r Release, dir string) {
+	r.NewCPUState(dir, "none")
+	nodes := []uint64{11 * gi, 11 * gi}
+	allocatable := v1.ResourceList{v1.ResourceMemory: resource.MustParse("2048Mi")}
+	reserved := []kubeletconfig.MemoryReservation{
+		{NumaNode: 0, Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}},
+		{NumaNode: 1, Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}},
+	}
+	affinity := map[string][]int{podBig + "/app": {0, 1}, podSmall + "/app": {0, 1}}
+	big := guaranteedPod(podBig, "big", "500m", "15Gi")
+	small := guaranteedPod(podSmall, "small", "500m", "3Gi")
+
+	mm, err := r.NewMemManager(dir, nodes, allocatable, reserved, affinity)
+	Must(err)
+	active := []*v1.Pod{big, small}
+	Must(mm.Start(func() []*v1.Pod { return active }))
+	Must(mm.Allocate(big, &big.Spec.Containers[0]))
+	mm.AddContainer(big, &big.Spec.Containers[0], ctrBig)
+	Must(mm.Allocate(small, &small.Spec.Containers[0]))
+	mm.AddContainer(small, &small.Spec.Containers[0], ctrSmall)
+	active = []*v1.Pod{small}
+	Must(mm.RemoveContainer(ctrBig))
+
+	statePath := filepath.Join(dir, "memory_manager_state")
+	before, err := os.ReadFile(statePath)
+	Must(err)
+	restarted, err := r.NewMemManager(dir, nodes, allocatable, reserved, affinity)
+	Must(err)
+	answer := "started"
+	if err := restarted.Start(func() []*v1.Pod { return []*v1.Pod{small} }); err != nil {
+		answer = err.Error()
+	}
+	after, err := os.ReadFile(statePath)
+	Must(err)
+	if !bytes.Equal(before, after) {
+		panic("memory-group-release: the restart rewrote memory_manager_state")
+	}
+	Must(os.WriteFile(filepath.Join(dir, "restart.txt"), []byte(answer+"\n"), 0o644))
+	writeDevAndHashed(r, dir, []devcheckpoint.PodDevicesEntry{}, map[string][]string{})
+}
+
+// Main is each release's program: usage `go run . OUTDIR [SCENARIO...]`; writes
+// OUTDIR/<scenario>/... for empty, guaranteed, memory-group-release and, where the release
+// has the PodLevelResourceManagers gate, guaranteed-podlevel (only the SCENARIOs named, if
+// any are).
 func Main(r Release) {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: checkpoints OUTDIR")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: checkpoints OUTDIR [SCENARIO...]")
 		os.Exit(2)
 	}
 	out := os.Args[1]
-	writeScenario(r, mustDir(filepath.Join(out, "empty")), false, false)
-	writeScenario(r, mustDir(filepath.Join(out, "guaranteed")), true, false)
-	if r.PodLevelGate() {
+	wanted := map[string]bool{}
+	for _, name := range os.Args[2:] {
+		wanted[name] = true
+	}
+	want := func(name string) bool { return len(wanted) == 0 || wanted[name] }
+	if want("empty") {
+		writeScenario(r, mustDir(filepath.Join(out, "empty")), false, false)
+	}
+	if want("guaranteed") {
+		writeScenario(r, mustDir(filepath.Join(out, "guaranteed")), true, false)
+	}
+	if want("memory-group-release") {
+		writeMemoryGroupRelease(r, mustDir(filepath.Join(out, "memory-group-release")))
+	}
+	if r.PodLevelGate() && want("guaranteed-podlevel") {
 		r.EnablePodLevel()
 		writeScenario(r, mustDir(filepath.Join(out, "guaranteed-podlevel")), true, true)
 	}
