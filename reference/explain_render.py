@@ -130,6 +130,8 @@ def _header(console: Console, answer: Mapping[str, Any]) -> None:
     console.print(f"  Running pods restored: {len(active)}")
     for line in [*(restored.get("terminated") or []), *(restored.get("stale") or [])]:
         console.print(Text(f"  note: {line}", style="yellow"))
+    for line in restored.get("restart_warnings") or []:
+        console.print(Text(f"  warning: {line}", style="bold yellow"))
     if restored.get("caveat"):
         console.print(Text(f"  caveat: {restored['caveat']}", style="bold yellow"))
 

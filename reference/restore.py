@@ -24,7 +24,14 @@ from numaspec.errors import (
     NumaspecError,
     StateConflictError,
 )
-from numaspec.memory import Block, MemoryManager, NodeState, _Int64Error, container_memory
+from numaspec.memory import (
+    Block,
+    MemoryManager,
+    MemoryTable,
+    NodeState,
+    _Int64Error,
+    container_memory,
+)
 from numaspec.nodeconfig import format_cpuset
 from numaspec.pods import Pod
 
@@ -56,15 +63,18 @@ class RunningPod:
 @attrs.frozen
 class RestoreReport:
     """What :func:`restore_state` did besides restoring: the pods it left out as terminated,
-    and the state it dropped as stale (OPS-3), each as a sentence naming the file."""
+    the state it dropped as stale (OPS-3), and the checks kubelet would fail if it restarted
+    now (OPS-2), each as a sentence naming the file."""
 
     active: tuple[str, ...] = ()
     terminated: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
+    #: OPS-2: what a running kubelet wrote and would itself refuse when it restarts.
+    restart_warnings: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, list[str]]:
         return {"active": list(self.active), "terminated": list(self.terminated),
-                "stale": list(self.stale)}
+                "stale": list(self.stale), "restart_warnings": list(self.restart_warnings)}
 
 
 def restore_state(node: Node, pods: Sequence[RunningPod], *,
@@ -112,14 +122,15 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
         devices = None
     if cpu is not None and cpu.container_entries:
         cpu = _by_container_names(cpu, active)
-    _restore_cpu(node, active, cpu, stale)
-    _restore_memory(node, active, memory, stale)
+    warnings: list[str] = []
+    _restore_cpu(node, active, cpu, stale, warnings)
+    _restore_memory(node, active, memory, stale, warnings)
     _restore_devices(node, active, devices, stale)
     for uid, running in active.items():
         node.pods[uid] = running.pod
         if node.affinity_labels is not None:
             node.terms[uid] = node._terms(running.pod)
-    return RestoreReport(tuple(active), tuple(terminated), tuple(stale))
+    return RestoreReport(tuple(active), tuple(terminated), tuple(stale), tuple(warnings))
 
 
 def _reads(node: Node, file: str, fmt: str) -> bool:
@@ -169,7 +180,7 @@ def _containers(pod: Pod) -> set[str]:
 
 
 def _restore_cpu(node: Node, active: Mapping[str, RunningPod], state: CPUManagerState | None,
-                 stale: list[str]) -> None:
+                 stale: list[str], warnings: list[str]) -> None:
     """OPS-2 (cpu): the checks kubelet's static policy makes of its state when it starts
     (``validateState``), then OPS-3's stale entries dropped as ``removeStaleState`` drops
     them."""
@@ -194,11 +205,19 @@ def _restore_cpu(node: Node, active: Mapping[str, RunningPod], state: CPUManager
     everything = frozenset(c.cpu for c in manager.topology.cpus)
     if manager.options.strict_reservation:
         everything -= manager.reserved
-    if not default:
-        if entries:
-            raise StateConflictError("the default CPU set is empty but CPUs are assigned: "
-                                     "kubelet refuses the file", where=f"{where}: defaultCpuSet")
+    if not default and not entries:
         return  # a fresh state: the manager's own
+    if not default and not manager.options.strict_reservation:
+        raise StateConflictError("the default CPU set is empty but CPUs are assigned: "
+                                 "kubelet refuses the file", where=f"{where}: defaultCpuSet")
+    if not default:
+        # Finding 23: with strict-cpu-reservation the shared pool can run dry; kubelet wrote
+        # this and runs with it, but its start-up check refuses an empty default set.
+        warnings.append(f"{where}: defaultCpuSet: kubelet would refuse to restart with this "
+                        "file (default cpuset cannot be empty): strict-cpu-reservation keeps "
+                        "the reserved CPUs out of the shared pool and every other CPU is "
+                        "exclusive; the node runs with it, and numaspec keeps the recorded "
+                        "state")
     if manager.options.strict_reservation:
         if manager.reserved & default:
             raise StateConflictError(
@@ -255,7 +274,8 @@ def _no_state_for(active: Mapping[str, RunningPod], file: str, what: str,
 
 
 def _restore_memory(node: Node, active: Mapping[str, RunningPod],
-                    state: MemoryManagerState | None, stale: list[str]) -> None:
+                    state: MemoryManagerState | None, stale: list[str],
+                    warnings: list[str]) -> None:
     """OPS-2 (memory): the static policy's start-up check: the machine state must be what the
     fresh machine state plus every recorded block gives, field by field."""
     manager = node.memory
@@ -297,7 +317,7 @@ def _restore_memory(node: Node, active: Mapping[str, RunningPod],
                 expected._reserve(numa, record.type, record.size)
                 blocks.setdefault(uid, {}).setdefault(name, []).append(
                     Block(numa, record.type, record.size))
-    _compare_machine_state(expected, state, where)
+    _compare_machine_state(expected, state, where, warnings, node.version.minor)
     manager.blocks = blocks
     for uid, held in sorted(blocks.items()):
         running = active.get(uid)
@@ -323,42 +343,83 @@ def _holds_memory(pod: Pod) -> bool:
         return False
 
 
+#: OPS-2: from 1.32 the Memory Manager's start-up check compares free and reserved memory
+#: summed over each node's group, not node by node (kubernetes#127074); 1.29-1.30 compare each
+#: node's table whole (1.31 not checked: no 1.31 build resolves here; numaspec takes 1.30's).
+GROUP_SUMS_FROM = 32
+
+
 def _compare_machine_state(expected: MemoryManager, state: MemoryManagerState,
-                           where: str) -> None:
+                           where: str, warnings: list[str], minor: int) -> None:
+    """OPS-2: the recorded machine state against the fresh one with every block reserved
+    again.  What the machine and configuration fix (the NUMA nodes, the memory types, each
+    table's total, system reservation and allocatable, and each type's reserved memory summed
+    over the nodes) must agree: otherwise the files describe another node (an error).  What a
+    running kubelet can have written and still refuse when it restarts (findings 9 and 22:
+    assignment counts, groups, and reserved and free memory per node, or from 1.32 per group)
+    is a warning, and the recorded state is kept."""
     found = dict(state.machine_state)
     if set(found) != set(expected.nodes):
         raise StateConflictError(
-            f"the state has NUMA nodes {sorted(found)}, the machine {sorted(expected.nodes)}: "
-            "kubelet refuses to start (the expected machine state is different from the real "
-            "one)", where=f"{where}: machineState")
+            f"the state has NUMA nodes {sorted(found)}, the machine {sorted(expected.nodes)}",
+            where=f"{where}: machineState")
+    differences: list[str] = []
+    sums: dict[str, list[int]] = {}
     for numa, mine in sorted(expected.nodes.items()):
         theirs = found[numa]
         at = f"{where}: machineState.{numa}"
-        _same(theirs.assignments, mine.assignments, f"{at}.numberOfAssignments")
-        _same(sorted(theirs.cells), sorted(mine.cells), f"{at}.cells")
         if set(theirs.tables) != set(mine.tables):
             raise StateConflictError(
                 f"memory types {sorted(theirs.tables)} in the state, {sorted(mine.tables)} on "
                 "the machine", where=f"{at}.memoryMap")
+        if theirs.assignments != mine.assignments:
+            differences.append(f"{at}.numberOfAssignments: {theirs.assignments} recorded, "
+                               f"{mine.assignments} recomputed")
+        if sorted(theirs.cells) != sorted(mine.cells):
+            differences.append(f"{at}.cells: {sorted(theirs.cells)} recorded, "
+                               f"{sorted(mine.cells)} recomputed")
+        # kubelet sums over the recorded node's group (1.32+), or looks at the node (1.30).
+        group = [n for n in theirs.cells if n in found] if minor >= GROUP_SUMS_FROM else [numa]
         for kind, table in sorted(mine.tables.items()):
             other = theirs.tables[kind]
             for field, ours, recorded in (
                     ("total", table.total, other.total),
                     ("systemReserved", table.system_reserved, other.system_reserved),
-                    ("allocatable", table.allocatable, other.allocatable),
-                    ("reserved", table.reserved, other.reserved),
-                    ("free", table.free, other.free)):
-                _same(recorded, ours, f"{at}.memoryMap.{kind}.{field}")
-    expected.nodes = {n: NodeState(s.assignments, tuple(s.cells), s.tables)
-                      for n, s in expected.nodes.items()}
-
-
-def _same(recorded: object, computed: object, where: str) -> None:
-    if recorded != computed:
-        raise StateConflictError(
-            f"the state says {recorded}, the machine and configuration give {computed}: kubelet "
-            "refuses to start (the expected machine state is different from the real one)",
-            where=where)
+                    ("allocatable", table.allocatable, other.allocatable)):
+                if recorded != ours:
+                    raise StateConflictError(
+                        f"the state says {recorded}, the machine and configuration give "
+                        f"{ours}: these files are another node's, or the reservations changed "
+                        "(kubelet refuses to start: the expected machine state is different "
+                        "from the real one)", where=f"{at}.memoryMap.{kind}.{field}")
+            recorded_sums = [sum(getattr(found[n].tables[kind], f) for n in group
+                                 if kind in found[n].tables) for f in ("reserved", "free")]
+            recomputed_sums = [sum(getattr(expected.nodes[n].tables[kind], f) for n in group
+                                   if kind in expected.nodes[n].tables)
+                               for f in ("reserved", "free")]
+            if recorded_sums != recomputed_sums:
+                span = "node" if len(group) == 1 else f"group {sorted(group)}"
+                differences.append(
+                    f"{at}.memoryMap.{kind}: reserved {recorded_sums[0]}, free "
+                    f"{recorded_sums[1]} recorded over the {span}; {recomputed_sums[0]} and "
+                    f"{recomputed_sums[1]} recomputed")
+            total = sums.setdefault(kind, [0, 0])
+            total[0] += other.reserved
+            total[1] += table.reserved
+    for kind, (recorded, recomputed) in sorted(sums.items()):
+        if recorded != recomputed:
+            raise StateConflictError(
+                f"{recorded} bytes of {kind} are reserved, the blocks add up to {recomputed}",
+                where=f"{where}: machineState")
+    if differences:
+        warnings.append(
+            f"{where}: kubelet would refuse to restart with this file (the expected machine "
+            f"state is different from the real one): {differences[0]}"
+            + (f" (and {len(differences) - 1} more)" if len(differences) > 1 else "")
+            + "; the node runs with it, and numaspec keeps the recorded state")
+    expected.nodes = {n: NodeState(found[n].assignments, tuple(found[n].cells), {
+        kind: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+        for kind, t in found[n].tables.items()}) for n in expected.nodes}
 
 
 # --- Device Manager ------------------------------------------------------------------------

@@ -9,25 +9,32 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 from conftest import REPO
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from mutants.restore_mutants import RESTORE_MUTANTS
 
 from numaspec.admission import Node
 from numaspec.cli import main
+from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.errors import (
     NodeStartupError,
     NotModelledError,
+    NumaspecError,
     StateConflictError,
 )
 from numaspec.importers.checkpoints import CPUManagerState, read_state_dir
 from numaspec.importers.kube_objects import read_pods
 from numaspec.importers.kubelet_config import read_kubelet_config
 from numaspec.machine import Machine
-from numaspec.node_wire import decode_machine
+from numaspec.node_wire import decode_machine, decode_node, decode_pod
 from numaspec.operator import (
     NodeFiles,
     apply_changes,
@@ -37,7 +44,7 @@ from numaspec.operator import (
     parse_change,
     what_if,
 )
-from numaspec.restore import RunningPod, restore_state, state_files
+from numaspec.restore import RestoreReport, RunningPod, restore_state, state_files
 
 FIXTURES = REPO / "tests" / "fixtures"
 OPERATOR = FIXTURES / "operator"
@@ -540,3 +547,157 @@ def test_without_the_pods_the_state_speaks_for_them(capsys: pytest.CaptureFixtur
     assert len(partial["restored"]["active"]) == 2  # the metrics agent holds nothing
     _, text, _ = run(without, capsys)
     assert "caveat: the node's pods were not given" in text
+
+
+# --- OPS-9 / OPS-2: the round trip, for any node a session reaches ----------------------------
+
+
+def round_trip(node: Node, directory: Path, write: Callable[..., Any] = state_files,
+               restore: Callable[..., Any] = restore_state) -> tuple[Node, RestoreReport]:
+    """Write the node's state files into ``directory``, read them back and restore them, with
+    the node's pods, onto a fresh node of the same machine and configuration."""
+    for path, text in write(node).items():
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_text(text, encoding="utf-8")
+    cpu, memory, devices = read_state_dir(directory)
+    fresh = Node(node.machine, node.config)
+    report = restore(fresh, [RunningPod(p) for p in node.pods.values()], cpu=cpu,
+                     memory=memory, devices=devices)
+    return fresh, report
+
+
+def _released_a_group(node: Node, uid: str) -> bool:
+    """Whether removing ``uid`` releases a block spread over several NUMA nodes."""
+    return node.memory is not None and any(
+        len(b.numa) > 1 and b.size > 0 for blocks in node.memory.blocks.get(uid, {}).values()
+        for b in blocks)
+
+
+def round_trip_property(write: Callable[..., Any] = state_files,
+                        restore: Callable[..., Any] = restore_state) -> Callable[..., None]:
+    """OPS-9 then OPS-1..OPS-3, for any node a session of admissions and removals reaches:
+    the state files restore to the same state; and when kubelet's own start-up check would
+    refuse them (a restart warning), only after memory was released from a NUMA group (a
+    removal, or a refusal that moved memory: finding 22) or with strict-cpu-reservation and no
+    shared CPU left (finding 23)."""
+
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        create = data.draw(node_requests(), label="node")
+        node = decode_node(create["node"])
+        devices = sorted(create["node"]["machine"].get("devices", {}))
+        released_group = False
+        for step in range(data.draw(st.integers(1, 10), label="steps")):
+            if node.pods and data.draw(st.integers(0, 3), label="remove?") == 0:
+                uid = data.draw(st.sampled_from(sorted(node.pods)), label="remove")
+                released_group |= _released_a_group(node, uid)
+                node.remove(uid)
+                continue
+            before = node.state()["memory"]
+            try:
+                decision = node.admit(decode_pod(data.draw(pods(f"pod-{step}", devices),
+                                                            label="pod")))
+            except NumaspecError:
+                continue
+            # A refused pod's blocks are released too (ADMIT-6), lowest NUMA node first.
+            released_group |= not decision.admitted and node.state()["memory"] != before
+        with tempfile.TemporaryDirectory() as directory:
+            restored, report = round_trip(node, Path(directory), write, restore)
+        assert restored.state() == node.state()
+        for warning in report.restart_warnings:
+            # Finding 22: memory released from a NUMA group (a removal, or a refusal that
+            # moved memory); finding 23: strict-cpu-reservation and no shared CPU left.
+            if "defaultCpuSet" in warning:
+                assert node.cpu is not None
+                assert node.cpu.options.strict_reservation
+                assert not node.cpu.default
+            else:
+                assert released_group, warning
+
+    return check
+
+
+test_any_reached_state_comes_back_from_its_files = round_trip_property()
+
+
+@pytest.mark.parametrize("mutant", sorted(RESTORE_MUTANTS))
+def test_the_round_trip_property_rejects_every_mutant(mutant: str) -> None:
+    """The round-trip property can fail: each wrong writer or restorer is caught (a fixed
+    seed, the ci profile's budget, no shrinking)."""
+    write, restore = RESTORE_MUTANTS[mutant]
+    kill = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+                    phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
+                    suppress_health_check=[HealthCheck.too_slow])
+    with pytest.raises((AssertionError, StateConflictError)):
+        kill(round_trip_property(write, restore))()
+
+
+def _restart_node(config: dict[str, Any], machine: dict[str, Any]) -> Node:
+    return decode_node({"kubeletVersion": "1.33", "machine": machine, "config": config})
+
+
+@pytest.mark.parametrize(("version", "refused"), [("1.30", True), ("1.33", False),
+                                                  ("1.37", False)])
+def test_memory_released_from_a_group_and_a_restart(tmp_path: Path, version: str,
+                                                    refused: bool) -> None:
+    """OPS-2, finding 22: pods A (15Gi) and B (3Gi) share the group {0,1}; A goes, freeing
+    NUMA node 0 first, so B's 3Gi is recorded on node 1, where reserving B alone again puts it
+    on node 0.  Up to 1.30 kubelet compares node by node and would refuse the file when it
+    restarts; from 1.32 it compares the group's sums and starts."""
+    node = decode_node({"kubeletVersion": version, "machine": {"numaNodes": [
+        {"id": n, "memory": "11Gi", "cores": [{"socket": 0, "threads": [n]}]}
+        for n in range(2)]}, "config": {
+        "memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort",
+        "systemReserved": {"memory": "1948Mi"},
+        "reservedMemory": [{"numaNode": n, "limits": {"memory": "1Gi"}} for n in range(2)]}})
+    for uid, memory in (("a", "15Gi"), ("b", "3Gi")):
+        assert node.admit(decode_pod({"uid": uid, "containers": [
+            {"name": "c", "resources": {"limits": {"cpu": "500m", "memory": memory}}}]})).admitted
+    node.remove("a")
+    restored, report = round_trip(node, tmp_path)
+    assert restored.state() == node.state()
+    if not refused:
+        assert report.restart_warnings == ()
+        return
+    (warning,) = report.restart_warnings
+    assert "memory_manager_state: kubelet would refuse to restart" in warning
+    assert "machineState.0.memoryMap.memory: reserved 0" in warning
+
+
+@pytest.mark.parametrize("release", ["v1_30", "v1_36", "v1_37"])
+def test_kubelets_own_restart_verdict_on_a_released_group(release: str) -> None:
+    """OPS-2, finding 22, against kubelet: adapters/kubelet/checkpoints drove each release's
+    own Memory Manager through A, B and A's removal, then restarted it on the files it wrote
+    (restart.txt: what kubelet said).  numaspec restores the same files, and warns exactly when
+    kubelet refused."""
+    here = FIXTURES / "state" / release / "memory-group-release"
+    version = release[1:].replace("_", ".")
+    cpu, memory, devices = read_state_dir(here)
+    files = NodeFiles(
+        decode_machine(json.loads((here / "machine.json").read_text("utf-8"))),
+        read_kubelet_config(here / "kubelet-config.yaml", kubelet_version=version),
+        tuple(RunningPod(p.pod, p.source, p.phase) for p in read_pods(here / "pods.yaml")),
+        cpu, memory, devices)
+    node, report = build_node(files)
+    kubelet = (here / "restart.txt").read_text("utf-8").strip()
+    assert (kubelet == "started") == (report.restart_warnings == ()), (kubelet, report)
+    assert node.memory is not None
+    assert [s.tables["memory"].reserved for _, s in sorted(node.memory.nodes.items())] == \
+        [0, 3 << 30]
+
+
+def test_strict_reservation_without_a_shared_cpu_would_stop_a_restart(tmp_path: Path) -> None:
+    """OPS-2, finding 23: strict-cpu-reservation keeps CPU 0 out of the shared pool and a pod
+    takes the other three: the default set is empty, which kubelet refuses when it starts."""
+    node = _restart_node(
+        {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
+         "cpuManagerPolicyOptions": {"strict-cpu-reservation": "true"},
+         "featureGates": {"CPUManagerPolicyAlphaOptions": True}},
+        {"numaNodes": [{"id": 0, "memory": "8Gi", "cores": [
+            {"socket": 0, "threads": [c]} for c in range(4)]}]})
+    assert node.admit(decode_pod({"uid": "p", "containers": [
+        {"name": "c", "resources": {"limits": {"cpu": "3", "memory": "1Gi"}}}]})).admitted
+    restored, report = round_trip(node, tmp_path)
+    assert restored.state() == node.state()
+    (warning,) = report.restart_warnings
+    assert "cpu_manager_state: defaultCpuSet: kubelet would refuse to restart" in warning
