@@ -122,6 +122,10 @@ def node_files(args: argparse.Namespace) -> Any:
     sources: dict[str, str] = {}
     machine = _machine(args, sources)
     version: Any = args.kubelet_version
+    if version is not None:
+        from numaspec.versions import parse_version
+
+        version = parse_version(version, where="--kubelet-version")
     if args.node:
         version = kubelet_config.read_kubelet_version(args.node)
     config = kubelet_config.read_kubelet_config(args.kubelet_config, kubelet_version=version)

@@ -701,3 +701,14 @@ def test_strict_reservation_without_a_shared_cpu_would_stop_a_restart(tmp_path: 
     assert restored.state() == node.state()
     (warning,) = report.restart_warnings
     assert "cpu_manager_state: defaultCpuSet: kubelet would refuse to restart" in warning
+
+
+def test_an_unmodelled_release_is_named_where_it_was_given(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """OPS-6: the version's error points at the option that gave it."""
+    seed = OPERATOR / "seed004"
+    status, _, err = run(["explain", "--machine", str(seed / "machine.json"), "--kubelet-config",
+                          str(seed / "kubelet-config.yaml"), "--kubelet-version", "1.99",
+                          "--pod", str(seed / "pod.yaml")], capsys)
+    assert status == 2
+    assert err.startswith("numaspec explain: unsupported-version: --kubelet-version: ")
