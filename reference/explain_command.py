@@ -102,15 +102,16 @@ def _answer(args: argparse.Namespace) -> dict[str, Any]:
 
     changes = [parse_change(text) for text in args.changes]
     files = node_files(args)
-    pod = _the_pod(args.pod, args.name)
+    imported = _the_pod(args.pod, args.name)
+    pod, claims = imported.pod, imported.resource_claims
     if args.largest:
         if changes:
             raise InvalidFieldError("--largest and --set are separate questions: ask one",
                                     where="--largest")
         return largest_pod(files, pod, args.largest, container=args.container)
     if changes:
-        return what_if(files, pod, changes)
-    return explain_pod(files, pod)
+        return what_if(files, pod, changes, resource_claims=claims)
+    return explain_pod(files, pod, resource_claims=claims)
 
 
 def node_files(args: argparse.Namespace) -> Any:
@@ -209,4 +210,4 @@ def _the_pod(path: str, name: str | None) -> Any:
         listed = ", ".join(p.pod.name for p in pods) or "none"
         raise InputFileError(f"holds {len(pods)} pods ({listed}): name one with --name",
                              where=path)
-    return pods[0].pod
+    return pods[0]

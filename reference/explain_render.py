@@ -216,6 +216,8 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
         console.print(Text(f"kubelet would not start: {error.get('message')}", style="bold red"))
         return
     _header(console, answer)
+    for note in answer.get("notes") or []:
+        console.print(Text(f"  note: {note}", style="yellow"))
     console.print()
     _decision(console, answer)
     console.print()

@@ -149,12 +149,20 @@ def _explain_on(node: Node, pod: Pod) -> dict[str, Any]:
 
 
 def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
-                report: RestoreReport | None = None) -> dict[str, Any]:
+                report: RestoreReport | None = None,
+                resource_claims: Sequence[str] = ()) -> dict[str, Any]:
     """OPS-6: would ``pod`` be admitted on the node ``files`` describe, onto which NUMA nodes,
     CPUs, memory blocks and devices, and if not, why: each container's (or, in pod scope,
-    the pod's) hints per provider, the merged hint, and the rules that decided."""
+    the pod's) hints per provider, the merged hint, and the rules that decided.
+    ``resource_claims``: the pod's DRA claims, which take no part (DEV-8): said in ``notes``."""
     if node is None or report is None:
         node, report = build_node(files)
+    notes = []
+    if resource_claims:
+        notes.append(f"the pod's DRA resource claims ({', '.join(resource_claims)}) take no "
+                     "part in NUMA alignment: no hint provider speaks for them, and nothing "
+                     "aligns their devices with the CPUs, memory and device-plugin devices "
+                     "below (DEV-8)")
     restored: dict[str, Any] = report.as_json()
     if any(p.source.endswith("(known only from the state)") for p in files.pods):
         restored["caveat"] = (
@@ -166,7 +174,7 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
             "restored": restored, "free": _free(node),
             "pod": {"uid": pod.uid, "name": pod.name, "qos": qos_class(pod).value,
                     "containers": [_container_json(c, pod) for c in pod.all_containers()]},
-            **_explain_on(node, pod)}
+            "notes": notes, **_explain_on(node, pod)}
 
 
 def _container_json(container: Container, pod: Pod) -> dict[str, Any]:
@@ -327,25 +335,28 @@ def _brief(value: object) -> str:
     return str(value)
 
 
-def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change]) -> dict[str, Any]:
+def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
+            resource_claims: Sequence[str] = ()) -> dict[str, Any]:
     """OPS-7: the explanation before and after ``changes``, and what changed.  A change
     kubelet would not start with on this node's state (a manager's policy or a reservation
     the state files contradict) is answered for the drained node, and says so; a change
     kubelet would not start with at all is the answer (``after.startup_error``)."""
     node, report = build_node(files)
-    before = explain_pod(files, pod, node=node, report=report)
+    claims = tuple(resource_claims)
+    before = explain_pod(files, pod, node=node, report=report, resource_claims=claims)
     changed = attrs.evolve(files, config=apply_changes(files.config, changes))
     answer: dict[str, Any] = {"kind": "what-if", "changes": [str(c) for c in changes],
                               "note": None, "before": before}
     try:
         try:
-            answer["after"] = explain_pod(changed, pod)
+            answer["after"] = explain_pod(changed, pod, resource_claims=claims)
         except StateConflictError as exc:
             answer["note"] = (f"kubelet would not start with this node's state after the "
                               f"change ({exc}); shown: the node drained, its state files "
                               "removed")
-            answer["before_drained"] = before = explain_pod(files.drained(), pod)
-            answer["after"] = explain_pod(changed.drained(), pod)
+            answer["before_drained"] = before = explain_pod(files.drained(), pod,
+                                                            resource_claims=claims)
+            answer["after"] = explain_pod(changed.drained(), pod, resource_claims=claims)
     except NumaspecError as exc:
         from numaspec.wire import encode_error
 

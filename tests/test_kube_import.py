@@ -418,3 +418,21 @@ def test_allocated_resources_equal_to_the_spec_are_fine(tmp_path: Path) -> None:
                     "    allocatedResources: {cpu: \"4\", memory: 1Gi}\n")
     (pod,) = read_pods(path)
     assert pod.pod.containers[0].requests["cpu"] == 4
+
+
+def test_dra_claims_are_read_and_dra_backed_extended_resources_refused(tmp_path: Path) -> None:
+    """DEV-8: a pod's DRA resource claims are read (they take no part in alignment); DEV-9: a
+    pod whose extended resources the scheduler backed with a claim is not modelled."""
+    path = tmp_path / "pod.yaml"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims:\n"
+           "  - {name: gpu, resourceClaimTemplateName: one-gpu}\n  containers:\n  - name: c\n"
+           "    resources:\n      limits: {cpu: \"2\", memory: 1Gi}\n      claims: [{name: gpu}]\n")
+    path.write_text(pod)
+    (imported,) = read_pods(path)
+    assert imported.resource_claims == ("gpu",)
+    path.write_text(pod + "status:\n  extendedResourceClaimStatus:\n    resourceClaimName: p-x\n"
+                    "    requestMappings: [{containerName: c, resourceName: example.com/gpu, "
+                    "requestName: r}]\n")
+    with pytest.raises(NotModelledError, match="DEV-9") as caught:
+        read_pods(path)
+    assert caught.value.where == f"{path}: status.extendedResourceClaimStatus"

@@ -712,3 +712,24 @@ def test_an_unmodelled_release_is_named_where_it_was_given(
                           "--pod", str(seed / "pod.yaml")], capsys)
     assert status == 2
     assert err.startswith("numaspec explain: unsupported-version: --kubelet-version: ")
+
+
+def test_dra_claims_are_said_to_take_no_part(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """DEV-8: the node has exactly three hint providers, none for DRA; a pod's claims are
+    named in the explanation, and its decision is the one without them."""
+    files = seed_files("seed004", "1.33")
+    node, _ = build_node(files)
+    assert [p.name for p in node._providers()] == ["devices", "memory"]  # CPU Manager none
+    pod_file = tmp_path / "pod.yaml"
+    pod_file.write_text((OPERATOR / "seed004" / "pod.yaml").read_text("utf-8").replace(
+        "spec:\n", "spec:\n  resourceClaims:\n  - {name: nic, resourceClaimName: fast-nic}\n"))
+    args = seed_args("seed004", "1.33")
+    args[args.index("--pod") + 1] = str(pod_file)
+    _, answer = run_json(args, capsys)
+    _, plain = run_json(seed_args("seed004", "1.33"), capsys)
+    assert answer["decision"] == plain["decision"]
+    assert plain["notes"] == []
+    (note,) = answer["notes"]
+    assert "(nic)" in note
+    assert "DEV-8" in note

@@ -42,6 +42,12 @@ EXEMPT = {
     "WIRE-5": "a limit of the reference, not a conformance requirement",
     "WIRE-6": "about numaspec's own commands under fuzzing, not a case",
     "NWIRE-5": "a limit of the reference, not a conformance requirement",
+    # DRA is outside the node protocol: no case can carry a resource claim, and kubelet's
+    # side of it cannot be run without a scheduler and a driver (the rules say what was read
+    # and what would confirm it); tests/test_operator.py and tests/test_kube_import.py check
+    # how the importers and explain treat claims.
+    "DEV-8": "DRA claims are not part of a node case",
+    "DEV-9": "DRA-backed extended resources are not part of a node case",
 }
 # The harness's own rules, and the fast merge's (FAST-*: how the reference reaches the answer
 # every merge vector checks; their equality with the walk is tests/test_fast_merge.py's).
