@@ -71,7 +71,7 @@ def test_unreadable_files_are_input_file_errors(tmp_path: Path, text: str, messa
 
 def test_missing_and_binary_files(tmp_path: Path) -> None:
     """KCONF-1: a file that cannot be read, or is not UTF-8 text."""
-    with pytest.raises(InputFileError, match="cannot read") as info:
+    with pytest.raises(InputFileError, match="missing file") as info:
         read_pods(tmp_path / "absent.yaml")
     assert info.value.where == str(tmp_path / "absent.yaml")
     binary = tmp_path / "bin.yaml"

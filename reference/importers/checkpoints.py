@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import attrs
 
 from numaspec.errors import CorruptCheckpointError, InputFileError, NumaspecError
+from numaspec.importers.files import read_bytes
 from numaspec.nodeconfig import format_cpuset, parse_cpuset
 
 __all__ = [
@@ -264,12 +265,7 @@ class _Reader:
         raise InputFileError(message, where=self.where(field))
 
     def load(self) -> _Obj:
-        try:
-            with open(self.path, "rb") as handle:
-                raw = handle.read()
-        except OSError as err:
-            self.fail(f"cannot read the file: {err.strerror or err}")
-        return self.parse(raw, "")
+        return self.parse(read_bytes(self.path), "")
 
     def parse(self, raw: bytes | str, field: str) -> _Obj:
         try:

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 
 from numaspec.errors import InputFileError, NotModelledError, NumaspecError
+from numaspec.importers.files import read_bytes
 from numaspec.importers.sysfs import (
     HUGEPAGE_KB,
     DeviceSelector,
@@ -71,13 +72,7 @@ class _Tree:
 
 
 def _parse(path: str) -> ET.Element:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_XML_BYTES + 1)
-    except OSError as exc:
-        raise InputFileError(f"cannot read: {exc.strerror or exc}", where=path) from None
-    if len(data) > _MAX_XML_BYTES:
-        raise InputFileError(f"longer than {_MAX_XML_BYTES} bytes", where=path)
+    data = read_bytes(path, limit=_MAX_XML_BYTES)
     if b"<!ENTITY" in data:
         raise InputFileError("XML entity declarations are refused (hwloc writes none)",
                              where=path)

@@ -29,6 +29,7 @@ from numaspec.errors import (
     NotModelledError,
     NumaspecError,
 )
+from numaspec.importers.files import MAX_FILE_BYTES, read_bytes
 from numaspec.limits import MAX_CONTAINERS
 from numaspec.pods import Container, Pod, parse_resources
 from numaspec.versions import KubeletVersion, parse_version
@@ -36,9 +37,6 @@ from numaspec.versions import KubeletVersion, parse_version
 __all__ = ["ImportedPod", "MAX_FILE_BYTES", "load_documents", "read_kubelet_version",
            "read_pods"]
 
-#: KCONF-1: the largest file the importers read (kubectl's output of thousands of pods stays
-#: far below it).
-MAX_FILE_BYTES = 64 << 20
 #: KCONF-1: the most objects (mappings and lists) one file may hold.
 MAX_OBJECTS = 2_000_000
 
@@ -62,14 +60,7 @@ _TEMPLATES: dict[str, tuple[str, ...]] = {
 
 def _read_text(path: str | os.PathLike[str]) -> str:
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputFileError(f"cannot read the file: {exc.strerror or exc}", where=name) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise LimitExceededError(f"the file is larger than {MAX_FILE_BYTES} bytes, the most "
-                                 "numaspec reads", where=name)
+    data = read_bytes(name, limit=MAX_FILE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

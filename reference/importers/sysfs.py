@@ -25,6 +25,7 @@ import attrs
 import yaml
 
 from numaspec.errors import InputFileError, NotModelledError, NumaspecError
+from numaspec.importers.files import read_bytes
 from numaspec.limits import MAX_CPU_ID, MAX_DEVICES
 from numaspec.machine import Core, Device, Machine, NumaNode
 
@@ -56,16 +57,7 @@ _MEMTOTAL = re.compile(r"MemTotal:\s*([0-9]{1,20}) kB")
 
 
 def _read(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise InputFileError("missing file", where=str(path)) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read: {exc.strerror or exc}", where=str(path)) from None
-    if len(data) > _MAX_FILE_BYTES:
-        raise InputFileError(f"longer than {_MAX_FILE_BYTES} bytes: not a sysfs file",
-                             where=str(path))
+    data = read_bytes(path, limit=_MAX_FILE_BYTES)
     try:
         return data.decode("ascii")
     except UnicodeDecodeError:
@@ -193,13 +185,7 @@ def read_device_map(path: str | os.PathLike[str]) -> dict[str, DeviceSelector]:
         example.com/nic: {class: "0200"}
     """
     where = str(path)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputFileError(f"cannot read: {exc.strerror or exc}", where=where) from None
-    if len(raw) > _MAX_FILE_BYTES:
-        raise InputFileError(f"longer than {_MAX_FILE_BYTES} bytes", where=where)
+    raw = read_bytes(path, limit=_MAX_FILE_BYTES)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         body = yaml.load(raw, Loader=loader)  # a safe loader
