@@ -80,6 +80,7 @@ type stepPeek struct {
 	Pod *struct {
 		InitContainers []ContainerSpec `json:"initContainers"`
 		Containers     []ContainerSpec `json:"containers"`
+		Resources      *ResourcesSpec  `json:"resources"`
 	} `json:"pod"`
 }
 
@@ -111,17 +112,19 @@ func needsMore(step json.RawMessage, buildMinor string, served map[string]bool) 
 		return "", sizes
 	}
 	if (peek.Op == "admit" || peek.Op == "hints") && peek.Pod != nil {
-		for _, cs := range [][]ContainerSpec{peek.Pod.InitContainers, peek.Pod.Containers} {
-			for _, c := range cs {
-				for _, rl := range []map[string]string{c.Resources.Requests, c.Resources.Limits} {
-					for name := range rl {
-						switch {
-						case name == "cpu", name == "memory", name == "ephemeral-storage":
-						case hugepageSizes[name]: // a hugepage size or a device resource of the node
-						default:
-							return fmt.Sprintf("the pod asks for %q, which no modelled manager or device plugin serves "+
-								"(kubelet's resource-fit admit handler is not run)", name), hugepageSizes
-						}
+		cs := append(append([]ContainerSpec{}, peek.Pod.InitContainers...), peek.Pod.Containers...)
+		if peek.Pod.Resources != nil { // the pod-level resources, checked as a container's
+			cs = append(cs, ContainerSpec{Resources: *peek.Pod.Resources})
+		}
+		for _, c := range cs {
+			for _, rl := range []map[string]string{c.Resources.Requests, c.Resources.Limits} {
+				for name := range rl {
+					switch {
+					case name == "cpu", name == "memory", name == "ephemeral-storage":
+					case hugepageSizes[name]: // a hugepage size or a device resource of the node
+					default:
+						return fmt.Sprintf("the pod asks for %q, which no modelled manager or device plugin serves "+
+							"(kubelet's resource-fit admit handler is not run)", name), hugepageSizes
 					}
 				}
 			}

@@ -125,6 +125,10 @@ type PodSpec struct {
 	Namespace      string          `json:"namespace"`
 	InitContainers []ContainerSpec `json:"initContainers"`
 	Containers     []ContainerSpec `json:"containers"`
+	// Resources is the pod-level resources (spec.resources, KEP-2837;
+	// NWIRE-2), nil when absent. Only cpu, memory and hugepages-* names.
+	// Releases whose PodSpec has no such field (1.29, 1.30) drop it.
+	Resources *ResourcesSpec `json:"resources,omitempty"`
 	// Labels and Annotations go onto the pod's metadata; kubelet's managers
 	// never read them (numaspec spec/affinity.md, AWIRE-1).
 	Labels      map[string]string `json:"labels"`

@@ -94,6 +94,20 @@ type Kubelet interface {
 	// later: the reservation and the capacity).
 	AllocatableError(name v1.ResourceName, reservation, capacity resource.Quantity) string
 
+	// ---- the pod as the API server stores it ----
+
+	// DefaultPod makes pod what the API server stores when it is created
+	// with the pod-level resources r (spec.resources, KEP-2837; nil when
+	// the request has none): the v1 defaulting (SetObjectDefaults_Pod),
+	// then what the pod strategy's PrepareForCreate does to pod-level
+	// resources. 1.29 and 1.30, whose PodSpec has no such field, ignore r
+	// (their API server drops an unknown field). 1.32 on set
+	// pod.Spec.Resources before defaulting, then run DropDisabledPodFields
+	// (no pod-level resources while PodLevelResources is off) and, 1.37,
+	// DefaultPodLevelResources; only spec.resources is taken back from
+	// that internal-type pass.
+	DefaultPod(pod *v1.Pod, r *v1.ResourceRequirements) error
+
 	// ---- calls on the running managers ----
 
 	// Admit is the Topology Manager's admit handler for a pod being added.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
@@ -469,9 +468,67 @@ func resourceList(m map[string]string, where string) (v1.ResourceList, *common.N
 	return rl, nil
 }
 
-// buildPod makes the v1.Pod the API server would store: defaulted (a limit
-// without a request requests the limit) and with status.qosClass set.
-func buildPod(spec *common.PodSpec) (*v1.Pod, *common.NodeError) {
+// checkQuantities redoes the API server's non-negativity check of a resource
+// list and refuses a value beyond kubelet's int64 arithmetic; who names the
+// list's owner in the message.
+func checkQuantities(rl v1.ResourceList, who string) *common.NodeError {
+	for name, q := range rl {
+		if f := q.AsApproximateFloat64(); f >= 9.2e18 {
+			return common.ErrNS("skip", "invalid", "pod", "%s %s %q: the value does not fit kubelet's int64 arithmetic "+
+				"(numaspec refuses it as invalid-quantity; kubelet overflows, or hangs when the exponent wrapped)", who, name, q.String())
+		}
+		if q.Sign() < 0 {
+			return common.ErrNS("invalid-quantity", "invalid", "pod", "%s %s %q: must be greater than or equal to 0 (API server validation)", who, name, q.String())
+		}
+	}
+	return nil
+}
+
+// podResources parses a pod's pod-level resources (spec.resources,
+// KEP-2837; NWIRE-2): nil when the request has none. The same checks in
+// every release, including those that then ignore the field (1.29, 1.30):
+// quantities as for a container, and only the names the field takes (cpu,
+// memory, hugepages-*: numaspec's wire shape, also what the API server's
+// validation accepts from 1.32).
+func podResources(spec *common.ResourcesSpec) (*v1.ResourceRequirements, *common.NodeError) {
+	if spec == nil {
+		return nil, nil
+	}
+	req, e := resourceList(spec.Requests, "pod.resources.requests")
+	if e != nil {
+		return nil, e
+	}
+	lim, e := resourceList(spec.Limits, "pod.resources.limits")
+	if e != nil {
+		return nil, e
+	}
+	for _, part := range []struct {
+		field string
+		rl    v1.ResourceList
+	}{{"requests", req}, {"limits", lim}} {
+		names := make([]string, 0, len(part.rl))
+		for name := range part.rl {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			rn := v1.ResourceName(name)
+			if rn != v1.ResourceCPU && rn != v1.ResourceMemory && !v1helper.IsHugePageResourceName(rn) {
+				return nil, common.ErrNS("invalid-field", "invalid", "pod", "pod.resources.%s[%q]: pod-level resources take only cpu, memory and hugepages-* names", part.field, name)
+			}
+		}
+		if e := checkQuantities(part.rl, "pod-level resources "+part.field); e != nil {
+			return nil, e
+		}
+	}
+	return &v1.ResourceRequirements{Requests: req, Limits: lim}, nil
+}
+
+// buildPod makes the v1.Pod the API server would store (k.DefaultPod):
+// defaulted (a limit without a request requests the limit), with its
+// pod-level resources where the release has them, and with status.qosClass
+// set.
+func buildPod(k Kubelet, spec *common.PodSpec) (*v1.Pod, *common.NodeError) {
 	if spec.UID == "" {
 		return nil, common.Errf("invalid", "pod", "pod.uid is required")
 	}
@@ -517,20 +574,22 @@ func buildPod(spec *common.PodSpec) (*v1.Pod, *common.NodeError) {
 	if len(pod.Spec.Containers) == 0 {
 		return nil, common.Errf("invalid", "pod", "pod.containers: a pod needs at least one container")
 	}
-	corev1defaults.SetObjectDefaults_Pod(pod)
+	podLevel, e := podResources(spec.Resources)
+	if e != nil {
+		return nil, e
+	}
+	// Defaulting (and, from 1.32, pod-level resources) as the release's API
+	// server does it.
+	if err := k.DefaultPod(pod, podLevel); err != nil {
+		return nil, common.Errf("probe", "pod", "pod-level resources: %v", err)
+	}
 	// A pod the API server refuses never reaches kubelet. GLUE: of its
 	// validation only the non-negativity of quantities is redone here
 	// (ValidateNonnegativeQuantity); values beyond int64 are skipped.
 	for _, c := range allContainers(pod) {
 		for _, rl := range []v1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-			for name, q := range rl {
-				if f := q.AsApproximateFloat64(); f >= 9.2e18 {
-					return nil, common.ErrNS("skip", "invalid", "pod", "container %q %s %q: the value does not fit kubelet's int64 arithmetic "+
-						"(numaspec refuses it as invalid-quantity; kubelet overflows, or hangs when the exponent wrapped)", c.Name, name, q.String())
-				}
-				if q.Sign() < 0 {
-					return nil, common.ErrNS("invalid-quantity", "invalid", "pod", "container %q %s %q: must be greater than or equal to 0 (API server validation)", c.Name, name, q.String())
-				}
+			if e := checkQuantities(rl, fmt.Sprintf("container %q", c.Name)); e != nil {
+				return nil, e
 			}
 		}
 	}
@@ -567,7 +626,7 @@ func (p *probe) Admit(spec *common.PodSpec) common.NodeResponse {
 	if p.tm == nil {
 		return noNode()
 	}
-	pod, e := buildPod(spec)
+	pod, e := buildPod(p.k, spec)
 	if e != nil {
 		return common.ErrResponse(e)
 	}
@@ -729,7 +788,7 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 	if p.tm == nil {
 		return noNode()
 	}
-	pod, e := buildPod(spec)
+	pod, e := buildPod(p.k, spec)
 	if e != nil {
 		return common.ErrResponse(e)
 	}
