@@ -47,6 +47,7 @@ from numaspec.fit import (
     check_node_allocatable,
     fit_rejection,
     node_allocatable,
+    pod_requests,
     validate_pod_resources,
 )
 from numaspec.hints import ProviderHints, TopologyHint
@@ -55,9 +56,9 @@ from numaspec.memory import Block, MemoryManager
 from numaspec.nodeconfig import NodeConfig, format_cpuset
 from numaspec.numa import NumaInfo
 from numaspec.options import _go_map, feature_gate_errors
-from numaspec.pods import Container, Pod
+from numaspec.pods import Container, Pod, PodResources
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy
-from numaspec.quantity import parse_quantity
+from numaspec.quantity import milli_value, parse_quantity, value
 from numaspec.rejection import Rejection
 from numaspec.trace import AdmissionTrace, MergeTrace
 
@@ -275,6 +276,32 @@ class Node:
             found.append(self.memory)
         return found
 
+    def effective_pod(self, pod: Pod) -> Pod:
+        """QOS-4, ADMIT-11: the pod as this kubelet reads it.  With PodLevelResources off
+        kubelet ignores ``spec.resources`` (dropped here); with it on (default from 1.34) the
+        node keeps them, and the CPU and Memory Managers leave such a pod alone (CPU-18,
+        MEM-11).  What numaspec does not model is refused: the gate turned on before 1.34
+        (kubelet 1.32-1.33 have no such check), PodLevelResourceManagers on, and an empty
+        ``resources`` object (kubelet's QoS for it changed in 1.37)."""
+        resources = pod.resources
+        if resources is None:
+            return pod
+        gates = self.config.gates()
+        if not gates.get("PodLevelResources", False):
+            return attrs.evolve(pod, resources=None)
+        _check_pod_level(pod, resources)
+        if not resources.is_set():
+            raise NotModelledError("an empty pod-level resources object is not modelled (its "
+                                   "QoS class changed in 1.37)", where="pod.resources")
+        if self.version.minor < 34:
+            raise NotModelledError(f"PodLevelResources turned on in kubelet {self.version} "
+                                   "(alpha) is not modelled: its managers do not yet skip "
+                                   "pod-level pods", where="config.featureGates")
+        if gates.get("PodLevelResourceManagers", False):
+            raise NotModelledError("PodLevelResourceManagers (pod-level exclusive CPUs and "
+                                   "memory) is not modelled", where="config.featureGates")
+        return pod
+
     def _check_pod(self, pod: Pod, *, live_ok: bool = False) -> None:
         if pod.uid in self.pods and not live_ok:
             raise PodAlreadyAdmittedError(f"pod {pod.uid!r} is already on the node",
@@ -315,6 +342,7 @@ class Node:
     def admit(self, pod: Pod, trace: AdmissionTrace | None = None) -> Decision:
         """ADMIT-1..ADMIT-6: admit ``pod`` or say why not.  ``trace``, when given, records
         the reasoning (EXPLAIN-3)."""
+        pod = self.effective_pod(pod)
         self._check_pod(pod)
         region = self.region(pod)
         if trace is not None:
@@ -410,6 +438,7 @@ class Node:
         except that it may be live on the node (its containers' hints are then regenerated from
         what they hold: CPU-8, DEV-1, MEM-5).
         """
+        pod = self.effective_pod(pod)
         self._check_pod(pod, live_ok=True)
         region = self.region(pod)
         if container is None:
@@ -636,6 +665,30 @@ def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
     msg = f'unknown policy: "{name}"'
     return NodeStartupError(f"{msg} (known: {known})", where=f"config.{field}",
                             kubelet_message=msg)
+
+
+def _check_pod_level(pod: Pod, resources: PodResources) -> None:
+    """ADMIT-7 for ``spec.resources``: only cpu, memory and hugepages; a request at most its
+    limit; and at least what the containers ask together (API validation)."""
+    for field, amounts in (("requests", resources.requests), ("limits", resources.limits)):
+        for name in amounts:
+            if name not in ("cpu", "memory") and not name.startswith("hugepages-"):
+                raise InvalidFieldError(f"{name!r} cannot be set at pod level (only cpu, "
+                                        "memory and hugepages)",
+                                        where=f"pod.resources.{field}.{name}")
+    for name, amount in resources.requests.items():
+        limit = resources.limits.get(name)
+        if limit is not None and amount > limit:
+            raise InvalidFieldError(f"the pod-level {name} request is above its limit",
+                                    where=f"pod.resources.requests.{name}")
+    containers = pod_requests(attrs.evolve(pod, resources=None))
+    for name, amount in resources.requests.items():
+        asked = containers.get(name, 0)
+        mine = milli_value(amount) if name == "cpu" else value(amount)
+        if asked > mine:
+            raise InvalidFieldError(f"the pod-level {name} request is below what the "
+                                    "containers request together",
+                                    where=f"pod.resources.requests.{name}")
 
 
 def _socket_peers(machine: Machine) -> dict[int, frozenset[int]]:

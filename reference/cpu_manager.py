@@ -115,8 +115,9 @@ def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
 
 def guaranteed_cpus(pod: Pod, container: Container) -> int:
     """CPU-6: exclusive CPUs for ``container``: its CPU request if the pod is Guaranteed and
-    the request is a whole number of CPUs, else 0 (the shared pool)."""
-    if qos_class(pod) is not QOSClass.GUARANTEED:
+    the request is a whole number of CPUs, else 0 (the shared pool).  CPU-18: a pod with
+    pod-level resources (kept by the node only where kubelet reads them) gets none."""
+    if qos_class(pod) is not QOSClass.GUARANTEED or pod.resources is not None:
         return 0
     cpu = container.requests.get("cpu")
     if cpu is None:

@@ -221,6 +221,11 @@ def pod_requests(pod: Pod) -> dict[str, int]:
             init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
     for name, amount in init_peak.items():
         total[name] = max(total.get(name, Fraction(0)), amount)
+    if pod.resources is not None:
+        # ADMIT-11: pod-level requests replace the containers' cpu, memory and hugepages.
+        for name, amount in pod.resources.requests.items():
+            if name in ("cpu", "memory") or name.startswith("hugepages-"):
+                total[name] = amount
     return {name: milli_value(amount) if name == "cpu" else value(amount)
             for name, amount in total.items()}
 

@@ -85,6 +85,12 @@ def pod_memory(pod: Pod) -> dict[str, int]:
     return {t: size for t, size in totals.items() if t in app_types}
 
 
+def _managed(pod: Pod) -> bool:
+    """MEM-3: the static policy pins the memory of Guaranteed pods; MEM-11: not of a pod with
+    pod-level resources (kept by the node only where kubelet reads them)."""
+    return qos_class(pod) is QOSClass.GUARANTEED and pod.resources is None
+
+
 class MemoryManager:
     """MEM-1..MEM-10: the NUMA node map, the containers' blocks and the memory a pod's init
     containers leave for reuse."""
@@ -152,7 +158,7 @@ class MemoryManager:
         return hints
 
     def container_hints(self, pod: Pod, container: Container) -> ProviderHints:
-        if qos_class(pod) is not QOSClass.GUARANTEED:
+        if not _managed(pod):
             return None
         try:
             request = container_memory(container)
@@ -164,7 +170,7 @@ class MemoryManager:
         return dict(self._calculate(pod, request))
 
     def pod_hints(self, pod: Pod) -> ProviderHints:
-        if qos_class(pod) is not QOSClass.GUARANTEED:
+        if not _managed(pod):
             return None
         try:
             request = pod_memory(pod)
@@ -195,7 +201,7 @@ class MemoryManager:
                  preferred: bool) -> None:
         """MEM-6, MEM-7: pin the container's memory to the Topology Manager's affinity, widened
         to a group that has the memory free when it does not."""
-        if qos_class(pod) is not QOSClass.GUARANTEED:
+        if not _managed(pod):
             return
         held = self.blocks.get(pod.uid, {}).get(container.name)
         if held is not None:

@@ -20,7 +20,7 @@ from numaspec.hints import TopologyHint
 from numaspec.limits import MAX_CONTAINERS, MAX_CPU_ID, MAX_DEVICES
 from numaspec.machine import Core, Device, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
-from numaspec.pods import Container, Pod
+from numaspec.pods import Container, Pod, PodResources
 from numaspec.quantity import parse_quantity
 from numaspec.scheduling import NodeScheduler
 from numaspec.trace import AdmissionTrace
@@ -239,7 +239,8 @@ def _container(value: object, where: str, *, init: bool) -> Container:
 def decode_pod(value: object) -> Pod:
     """NWIRE-2: a pod with its init and app containers."""
     body = _object(value, "pod", {"uid", "containers"},
-                   {"name", "namespace", "initContainers", "labels", "annotations"})
+                   {"name", "namespace", "initContainers", "labels", "annotations",
+                    "resources"})
     uid = _str(body["uid"], "pod.uid")
     listed = len(_list(body["containers"], "pod.containers")) + len(
         _list(body.get("initContainers", []), "pod.initContainers"))
@@ -254,9 +255,18 @@ def decode_pod(value: object) -> Pod:
                   for i, c in enumerate(_list(body.get("initContainers", []),
                                               "pod.initContainers")))
     name = _str(body.get("name", uid), "pod.name")
+    resources = None
+    if "resources" in body:
+        # NWIRE-2, QOS-4: pod-level requests and limits (spec.resources).
+        raw = _object(body["resources"], "pod.resources", set(), {"requests", "limits"})
+        resources = PodResources.of(
+            requests=_str_map(raw.get("requests", {}), "pod.resources.requests"),
+            limits=_str_map(raw.get("limits", {}), "pod.resources.limits"),
+            where="pod.resources")
     return Pod(name, containers, inits, uid,
                labels=_str_map(body.get("labels", {}), "pod.labels"),
-               annotations=_str_map(body.get("annotations", {}), "pod.annotations"))
+               annotations=_str_map(body.get("annotations", {}), "pod.annotations"),
+               resources=resources)
 
 
 def encode_decision(decision: Decision) -> dict[str, Any]:

@@ -17,7 +17,8 @@ import attrs
 from numaspec.errors import InvalidFieldError, InvalidQuantityError
 from numaspec.quantity import parse_quantity
 
-__all__ = ["Container", "Pod", "QOSClass", "parse_resources", "pod_total", "qos_class"]
+__all__ = ["Container", "Pod", "PodResources", "QOSClass", "parse_resources", "pod_total",
+           "qos_class"]
 
 #: QOS-1: the only resources the QoS class looks at.
 QOS_RESOURCES = ("cpu", "memory")
@@ -83,6 +84,31 @@ class Container:
         return cls(name, _defaulted(req, lim), lim, restart_policy)
 
 
+#: QOS-4: the resources a pod may set at pod level (``spec.resources``).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+@attrs.frozen
+class PodResources:
+    """QOS-4: a pod's own requests and limits (``spec.resources``, KEP-2837), after API
+    defaulting (a request defaults to its limit, QOS-2)."""
+
+    requests: Mapping[str, Fraction] = attrs.field(factory=dict)
+    limits: Mapping[str, Fraction] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, *, requests: Mapping[str, str] | None = None,
+           limits: Mapping[str, str] | None = None, where: str = "resources") -> PodResources:
+        req = parse_resources(requests, where=f"{where}.requests")
+        lim = parse_resources(limits, where=f"{where}.limits")
+        return cls(_defaulted(req, lim), lim)
+
+    def is_set(self) -> bool:
+        """``IsPodLevelResourcesSet``: a request or limit of cpu, memory or hugepages."""
+        return any(n in POD_LEVEL_RESOURCES or n.startswith("hugepages-")
+                   for n in (*self.requests, *self.limits))
+
+
 @attrs.frozen
 class Pod:
     name: str
@@ -94,6 +120,9 @@ class Pod:
     #: chapter ``affinity.md``) reads them when the node runs it.
     labels: Mapping[str, str] = attrs.field(factory=dict)
     annotations: Mapping[str, str] = attrs.field(factory=dict)
+    #: QOS-4: ``spec.resources``, or None.  The node drops it where kubelet ignores it
+    #: (PodLevelResources off).
+    resources: PodResources | None = None
 
     def all_containers(self) -> tuple[Container, ...]:
         """Init containers, then app containers: the order kubelet admits them in."""
@@ -104,13 +133,15 @@ class Pod:
 
 
 def qos_class(pod: Pod) -> QOSClass:
-    """QOS-1: the pod's QoS class, as kubelet computes it.
+    """QOS-1: the pod's QoS class, as kubelet computes it; QOS-4 with pod-level resources.
 
     Over all containers, init containers included, only cpu and memory count, and only
     quantities above zero.  No such request or limit at all: BestEffort.  Guaranteed needs
     every container to have both a cpu and a memory limit, and the pod-wide *sums* of requests
     and of limits to be equal per resource.  Anything else: Burstable.
     """
+    if pod.resources is not None and pod.resources.is_set():
+        return _pod_level_qos(pod.resources)
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     every_container_limited = True
@@ -127,6 +158,19 @@ def qos_class(pod: Pod) -> QOSClass:
     if not requests and not limits:
         return QOSClass.BEST_EFFORT
     if every_container_limited and requests == limits:
+        return QOSClass.GUARANTEED
+    return QOSClass.BURSTABLE
+
+
+def _pod_level_qos(resources: PodResources) -> QOSClass:
+    """QOS-4: with pod-level resources the containers do not count: only the pod's cpu and
+    memory above zero; Guaranteed when both are limited and every such request equals its
+    limit."""
+    requests = {n: q for n, q in resources.requests.items() if n in QOS_RESOURCES and q > 0}
+    limits = {n: q for n, q in resources.limits.items() if n in QOS_RESOURCES and q > 0}
+    if not requests and not limits:
+        return QOSClass.BEST_EFFORT
+    if set(limits) == set(QOS_RESOURCES) and requests == limits:
         return QOSClass.GUARANTEED
     return QOSClass.BURSTABLE
 

@@ -101,11 +101,12 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
                                      f"{active[uid].source or 'the pods given'})",
                                      where=running.source)
         try:
-            node._check_pod(running.pod)
+            effective = attrs.evolve(running, pod=node.effective_pod(running.pod))
+            node._check_pod(effective.pod)
         except NumaspecError as exc:
             raise type(exc)(exc.message, where=_join(running.source, exc.where),
                             kubelet_message=exc.kubelet_message) from None
-        active[uid] = running
+        active[uid] = effective
     stale: list[str] = []
     for record, file in ((cpu, "cpu_manager_state"), (memory, "memory_manager_state")):
         if record is not None:

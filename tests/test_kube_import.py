@@ -335,7 +335,8 @@ def _with(path: str, value: object) -> dict[str, Any]:
     (_with("spec.containers.0.name", 3), "spec.containers[0].name", InputFileError),
     (_with("spec.containers.1.name", "a"), "spec", InputFileError),
     (_with("spec.overhead", {"cpu": "250m"}), "spec.overhead", NotModelledError),
-    (_with("spec.resources", {"limits": {"cpu": "2"}}), "spec.resources", NotModelledError),
+    (_with("spec.resources", {"limits": {"cpu": "-2"}}), "spec.resources.limits.cpu",
+     InvalidQuantityError),
     (_with("metadata.labels", {"a": 1}), "metadata.labels.a", InputFileError),
     (_with("kind", "Service"), "kind", InputFileError),
     (_with("kind", None), "kind", InputFileError),
@@ -344,8 +345,8 @@ def _with(path: str, value: object) -> dict[str, Any]:
 ])
 def test_bad_pods_name_the_file_and_the_field(tmp_path: Path, pod: dict[str, Any], field: str,
                                               error: type[NumaspecError]) -> None:
-    """KCONF-7, KCONF-8: negative or malformed quantities, a pod without containers, what is
-    not modelled (overhead, pod-level resources): typed errors naming file and field, also
+    """KCONF-7, KCONF-8: negative or malformed quantities (pod-level ones too), a pod without
+    containers, what is not modelled (overhead): typed errors naming file and field, also
     inside a List."""
     path = write(tmp_path, "pod.json", json.dumps(pod))
     with pytest.raises(error) as info:
@@ -436,3 +437,13 @@ def test_dra_claims_are_read_and_dra_backed_extended_resources_refused(tmp_path:
     with pytest.raises(NotModelledError, match="DEV-9") as caught:
         read_pods(path)
     assert caught.value.where == f"{path}: status.extendedResourceClaimStatus"
+
+
+def test_pod_level_resources_are_read(tmp_path: Path) -> None:
+    """KCONF-8: spec.resources is read as it is (requests default to limits); the node
+    decides what kubelet does with it."""
+    pod = json.loads(json.dumps(POD))
+    pod["spec"]["resources"] = {"limits": {"cpu": 4, "memory": "2Gi"}}
+    (imported,) = read_pods(write(tmp_path, "pod.json", json.dumps(pod)))
+    assert imported.pod.resources is not None
+    assert imported.pod.resources.requests == {"cpu": 4, "memory": 2 << 30}

@@ -4,6 +4,7 @@ ComputePodQOS with the same classes."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -61,3 +62,87 @@ def test_each_quantity_is_rounded_up_to_a_thousandth() -> None:
                              where="r")
     assert parsed == {"cpu": Fraction(1, 1000), "memory": Fraction(1001, 1000),
                       "example.com/x": Fraction(1)}
+
+
+# --- pod-level resources (KEP-2837) -------------------------------------------------------------
+
+_TWO_NUMA = {"numaNodes": [
+    {"id": n, "memory": "8Gi", "cores": [{"socket": n, "threads": [4 * n + c]} for c in range(4)]}
+    for n in range(2)]}
+_STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"},
+           "memoryManagerPolicy": "Static", "systemReserved": {"memory": "924Mi"},
+           "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}],
+           "topologyManagerPolicy": "single-numa-node"}
+
+
+def _node(version: str, **config: Any) -> Any:
+    from numaspec.node_wire import decode_node
+
+    return decode_node({"kubeletVersion": version, "machine": _TWO_NUMA,
+                        "config": {**_STATIC, **config}})
+
+
+def _pod_level(uid: str, cpu: str, *, container_cpu: str = "1") -> Any:
+    from numaspec.node_wire import decode_pod
+
+    return decode_pod({"uid": uid, "resources": {"requests": {"cpu": cpu, "memory": "1Gi"},
+                                                 "limits": {"cpu": cpu, "memory": "1Gi"}},
+                       "containers": [{"name": "c", "resources": {"limits": {
+                           "cpu": container_cpu, "memory": "512Mi"}}}]})
+
+
+def test_pod_level_resources_decide_the_qos_class() -> None:
+    """QOS-4: the containers do not count; the pod's own cpu and memory do."""
+    from numaspec.pods import PodResources
+
+    burstable = Pod("p", (Container.of("c", requests={"cpu": "1"}),),
+                    resources=PodResources.of(limits={"cpu": "2", "memory": "1Gi"}))
+    assert qos_class(burstable) is QOSClass.GUARANTEED
+    only_cpu = Pod("p", (Container.of("c", limits={"cpu": "1", "memory": "1Gi"}),),
+                   resources=PodResources.of(limits={"cpu": "2"}))
+    assert qos_class(only_cpu) is QOSClass.BURSTABLE
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.37"])
+def test_a_pod_level_pod_gets_nothing_exclusive(version: str) -> None:
+    """CPU-18, MEM-11: no hints, no CPUs, no blocks; ADMIT-11: the fit counts 2 CPUs, not
+    the container's 1, so a second such pod of 6 does not fit the 7 allocatable CPUs."""
+    node = _node(version)
+    assert node.provider_hints(_pod_level("b", "2")) == {}
+    decision = node.admit(_pod_level("a", "2"))
+    assert decision.admitted
+    (placed,) = decision.containers
+    assert (placed.cpus, placed.memory) == (frozenset(), ())
+    assert node.state()["cpu"]["assignments"] == {}
+    refused = node.admit(_pod_level("d", "6"))
+    assert (refused.admitted, refused.reason) == (False, "OutOfcpu")
+    assert "requested: 6000, used: 2000, capacity: 7000" in refused.message
+
+
+def test_kubelet_ignores_pod_level_resources_with_the_gate_off() -> None:
+    """QOS-4: 1.30 (no such field) and 1.33 (PodLevelResources off by default): the
+    containers decide; the gate on before 1.34, or PodLevelResourceManagers on, is not
+    modelled."""
+    from numaspec.errors import NotModelledError
+
+    decision = _node("1.33").admit(_pod_level("a", "2"))
+    (placed,) = decision.containers
+    assert len(placed.cpus) == 1
+    assert placed.memory[0].size == 512 << 20
+    with pytest.raises(NotModelledError, match="alpha"):
+        _node("1.33", featureGates={"PodLevelResources": True}).admit(_pod_level("a", "2"))
+    with pytest.raises(NotModelledError, match="PodLevelResourceManagers"):
+        _node("1.37", featureGates={"PodLevelResourceManagers": True}).admit(
+            _pod_level("a", "2"))
+
+
+def test_pod_level_resources_the_api_server_refuses() -> None:
+    """ADMIT-11 (ADMIT-7): below the containers' requests, or another resource."""
+    from numaspec.errors import InvalidFieldError
+    from numaspec.node_wire import decode_pod
+
+    with pytest.raises(InvalidFieldError, match="below what the containers request"):
+        _node("1.37").admit(_pod_level("a", "1", container_cpu="2"))
+    with pytest.raises(InvalidFieldError, match="cannot be set at pod level"):
+        _node("1.37").admit(decode_pod({"uid": "a", "resources": {"limits": {
+            "example.com/gpu": "1"}}, "containers": [{"name": "c"}]}))

@@ -31,7 +31,7 @@ from numaspec.errors import (
 )
 from numaspec.importers.files import MAX_FILE_BYTES, read_bytes
 from numaspec.limits import MAX_CONTAINERS
-from numaspec.pods import Container, Pod, parse_resources
+from numaspec.pods import Container, Pod, PodResources, parse_resources
 from numaspec.versions import KubeletVersion, parse_version
 
 __all__ = ["ImportedPod", "MAX_FILE_BYTES", "load_documents", "read_kubelet_version",
@@ -294,10 +294,6 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
     uid = _optional_string(meta.get("uid"), where, f"{prefix}metadata.uid")
     labels = _string_map(meta.get("labels"), where, f"{prefix}metadata.labels")
     annotations = _string_map(meta.get("annotations"), where, f"{prefix}metadata.annotations")
-    if spec.get("resources"):
-        raise NotModelledError("pod-level resources (spec.resources) are not modelled: give "
-                               "the containers' resources only",
-                               where=_at(where, f"{prefix}spec.resources"))
     if spec.get("overhead"):
         raise NotModelledError("pod overhead (spec.overhead, from a RuntimeClass) is not "
                                "modelled: kubelet's resource fit adds it to the pod's requests",
@@ -341,8 +337,20 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
                                    f"status.{key}[{i}].containerID")
             if cid:
                 ids[cname] = cid
+    resources = None
+    if spec.get("resources") is not None:
+        # KCONF-8: read as it is; the node decides (QOS-4).
+        raw = _mapping(spec.get("resources"), where, f"{prefix}spec.resources")
+        try:
+            resources = PodResources.of(
+                requests=_quantity_map(raw.get("requests"), where,
+                                       f"{prefix}spec.resources.requests"),
+                limits=_quantity_map(raw.get("limits"), where, f"{prefix}spec.resources.limits"),
+                where="resources")
+        except NumaspecError as exc:
+            raise _relocated(exc, where, f"{prefix}spec") from None
     pod = Pod(name, containers, init_containers, uid or f"{namespace}/{name}", labels=labels,
-              annotations=annotations)
+              annotations=annotations, resources=resources)
     return ImportedPod(
         pod=pod, namespace=namespace, resource_claims=claims,
         phase=_optional_string(status.get("phase"), where, "status.phase"),
