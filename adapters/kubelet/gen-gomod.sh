@@ -2,8 +2,9 @@
 # Regenerate <dir>/go.mod for one kubelet release: require k8s.io/kubernetes
 # and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
 # in kubernetes' own go.mod) to the matching v0.X.Y; require common and, for
-# 1.29 and later, probe (the shared node probe, merge and adapter), both
-# replaced by the local directories; a stub-vbom/ directory in <dir> replaces
+# 1.29 and later, probe (the shared node probe, merge and adapter) and, for
+# 1.32 and later, podlevel (the pod-level resources defaulting), each replaced
+# by the local directory; a stub-vbom/ directory in <dir> replaces
 # the dead vbom.ml/util (1.18), and <dir>/extra.gomod, when present, is
 # appended verbatim (a dependency pinned so the binary runs). Then runs go mod
 # tidy.
@@ -24,10 +25,12 @@ mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" |
   echo "require ("
   echo "	k8s.io/kubernetes $ver"
   echo "	numaspec.invalid/kubelet-oracle/common v0.0.0"
+  if [ "$minor" -ge 32 ]; then echo "	numaspec.invalid/kubelet-oracle/podlevel v0.0.0"; fi
   if [ "$minor" -ge 29 ]; then echo "	numaspec.invalid/kubelet-oracle/probe v0.0.0"; fi
   echo ")"
   echo
   echo "replace numaspec.invalid/kubelet-oracle/common => ../common"
+  if [ "$minor" -ge 32 ]; then echo "replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel"; fi
   if [ "$minor" -ge 29 ]; then echo "replace numaspec.invalid/kubelet-oracle/probe => ../probe"; fi
   echo
   if [ -d stub-vbom ]; then

@@ -10,6 +10,7 @@ require (
 	k8s.io/kubernetes v1.32.10
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
 )
 
@@ -137,6 +138,8 @@ require (
 )
 
 replace numaspec.invalid/kubelet-oracle/common => ../common
+
+replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
 
 replace numaspec.invalid/kubelet-oracle/probe => ../probe
 

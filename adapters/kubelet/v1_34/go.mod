@@ -11,6 +11,7 @@ require (
 	k8s.io/kubernetes v1.34.9
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397
 	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
 )
 
@@ -144,6 +145,8 @@ require (
 )
 
 replace numaspec.invalid/kubelet-oracle/common => ../common
+
+replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
 
 replace numaspec.invalid/kubelet-oracle/probe => ../probe
 

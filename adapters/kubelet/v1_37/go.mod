@@ -11,6 +11,7 @@ require (
 	k8s.io/kubernetes v1.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
 )
 
@@ -145,6 +146,8 @@ require (
 )
 
 replace numaspec.invalid/kubelet-oracle/common => ../common
+
+replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
 
 replace numaspec.invalid/kubelet-oracle/probe => ../probe
 
