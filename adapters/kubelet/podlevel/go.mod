@@ -1,0 +1,3 @@
+module numaspec.invalid/kubelet-oracle/podlevel
+
+go 1.26
