@@ -11,6 +11,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -211,8 +212,13 @@ def _fits(session: NodeSession, live: dict[str, dict[str, Any]]) -> str | None:
     if len(live) > node.config.max_pods:
         return f"{len(live)} pods on a node for {node.config.max_pods}"
     used: dict[str, int] = {}
+    # QOS-4: kubelet reads pod-level resources only with PodLevelResources on (ADMIT-11).
+    pod_level = node.config.gates().get("PodLevelResources", False)
     for pod in live.values():
-        for name, amount in pod_requests(decode_pod(pod)).items():
+        decoded = decode_pod(pod)
+        if not pod_level:
+            decoded = attrs.evolve(decoded, resources=None)
+        for name, amount in pod_requests(decoded).items():
             used[name] = used.get(name, 0) + amount
     # Allocatable recomputed from the node's machine and configuration, not read from the
     # node under test.

@@ -185,21 +185,4 @@ def pods(draw: st.DrawFn, uid: str, devices: list[str]) -> dict[str, Any]:
     body: dict[str, Any] = {"uid": uid, "containers": apps}
     if inits:
         body["initContainers"] = inits
-    if draw(st.integers(0, 7)) == 0:
-        body["resources"] = _pod_level(draw, body)
     return body
-
-
-def _pod_level(draw: st.DrawFn, body: dict[str, Any]) -> dict[str, Any]:
-    """QOS-4: pod-level cpu and memory at least what the containers request together (API
-    validation, ADMIT-11), requests equal to limits or not."""
-    from numaspec.fit import pod_requests
-    from numaspec.node_wire import decode_pod
-
-    asked = pod_requests(decode_pod(body))
-    cpu = -(-asked.get("cpu", 0) // 1000) + draw(st.integers(0, 2))
-    memory = (asked.get("memory", 0) >> 20) + 1 + draw(st.sampled_from([0, 64, 1024]))
-    limits = {"cpu": str(max(cpu, 1)), "memory": f"{memory}Mi"}
-    if draw(st.booleans()):
-        return {"requests": dict(limits), "limits": limits}
-    return {"requests": {"cpu": limits["cpu"], "memory": limits["memory"]}}
