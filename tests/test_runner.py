@@ -649,3 +649,21 @@ def test_a_property_runs_under_the_profile_loaded_when_it_runs() -> None:
     assert prop._hypothesis_internal_use_settings is created  # type: ignore[attr-defined]
     with pytest.raises(TypeError, match="not a Hypothesis test"):
         run_as_loaded(lambda: None)
+
+
+# --- RUN-6: the suite version names the suite, not the run -----------------------------------
+
+
+def test_the_suite_version_does_not_change_with_a_run_s_selection(tmp_path: Path) -> None:
+    from numaspec.conformance.running.runner import suite_version
+
+    whole = suite_version((SMALL,))
+    headers = []
+    for n, options in enumerate(({}, {"keyword": "best-effort"}, {"properties": True,
+                                                             "vectors": False,
+                                                             "keyword": "P-EQUIVALENCE"})):
+        _, header, _, _, _ = run(tmp_path / str(n), "numaspec.protocol:ReferenceAdapter",
+                                 **options)
+        headers.append(header["suite_version"])
+    assert headers == [whole, whole, whole]
+    assert suite_version() != whole  # the spec's vectors are another suite than SMALL

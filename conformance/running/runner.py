@@ -194,10 +194,14 @@ def for_implementation(cases: Sequence[Case], implementation: Implementation) ->
             if not c.retargeted or implementation.declares(c.op, c.kubelet_version) is None]
 
 
-def suite_version(cases: Sequence[Case]) -> str:
-    """RUN-6: a digest of everything the suite would run, so two reports compare."""
+def suite_version(vector_files: Sequence[str] = ()) -> str:
+    """RUN-6: the package version and a digest of the whole suite (every vector instance at
+    every release, every property with its rules), so two reports that say the same suite ran
+    the same cases.  It never depends on a run's selection (``-k``, ``--no-vectors``,
+    ``--no-properties``, the releases an implementation declares): only ``vector_files``,
+    which replaces the spec's vectors, changes the suite itself."""
     digest = hashlib.sha256()
-    for case in cases:
+    for case in load_cases(vector_files=vector_files):
         digest.update(json.dumps([case.id, case.op, case.rules, case.case, case.expected],
                                  sort_keys=True).encode())
     from numaspec import __version__
@@ -565,7 +569,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         if config.ids is not None:
             wanted = set(config.ids)
             cases = [c for c in cases if c.id in wanted]
-        header["suite_version"] = suite_version(cases)
+        header["suite_version"] = suite_version(config.vector_files)
         manifest = load_manifest(config.expectations) if config.expectations else None
         left_out: set[str] = set()  # rules some case left out by a narrowed run cites
         if manifest is not None:
