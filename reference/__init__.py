@@ -67,7 +67,7 @@ from numaspec.trace import AdmissionTrace, MergeTrace
 from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
 from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AFFINITY_ANNOTATION",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["JUDGED", "SPEC_URL", "Rule", "parse_rules", "rule_link", "spec_dir"]
+__all__ = ["JUDGED", "SPEC_URL", "Rule", "find_rule", "parse_rules", "rule_link", "spec_dir"]
 
 #: Where the spec chapters are published (links in reports point there).
 SPEC_URL = "https://github.com/numaspec/numaspec/blob/main/spec/"
@@ -32,6 +32,22 @@ class Rule:
     line: int
     meta: dict[str, str]
 
+    def statement(self, spec: Path | None = None) -> str:
+        """The rule's text: the lines after its metadata up to the next heading."""
+        lines = (spec or spec_dir()).joinpath(self.file).read_text(
+            encoding="utf-8").splitlines()[self.line:]
+        body: list[str] = []
+        fenced = False
+        for line in lines:
+            if line.startswith("```"):
+                fenced = not fenced
+            if not fenced and re.match(r"^#{1,3} ", line):
+                break
+            if not body and (not line.strip() or _META.match(line)):
+                continue
+            body.append(line)
+        return "\n".join(body).strip()
+
     @property
     def anchor(self) -> str:
         """The heading's anchor as GitHub renders Markdown: lower case, punctuation dropped,
@@ -46,6 +62,23 @@ def _by_id() -> dict[str, Rule]:
     return {r.id: r for r in parse_rules(spec)} if spec.is_dir() else {}
 
 
+def find_rule(rule_id: str) -> Rule:
+    """The rule of that ID (case-insensitive); an unknown ID is ``invalid-field`` naming the
+    closest known IDs."""
+    import difflib
+
+    from numaspec.errors import InvalidFieldError
+
+    rules = _by_id()
+    rule = rules.get(rule_id.strip().upper())
+    if rule is not None:
+        return rule
+    close = difflib.get_close_matches(rule_id.strip().upper(), list(rules), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else (
+        f" (known prefixes: {', '.join(sorted({r.split('-')[0] for r in rules}))})")
+    raise InvalidFieldError(f"no rule {rule_id!r} in the spec{hint}", where="rule")
+
+
 def rule_link(rule_id: str) -> str | None:
     """The URL of a rule's heading in the published spec, or None for an unknown rule (or
     without the spec chapters, as in an installed wheel)."""
@@ -54,8 +87,11 @@ def rule_link(rule_id: str) -> str | None:
 
 
 def spec_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent.parent / "spec"
-    return here if here.is_dir() else Path.cwd() / "spec"
+    """The spec chapters: the installed ``numaspec.spec`` package (a checkout's ``spec/`` in an
+    editable install, the copy a wheel carries otherwise)."""
+    from importlib import resources
+
+    return Path(str(resources.files("numaspec.spec")))
 
 
 def parse_rules(spec: Path) -> list[Rule]:
