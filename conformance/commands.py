@@ -34,9 +34,11 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "report":
             return _report(args)
         if args.command == "vectors":
-            from numaspec.conformance.cases.vectors import main as vectors_main
+            from numaspec.conformance.cases.vectors import run as vectors_run
 
-            return vectors_main(list(args.args))
+            return vectors_run(args)
+        if args.command == "rule":
+            return _rule(args)
         if args.command == "differential":
             return _differential(args)
         if args.command == "fuzz":
@@ -69,6 +71,40 @@ def dispatch(args: argparse.Namespace) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not complain
         return EXIT_DIFFERENT
     raise AssertionError(args.command)  # pragma: no cover - argparse knows the commands
+
+
+def _rule(args: argparse.Namespace) -> int:
+    """``numaspec rule ID...``: each rule's statement, releases, upstream and checks."""
+    from numaspec.conformance.cases.rules import find_rule, rule_link
+
+    rules = [find_rule(i) for i in args.ids]
+    if args.json:
+        print(json.dumps([{"id": r.id, "title": r.title, "chapter": r.file, "line": r.line,
+                           "holds_in": r.meta.get("Holds in", ""),
+                           "upstream": r.meta.get("Upstream", ""),
+                           "judged": r.meta.get("Judged", ""),
+                           "checked_by": [c.strip() for c in
+                                          r.meta.get("Checked by", "").split(",") if c.strip()],
+                           "statement": r.statement(), "link": rule_link(r.id)}
+                          for r in rules], indent=1))
+        return 0
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console(highlight=False)
+    for n, rule in enumerate(rules):
+        if n:
+            console.rule()
+        console.print(f"[bold]{rule.id}: {rule.title}[/bold]  (spec/{rule.file}:{rule.line})")
+        for key in ("Holds in", "Upstream", "Judged", "Checked by"):
+            if key in rule.meta:
+                console.print(f"[bold]{key}:[/bold] {rule.meta[key]}", overflow="fold")
+        console.print()
+        console.print(Markdown(rule.statement()))
+        link = rule_link(rule.id)
+        if link:
+            console.print(f"\n{link}", overflow="fold")
+    return 0
 
 
 def _conformance(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import json
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 from numaspec.errors import NumaspecError
 from numaspec.protocol import REFERENCE_IMPL
@@ -82,11 +82,48 @@ def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False,
     return 0
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="numaspec", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+class _Parser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for a mistyped subcommand or choice."""
 
-    merge = sub.add_parser("merge", help="answer JSON merge requests, one per line")
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if found:
+            choices = re.findall(r"'([^']*)'", found.group(2))
+            close = difflib.get_close_matches(found.group(1), choices, n=2, cutoff=0.5)
+            if close:
+                message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+        super().error(message)
+
+
+_DESCRIPTION = ("numaspec: the executable reference specification of kubelet's NUMA alignment "
+                "(the Topology Manager's merge, the CPU, Memory and Device Managers' hints and "
+                "allocations, node admission), and the conformance suite that holds other "
+                "implementations to it.")
+_EPILOG = ("Each command has its own help: numaspec COMMAND --help.  The rules are in the spec "
+           "(numaspec rule ID prints one).")
+
+
+def _command(sub: Any, name: str, summary: str, details: str = "") -> Any:
+    """A subcommand: ``summary`` in the command list, with ``details`` as its description."""
+    text = summary[0].upper() + summary[1:] + "."
+    return sub.add_parser(name, help=summary, description=f"{text}  {details}".strip())
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from numaspec import __version__
+
+    parser = _Parser(prog="numaspec", description=_DESCRIPTION, epilog=_EPILOG)
+    parser.add_argument("--version", action="version", version=f"numaspec {__version__}",
+                        help="print numaspec's version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    merge = _command(sub, "merge", "answer JSON merge requests, one per line",
+                     "Reads one merge request per line on stdin (spec/merge-protocol.md) and "
+                     "writes one response per line on stdout; a bad line gets an error line "
+                     "and the stream goes on.")
     merge.add_argument("--max-merge-steps", dest="max_steps", type=int,
                        default=DEFAULT_MAX_MERGE_STEPS, metavar="N",
                        help="with --definitional: refuse (error kind merge-too-large) a "
@@ -99,7 +136,10 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="each response carries the merge's trace as 'explain': the lists "
                             "merged, the candidates kept and the rule for each (EXPLAIN-2)")
 
-    node = sub.add_parser("node", help="answer node-protocol requests (create/admit/remove/state)")
+    node = _command(sub, "node", "answer node-protocol requests (create, admit, hints, "
+                                 "remove, state)",
+                    "Reads one node-protocol request per line on stdin "
+                    "(spec/node-protocol.md) and writes one answer per line.")
     node.add_argument("--affinity", action="store_true",
                       help="the node runs NUMA-level inter-pod affinity, and the scheduler's "
                            "steps are open (spec/affinity.md, AWIRE-1..AWIRE-3)")
@@ -107,50 +147,75 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="each admit answer carries the admission's trace as 'explain': "
                            "every provider's hints, the merge, who refused and by which rule "
                            "(EXPLAIN-3)")
-    sub.add_parser("serve", help="the reference behind the adapter protocol (start/run/stop)")
+    _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
+             "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference can "
+             "be run as an --impl like any other implementation.")
 
-    conf = sub.add_parser("conformance", help="run the conformance suite against an impl")
+    conf = _command(sub, "conformance", "run the conformance suite against an implementation",
+                    "Runs every vector and property against --impl and writes a JSON Lines "
+                    "report, a Markdown summary and JUnit XML (RUN-6).  Exit status: 0 "
+                    "conforms, 1 a case failed, 4 bad usage.")
     _impl_argument(conf)
     conf.add_argument("--expectations", default=None, metavar="MANIFEST",
                       help="the implementation's expectations manifest (known deviations)")
     conf.add_argument("--out", default="numaspec-report", metavar="DIR",
                       help="directory of the reports (default: numaspec-report)")
-    conf.add_argument("--report", default=None, help="JSON Lines report path "
-                                                     "(default: DIR/report.jsonl)")
-    conf.add_argument("--markdown", default=None, help="Markdown summary path "
-                                                       "(default: DIR/summary.md)")
-    conf.add_argument("--junitxml", default=None, help="JUnit XML path (default: DIR/junit.xml)")
+    conf.add_argument("--report", default=None, metavar="FILE",
+                      help="JSON Lines report path (default: DIR/report.jsonl)")
+    conf.add_argument("--markdown", default=None, metavar="FILE",
+                      help="Markdown summary path (default: DIR/summary.md)")
+    conf.add_argument("--junitxml", default=None, metavar="FILE",
+                      help="JUnit XML path (default: DIR/junit.xml)")
     run_options(conf)
 
-    replay = sub.add_parser("replay", help="re-run one case and print both answers")
+    replay = _command(sub, "replay", "re-run one case and print both answers",
+                      "Sends one case (from a report, a vector file, or a case given as JSON) "
+                      "to --impl and prints its answer beside the reference's.")
     replay.add_argument("file", help="a report (.jsonl), a vector file, or one case as JSON")
     replay.add_argument("--id", default=None, help="the case to re-run (vector or property ID)")
     _impl_argument(replay)
-    replay.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    replay.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds the implementation may take to answer (default 10)")
     replay.add_argument("--explain", action="store_true",
                         help="also print the reference's reasoning for the case (EXPLAIN-4)")
 
-    expect = sub.add_parser("expectations",
-                            help="write an expectations manifest from a report's failures")
+    expect = _command(sub, "expectations",
+                      "write an expectations manifest from a report's failures",
+                      "Each failed case becomes an entry to fill with its reason and link "
+                      "(PROTO-5).")
     expect.add_argument("report", help="a JSON Lines report of numaspec conformance")
     expect.add_argument("--previous", default=None, metavar="MANIFEST",
                         help="carry reasons and links over from this manifest")
-    expect.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+    expect.add_argument("-o", "--output", default=None, metavar="FILE",
+                        help="write here instead of stdout")
 
-    render = sub.add_parser("report", help="print the summary of a JSON Lines report")
-    render.add_argument("report")
+    render = _command(sub, "report", "print the summary of a JSON Lines report")
+    render.add_argument("report", help="a report.jsonl written by numaspec conformance")
     render.add_argument("--format", choices=("terminal", "markdown", "junit"),
-                        default="terminal")
+                        default="terminal", help="terminal (default), markdown or junit")
 
-    vectors = sub.add_parser("vectors", help="check the spec vectors, or rewrite their "
-                                             "reference-derived answers")
-    vectors.add_argument("args", nargs=argparse.REMAINDER, help="check | write [FILE...]")
+    vectors = _command(sub, "vectors", "check, rewrite or list the spec vectors",
+                       "The language-neutral vectors of spec/vectors (spec/vectors/README.md).")
+    from numaspec.conformance.cases.vectors import add_subcommands
 
-    diff = sub.add_parser("differential",
-                          help="random merge cases: the reference against an implementation")
+    add_subcommands(vectors)
+
+    rule = _command(sub, "rule", "print a rule of the spec: statement, releases, upstream, "
+                                 "checks",
+                    "Prints each named rule as the spec states it: the kubelet releases where "
+                    "it holds, the upstream file and function it describes, the vectors, "
+                    "properties and tests that check it, and its link.")
+    rule.add_argument("ids", nargs="+", metavar="ID", help="a rule ID such as MERGE-8")
+    rule.add_argument("--json", action="store_true", help="print the rules as JSON")
+
+    diff = _command(sub, "differential",
+                    "random merge cases: the reference against an implementation",
+                    "Draws --cases merge cases from --seed (case i of a seed replays alone), "
+                    "sends them to --impl and reports each disagreement, shrunk.")
     _impl_argument(diff)
-    diff.add_argument("--cases", type=int, default=20_000)
-    diff.add_argument("--seed", type=int, default=0)
+    diff.add_argument("--cases", type=int, default=20_000, metavar="N",
+                      help="how many random cases (default 20,000)")
+    diff.add_argument("--seed", type=int, default=0, help="the campaign's seed (default 0)")
     diff.add_argument("--out", default=None, metavar="FILE",
                       help="write the disagreements here, one JSON Lines record each "
                            "(replayable with numaspec replay FILE --id ID)")
@@ -159,11 +224,14 @@ def _build_parser() -> argparse.ArgumentParser:
                            "0: none)")
     _differential_options(diff)
 
-    fuzz = sub.add_parser("fuzz", help="fuzz numaspec's own commands (merge, node, "
-                                       "node --affinity, serve) and report what breaks")
+    fuzz = _command(sub, "fuzz", "fuzz numaspec's own commands (merge, node, node --affinity, "
+                                 "serve) and report what breaks",
+                    "Sends malformed and hostile request lines; a traceback, a hang, a crash "
+                    "or an answer that breaks the protocol is a finding.")
     fuzz.add_argument("--requests", type=int, default=100_000,
-                      help="request lines to send, spread over the commands")
-    fuzz.add_argument("--seed", type=int, default=0)
+                      help="request lines to send, spread over the commands (default "
+                           "100,000)")
+    fuzz.add_argument("--seed", type=int, default=0, help="the campaign's seed (default 0)")
     fuzz.add_argument("--command", dest="commands", action="append", default=[],
                       choices=("merge", "node", "affinity", "serve"),
                       help="fuzz only this command (repeatable; default: all four)")
@@ -183,10 +251,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
     run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
 
-    bench = sub.add_parser("bench", help="merge cases per second through the protocol")
-    _impl_argument(bench, default=SERVE_IMPL)
-    bench.add_argument("--cases", type=int, default=20_000)
-    bench.add_argument("--seed", type=int, default=0)
+    bench = _command(sub, "bench", "merge cases per second through the protocol",
+                     "Times random merge cases sent to --impl, or with --sizes a table of "
+                     "single merges by size.")
+    _impl_argument(bench, default=SERVE_IMPL, shown="numaspec serve of this installation")
+    bench.add_argument("--cases", type=int, default=20_000, metavar="N",
+                       help="how many random cases (default 20,000)")
+    bench.add_argument("--seed", type=int, default=0, help="the cases' seed (default 0)")
     bench.add_argument("--window", type=int, default=32,
                        help="requests in flight (1: wait for each answer)")
     sharding.add_arguments(bench, ray=False)
@@ -256,10 +327,11 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         help="progress bar (default: on a terminal, after two seconds)")
 
 
-def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL) -> None:
+def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL,
+                   shown: str | None = None) -> None:
     parser.add_argument("--impl", default=default,
                         help="exec:COMMAND (a subprocess speaking the adapter protocol) or "
-                             f"module:object (in-process Python); default: {default}")
+                             f"module:object (in-process Python); default: {shown or default}")
 
 
 def _serve(run: Any) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -95,3 +96,79 @@ def test_the_command_line_imports_no_property_before_the_profile() -> None:  # R
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- the command line itself: version, help everywhere, did-you-mean --------------------------
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found.append((f"{parser.prog} {name}".removeprefix("numaspec "), child))
+                found += _subparsers(child)
+    return found
+
+
+def test_every_command_and_option_has_help() -> None:
+    from numaspec.cli import _build_parser
+
+    parser = _build_parser()
+    commands = _subparsers(parser)
+    assert {"merge", "node", "serve", "conformance", "rule", "vectors", "explain", "matrix",
+            "vectors check", "vectors write", "vectors list"} <= {n.split(" ", 1)[-1]
+                                                                 if n.startswith("numaspec")
+                                                                 else n for n, _ in commands}
+    missing = []
+    for name, command in [("numaspec", parser), *commands]:
+        if not command.description:
+            missing.append(f"{name}: no description")
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            if not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+        # no default shows a path of the machine that built or installed numaspec
+        assert sys.executable not in command.format_help(), name
+    assert not missing, missing
+
+
+def test_version_and_did_you_mean() -> None:
+    import numaspec
+
+    out = subprocess.run([sys.executable, "-m", "numaspec", "--version"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0
+    assert out.stdout.strip() == f"numaspec {numaspec.__version__}"
+    out = subprocess.run([sys.executable, "-m", "numaspec", "conformence"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "did you mean 'conformance'?" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_rule_prints_the_rule_and_refuses_an_unknown_id() -> None:
+    out = subprocess.run([sys.executable, "-m", "numaspec", "rule", "merge-8", "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (rule,) = json.loads(out.stdout)
+    assert rule["id"] == "MERGE-8"
+    assert rule["holds_in"].startswith("1.24")
+    assert "policy.go" in rule["upstream"]
+    assert "target" in rule["statement"]
+    assert rule["checked_by"]
+    out = subprocess.run([sys.executable, "-m", "numaspec", "rule", "MERGE-88"],
+                         capture_output=True, text=True)
+    assert out.returncode == 4
+    assert "no rule 'MERGE-88'" in out.stderr
+    assert "did you mean" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_vectors_list_names_each_vector() -> None:
+    out = subprocess.run([sys.executable, "-m", "numaspec", "vectors", "list",
+                          str(Path(__file__).parent / "fixtures" / "vectors-small.json")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("small-merge-none-1.23  merge  1.23")

@@ -874,19 +874,35 @@ def write_files(paths: Sequence[Path]) -> tuple[int, list[str]]:
     return changed, problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m numaspec.conformance.cases.vectors",
-        description="Check the spec vectors, or recompute the reference-derived answers.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("check", "verify vector files (default: all of spec/vectors)"),
-                       ("write", "rewrite the expected answers of 'derived: reference' vectors")):
-        command = sub.add_parser(name, help=text)
-        command.add_argument("files", nargs="*", metavar="FILE")
-    args = parser.parse_args(argv)
+def add_subcommands(parser: argparse.ArgumentParser) -> None:
+    """``check``, ``write`` and ``list``: the subcommands of ``numaspec vectors`` (and of
+    ``python -m numaspec.conformance.cases.vectors``)."""
+    sub = parser.add_subparsers(dest="vectors_command", required=True, metavar="SUBCOMMAND")
+    for name, text in (
+            ("check", "verify vector files against their schema and the reference at every "
+                      "release they hold in (default: every file of the spec's vectors)"),
+            ("write", "recompute the expected answers of 'derived: reference' vectors (never "
+                      "the hand-derived ones, which are only checked)"),
+            ("list", "list the vectors: ID, op, the releases they hold in, the rules they "
+                     "cite")):
+        command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        command.add_argument("files", nargs="*", metavar="FILE",
+                             help="vector files (default: the spec's, spec/vectors/*.json)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed ``numaspec vectors`` subcommand."""
     paths = _paths(args.files)
     try:
-        if args.command == "check":
+        if args.vectors_command == "list":
+            for path in paths:
+                for vector in load_vector_file(path.name, path.read_text(encoding="utf-8")):
+                    releases = holds_in(vector)
+                    span = f"{releases[0]}-{releases[-1]}" if len(releases) > 1 else (
+                        releases[0] if releases else "-")
+                    print(f"{vector.id}  {vector.op}  {span}  {', '.join(vector.rules)}")
+            return 0
+        if args.vectors_command == "check":
             problems = check_files(paths)
             for problem in problems:
                 print(problem)
@@ -899,13 +915,21 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if problems else 0
         changed, problems = write_files(paths)
     except (NumaspecError, OSError) as exc:
-        print(f"vectors {args.command}: {exc}")
+        print(f"vectors {args.vectors_command}: {exc}")
         return 1
     for problem in problems:
         print(problem)
     print(f"rewrote {changed} of {len(paths)} files"
           + (f"; {len(problems)} hand-derived vector(s) disagree" if problems else ""))
     return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m numaspec.conformance.cases.vectors",
+        description="Check the spec vectors, or recompute the reference-derived answers.")
+    add_subcommands(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover
