@@ -13,10 +13,11 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["JUDGED", "SPEC_URL", "Rule", "find_rule", "parse_rules", "rule_link", "spec_dir"]
+__all__ = ["JUDGED", "SITE_URL", "Rule", "find_rule", "parse_rules", "rule_link", "spec_dir"]
 
-#: Where the spec chapters are published (links in reports point there).
-SPEC_URL = "https://github.com/numaspec/numaspec/blob/main/spec/"
+#: Where the spec is published: the docs site built from spec/ by docs/build.py, whose
+#: ``site_url`` (docs/mkdocs.yml) this must equal; a rule's anchor there is its ID.
+SITE_URL = "https://numaspec.github.io/numaspec/"
 
 _HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
 _META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
@@ -48,13 +49,6 @@ class Rule:
             body.append(line)
         return "\n".join(body).strip()
 
-    @property
-    def anchor(self) -> str:
-        """The heading's anchor as GitHub renders Markdown: lower case, punctuation dropped,
-        spaces as hyphens."""
-        text = f"{self.id}: {self.title}".lower()
-        return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
 
 @functools.cache
 def _by_id() -> dict[str, Rule]:
@@ -80,10 +74,10 @@ def find_rule(rule_id: str) -> Rule:
 
 
 def rule_link(rule_id: str) -> str | None:
-    """The URL of a rule's heading in the published spec, or None for an unknown rule (or
-    without the spec chapters, as in an installed wheel)."""
+    """The URL of a rule in the published spec (``…/merge/#MERGE-8``: the chapter's page
+    and the rule's ID, never its title), or None for an unknown rule."""
     rule = _by_id().get(rule_id)
-    return None if rule is None else f"{SPEC_URL}{rule.file}#{rule.anchor}"
+    return None if rule is None else f"{SITE_URL}{rule.file.removesuffix('.md')}/#{rule.id}"
 
 
 def spec_dir() -> Path:

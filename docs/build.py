@@ -1,0 +1,429 @@
+"""Build numaspec's documentation site from the spec, strictly.
+
+    python docs/build.py [--out DIR] [--spec DIR]
+
+The site is generated, never written by hand: every page is made at build time from what the
+checkout already has, so nothing in it is written twice.
+
+* a page per chapter of ``spec/`` (in spec/README.md's order), where each rule's heading
+  carries its ID as its anchor (``merge/#MERGE-8``), whatever its title;
+* under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
+  was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
+  the rule's ``Holds in``), and its ``Checked by`` entries linked to the vectors, the
+  properties and the tests;
+* the version matrix (rule x kubelet minor), the vectors and the properties, read from the
+  spec's vector files and the property registry;
+* the comparison of implementations (``adapters/comparison/matrix.md``) when the checkout
+  has it.
+
+Strict: a rule ID of a known prefix that is not a rule, a link to a page or an anchor that
+does not exist, and any MkDocs warning stop the build with one line per problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+GITHUB = "https://github.com/numaspec/numaspec/blob/main/"
+KUBERNETES = "https://github.com/kubernetes/kubernetes/blob/"
+
+_HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
+_META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+_GO_FILE = re.compile(r"\b((?:pkg|cmd|staging|plugin)/[\w./-]+\.go)\b")
+
+
+class SiteError(Exception):
+    """The spec cannot be published as it stands; the message lists every problem."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python docs/build.py", description=__doc__.split(
+        "\n\n")[0])
+    parser.add_argument("--out", default=str(REPO / "site"), metavar="DIR",
+                        help="where the HTML goes (default: site/ in the checkout)")
+    parser.add_argument("--spec", default=str(REPO / "spec"), metavar="DIR",
+                        help="the spec chapters to publish (default: the checkout's spec/)")
+    parser.add_argument("--keep-sources", default=None, metavar="DIR",
+                        help="also keep the generated Markdown and mkdocs.yml here")
+    args = parser.parse_args(argv)
+    from numaspec.errors import NumaspecError
+
+    try:
+        pages = build(Path(args.spec), Path(args.out), keep=args.keep_sources)
+    except NumaspecError as exc:
+        print(f"docs: the spec does not read: {exc.describe()}", file=sys.stderr)
+        return 1
+    except SiteError as exc:
+        print(f"docs: {exc}", file=sys.stderr)
+        return 1
+    print(f"docs: {pages} pages in {args.out} (entry page {Path(args.out) / 'index.html'})")
+    return 0
+
+
+def build(spec: Path, out: Path, *, keep: str | None = None) -> int:
+    """Generate the Markdown from ``spec`` and build it with MkDocs strictly into ``out``."""
+    with tempfile.TemporaryDirectory(prefix="numaspec-docs-") as tmp:
+        source = Path(tmp) / "docs"
+        nav = generate(spec, source)
+        config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+        config.update(docs_dir=str(source), site_dir=str(out.resolve()), nav=nav,
+                      strict=True)
+        config_file = Path(tmp) / "mkdocs.yml"
+        config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        if keep:
+            shutil.copytree(tmp, keep, dirs_exist_ok=True)
+        _mkdocs(config_file)
+        return sum(1 for _ in source.rglob("*.md"))
+
+
+def _mkdocs(config_file: Path) -> None:
+    import logging
+
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, MkDocsException
+
+    warnings: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.WARNING:
+                warnings.append(record.getMessage())
+
+    handler = Collect()
+    log = logging.getLogger("mkdocs")
+    log.addHandler(handler)
+    try:
+        mkdocs_build(load_config(str(config_file)))
+    except (Abort, MkDocsException) as exc:
+        raise SiteError("\n".join([*warnings, str(exc)])) from None
+    finally:
+        log.removeHandler(handler)
+    if warnings:
+        raise SiteError("\n".join(warnings))
+
+
+# --- the pages -------------------------------------------------------------------------------
+
+
+def generate(spec: Path, docs: Path) -> list[object]:
+    """Write the site's Markdown into ``docs``; the navigation, in order."""
+    sys.path.insert(0, str(REPO))
+    from numaspec.conformance.cases.rules import parse_rules
+
+    rules = parse_rules(spec)
+    site = _Site(spec, {r.id: r.file.removesuffix(".md") for r in rules},
+                 {r.id: r.meta for r in rules})
+    docs.mkdir(parents=True)
+    for folder in ("schemas", "data"):
+        if (spec / folder).is_dir():
+            shutil.copytree(spec / folder, docs / folder,
+                            ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    (docs / "vectors").mkdir()
+    for path in sorted((spec / "vectors").glob("*.json")):
+        shutil.copy(path, docs / "vectors" / path.name)
+    chapters = site.chapters()
+    nav: list[object] = [{"Home": "index.md"}]
+    (docs / "index.md").write_text(site.page((spec / "README.md").read_text(encoding="utf-8"),
+                                             "README.md"), encoding="utf-8")
+    spec_nav: list[object] = []
+    for name in chapters:
+        text = (spec / name).read_text(encoding="utf-8")
+        (docs / name).write_text(site.page(text, name), encoding="utf-8")
+        spec_nav.append(name)
+    if (spec / "vectors" / "README.md").is_file():
+        (docs / "vectors" / "README.md").write_text(site.page(
+            (spec / "vectors" / "README.md").read_text(encoding="utf-8"), "vectors/README.md"),
+            encoding="utf-8")
+        spec_nav.append({"The vectors' format": "vectors/README.md"})
+    nav.append({"The specification": spec_nav})
+    (docs / "matrix.md").write_text(site.version_matrix(rules, chapters), encoding="utf-8")
+    (docs / "checks.md").write_text(site.vectors_page(), encoding="utf-8")
+    (docs / "properties.md").write_text(site.properties_page(), encoding="utf-8")
+    nav.append({"Where each rule holds": "matrix.md"})
+    nav.append({"Vectors": "checks.md"})
+    nav.append({"Properties": "properties.md"})
+    comparison = REPO / "adapters" / "comparison" / "matrix.md"
+    if comparison.is_file():
+        (docs / "comparison.md").write_text(site.comparison(comparison), encoding="utf-8")
+        nav.append({"Implementations compared": "comparison.md"})
+    if site.problems:
+        raise SiteError("\n".join(sorted(set(site.problems))))
+    return nav
+
+
+class _Site:
+    def __init__(self, spec: Path, chapter_of: dict[str, str],
+                 meta: dict[str, dict[str, str]]) -> None:
+        self.spec = spec
+        self.chapter_of = chapter_of
+        self.meta = meta
+        self.prefixes = {rule.split("-")[0] for rule in chapter_of}
+        self.problems: list[str] = []
+        self.releases = {r["minor"]: r["version"] for r in json.loads(
+            (REPO / "adapters" / "kubelet" / "releases.json").read_text(encoding="utf-8"))[
+            "releases"]}
+        from numaspec.conformance.properties import PROPERTIES
+
+        self.properties = PROPERTIES
+
+    # -- chapters ----------------------------------------------------------------------------
+
+    def chapters(self) -> list[str]:
+        """The chapters in spec/README.md's table order, then any other chapter."""
+        readme = (self.spec / "README.md").read_text(encoding="utf-8")
+        listed = re.findall(r"^\| \[([\w.-]+\.md)\]", readme, re.M)
+        rest = sorted(p.name for p in self.spec.glob("*.md")
+                      if p.name not in listed and p.name != "README.md")
+        return [name for name in listed if (self.spec / name).is_file()] + rest
+
+    def page(self, text: str, name: str) -> str:
+        out: list[str] = []
+        fenced = False
+        rule: str | None = None
+        for number, line in enumerate(text.splitlines(), 1):
+            where = f"spec/{name}:{number}"
+            if line.startswith("```"):
+                fenced = not fenced
+                out.append(line)
+                continue
+            if fenced:
+                out.append(line)
+                continue
+            heading = _HEADING.match(line)
+            if heading:
+                rule = heading.group(1)
+                out.append(f"### {rule}: {self.inline(heading.group(2), name, where)} "
+                           f"{{ #{rule} }}")
+                continue
+            meta = _META.match(line)
+            if meta and rule is not None:
+                out.append(self.meta_line(rule, meta.group(1), meta.group(2), name, where))
+                continue
+            if line.startswith("#"):
+                rule = None
+            out.append(self.inline(line, name, where))
+        return "\n".join(out) + "\n"
+
+    def meta_line(self, rule: str, key: str, value: str, name: str, where: str) -> str:
+        depth = "../" * name.count("/")
+        if key == "Holds in":
+            return (f"**Holds in:** {value} · [in the matrix]({depth}matrix.md#{rule})"
+                    "  ")
+        if key == "Upstream":
+            tag = self.checked_at(rule)
+            linked = _GO_FILE.sub(
+                lambda m: f"[{m.group(1)}]({KUBERNETES}{tag}/{m.group(1)})" if tag
+                else m.group(1), value)
+            note = f" (at {tag})" if tag and linked != value else ""
+            return f"**Upstream:** {linked}{note}  "
+        if key == "Judged":
+            return f"**Judged:** {value}  "
+        items = [item.strip() for item in value.split(",") if item.strip()]
+        return "**Checked by:** " + ", ".join(self.check_link(i, depth, where) for i in items)
+
+    def check_link(self, item: str, depth: str, where: str) -> str:
+        if item.startswith("vector "):
+            vid = item.removeprefix("vector ")
+            return f"[{vid}]({depth}checks.md#{vid})"
+        if item.startswith("test "):
+            path = item.removeprefix("test ")
+            return f"[{path}]({GITHUB}{path})"
+        if item in self.properties:
+            return f"[{item}]({depth}properties.md#{item})"
+        self.problems.append(f"{where}: Checked by names {item!r}, which is neither a vector, "
+                             "a test nor a property")
+        return item
+
+    def checked_at(self, rule: str) -> str | None:
+        """The newest pinned kubelet release inside the rule's Holds in range."""
+        span = self.span(rule)
+        if span is None:
+            return None
+        low, high = span
+        pinned = [(int(minor.split(".")[1]), version) for minor, version in self.releases.items()
+                  if low <= int(minor.split(".")[1]) <= high]
+        return max(pinned)[1] if pinned else f"v1.{high}.0"
+
+    def span(self, rule: str) -> tuple[int, int] | None:
+        """The rule's Holds in range as minors (None where it names no release)."""
+        from numaspec.conformance.cases.vectors import parse_range
+        from numaspec.errors import InvalidFieldError
+
+        holds = self.meta.get(rule, {}).get("Holds in", "").split(" ")[0]
+        try:
+            return parse_range(holds, rule)
+        except InvalidFieldError:
+            return None
+
+    def inline(self, line: str, name: str, where: str) -> str:
+        """Links rewritten for the site, and rule IDs linked outside code spans."""
+        pieces: list[str] = []
+        last = 0
+        for link in _LINK.finditer(line):
+            if line[:link.start()].count("`") % 2:
+                continue  # inside a code span
+            pieces.append(self._plain(line[last:link.start()], name, where))
+            pieces.append(f"[{link.group(1)}]({self.target(link.group(2), name)})")
+            last = link.end()
+        pieces.append(self._plain(line[last:], name, where))
+        return "".join(pieces)
+
+    def _plain(self, text: str, name: str, where: str) -> str:
+        parts = re.split(r"(`[^`]*`)", text)
+        return "".join(part if part.startswith("`") else self._ids(part, name, where)
+                       for part in parts)
+
+    def _ids(self, text: str, name: str, where: str) -> str:
+        depth = "../" * name.count("/")
+
+        def link(match: re.Match[str]) -> str:
+            rule = match.group(0)
+            if match.group(1) not in self.prefixes:
+                return rule
+            chapter = self.chapter_of.get(rule)
+            if chapter is None:
+                self.problems.append(f"{where}: {rule} is not a rule of the spec")
+                return rule
+            return f"[{rule}]({depth}{chapter}.md#{rule})"
+
+        return re.sub(r"(?<![\w/#-])([A-Z]+)-(\d+)(?![\w])", link, text)
+
+    def target(self, target: str, name: str) -> str:
+        """A chapter's link as the site needs it."""
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            return self._fragment(target) if target.startswith("#") else target
+        path, _, fragment = target.partition("#")
+        base = Path("spec") / Path(name).parent
+        resolved = Path(*_normal((base / path).parts)) if path else Path("spec") / name
+        if resolved.parts[0] != "spec" or len(resolved.parts) == 1:
+            return f"{GITHUB}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
+        inside = Path(*resolved.parts[1:]).as_posix()
+        if (self.spec / inside).is_dir():
+            if (self.spec / inside / "README.md").is_file():
+                return _relative(f"{inside}/README.md", name)
+            return f"{GITHUB.replace('/blob/', '/tree/')}{resolved.as_posix()}"
+        if inside.endswith(".md") or inside.endswith(".json"):
+            relative = _relative(inside, name)
+            return relative + (self._fragment("#" + fragment) if fragment else "")
+        return f"{GITHUB}{resolved.as_posix()}"
+
+    def _fragment(self, fragment: str) -> str:
+        """A GitHub heading slug of a rule becomes the rule's ID."""
+        found = re.match(r"^#([a-z]+-\d+)(?:-|$)", fragment)
+        if found and found.group(1).upper() in self.chapter_of:
+            return "#" + found.group(1).upper()
+        return fragment
+
+    # -- generated pages ---------------------------------------------------------------------
+
+    def version_matrix(self, rules: Iterable[object], chapters: list[str]) -> str:
+        minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 38)))
+        head = "| rule | " + " | ".join(f"1.{m}" for m in minors) + " |"
+        lines = ["# Where each rule holds", "",
+                 "Each rule against each kubelet minor, read from the rule's `Holds in` "
+                 "line: ● it holds there and a release of that minor is pinned in "
+                 "`adapters/kubelet` (whether that build runs the rule's cases depends on "
+                 "the operations it serves: `adapters/kubelet/COVERAGE.md`); ○ it holds "
+                 "there and no release of that minor is built; blank: it does not hold "
+                 "there.", ""]
+        by_chapter: dict[str, list[object]] = {}
+        for rule in rules:
+            by_chapter.setdefault(getattr(rule, "file"), []).append(rule)  # noqa: B009
+        pinned = {int(m.split(".")[1]) for m in self.releases}
+        for chapter in chapters:
+            if chapter not in by_chapter:
+                continue
+            lines += [f"## {chapter.removesuffix('.md')}", "", head,
+                      "|---|" + "---|" * len(minors)]
+            for rule in by_chapter[chapter]:
+                rid = getattr(rule, "id")  # noqa: B009
+                low, high = self.span(rid) or (0, -1)
+                cells = ["●" if low <= m <= high and m in pinned else
+                         "○" if low <= m <= high else "" for m in minors]
+                lines.append(f'| <span id="{rid}"></span>[{rid}]({chapter}#{rid}) | '
+                             + " | ".join(cells) + " |")
+            lines.append("")
+        return "\n".join(lines) + "\n"
+
+    def vectors_page(self) -> str:
+        from numaspec.conformance.cases.vectors import holds_in, load_vector_file
+
+        lines = ["# Vectors", "",
+                 "Every vector of `spec/vectors/`, by file: its ID (the anchor), the "
+                 "operation, the kubelet releases it is run at, the rules it checks and what "
+                 "it shows.  The file holds the case and the expected answer.", ""]
+        for path in sorted((self.spec / "vectors").glob("*.json")):
+            lines += [f"## {path.name}", "", f"[The file](vectors/{path.name})", "",
+                      "| vector | op | releases | rules | what it shows |",
+                      "|---|---|---|---|---|"]
+            for vector in load_vector_file(path.name, path.read_text(encoding="utf-8")):
+                releases = holds_in(vector)
+                span = (f"{releases[0]}\u2013{releases[-1]}" if len(releases) > 1
+                        else releases[0] or "any")
+                rules = ", ".join(self._ids(r, "checks.md", f"vector {vector.id}")
+                                  for r in vector.rules)
+                text = vector.description.replace("|", "\\|")
+                lines.append(f'| <span id="{vector.id}"></span>`{vector.id}` | {vector.op} '
+                             f"| {span} | {rules} | {text} |")
+            lines.append("")
+        return "\n".join(lines) + "\n"
+
+    def properties_page(self) -> str:
+        lines = ["# Properties", "",
+                 "The Hypothesis properties of the conformance suite: each draws cases, sends "
+                 "them to the implementation and checks the answers.", "",
+                 "| property | op | rules | what it checks |", "|---|---|---|---|"]
+        for pid, prop in sorted(self.properties.items()):
+            rules = ", ".join(self._ids(r, "properties.md", f"property {pid}")
+                              for r in prop.rules)
+            title = prop.title.replace("|", "\\|")
+            lines.append(f'| <span id="{pid}"></span>`{pid}` | {prop.op} | {rules} | '
+                         f"{title} |")
+        return "\n".join(lines) + "\n"
+
+    def comparison(self, path: Path) -> str:
+        text = path.read_text(encoding="utf-8")
+        base = "adapters/comparison/"
+
+        def link(match: re.Match[str]) -> str:
+            label, target = match.group(1), match.group(2)
+            if target.startswith(("./", "runs/")):
+                target = GITHUB + base + target.removeprefix("./")
+            elif target.startswith(GITHUB + "spec/"):
+                chapter, _, fragment = target.removeprefix(GITHUB + "spec/").partition("#")
+                target = chapter + self._fragment("#" + fragment) if fragment else chapter
+            return f"[{label}]({target})"
+
+        return _LINK.sub(link, text)
+
+
+def _normal(parts: Iterable[str]) -> Iterator[str]:
+    stack: list[str] = []
+    for part in parts:
+        if part == "..":
+            if stack:
+                stack.pop()
+        elif part not in ("", "."):
+            stack.append(part)
+    yield from stack
+
+
+def _relative(target: str, page: str) -> str:
+    depth = page.count("/")
+    return "../" * depth + target
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The docs site (docs/build.py): generated from spec/, built strictly, one anchor per rule ID."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from numaspec.conformance.cases.rules import parse_rules
+
+BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([*BUILD, "--out", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def test_every_rule_s_anchor_is_its_id(site: Path) -> None:
+    rules = parse_rules(REPO / "spec")
+    assert len(rules) > 200
+    pages: dict[str, str] = {}
+    for rule in rules:
+        chapter = rule.file.removesuffix(".md")
+        html = pages.setdefault(chapter, (site / chapter / "index.html").read_text("utf-8"))
+        assert f'id="{rule.id}"' in html, rule.id
+    # the anchor is the ID whatever the title: MERGE-8's heading is not a slug of its title
+    assert 'id="MERGE-8"' in pages["merge"]
+
+
+def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
+    merge = (site / "merge" / "index.html").read_text("utf-8")
+    # upstream citations are permalinks at a pinned release tag, never at a branch
+    links = re.findall(r'href="(https://github.com/kubernetes/kubernetes/blob/[^"]+)"', merge)
+    assert links
+    assert all(re.match(r".*/blob/v1\.\d+\.\d+/", link) for link in links)
+    assert 'href="../checks/#merge-target-width-1.24"' in merge
+    assert 'href="../properties/#P-EQUIVALENCE"' in merge
+    checks = (site / "checks" / "index.html").read_text("utf-8")
+    assert 'id="merge-target-width-1.24"' in checks
+    matrix = (site / "matrix" / "index.html").read_text("utf-8")
+    assert 'id="MERGE-3"' in matrix
+    assert (site / "findings" / "index.html").is_file()
+    assert (site / "adapter-protocol" / "index.html").is_file()
+    assert (site / "comparison" / "index.html").is_file()
+
+
+def _spec_copy(tmp_path: Path) -> Path:
+    spec = tmp_path / "spec"
+    shutil.copytree(REPO / "spec", spec, ignore=shutil.ignore_patterns("__pycache__"))
+    return spec
+
+
+@pytest.mark.parametrize(("added", "complaint"), [
+    ("MASK-99 is cited here.", "MASK-99 is not a rule of the spec"),
+    ("See [the rule](merge.md#MERGE-999).", "does not contain an anchor '#MERGE-999'"),
+    ("See [a page](nowhere.md).", "'nowhere.md'"),
+])
+def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added: str,
+                                                           complaint: str) -> None:
+    spec = _spec_copy(tmp_path)
+    masks = spec / "masks.md"
+    masks.write_text(masks.read_text("utf-8") + f"\n{added}\n", encoding="utf-8")
+    done = subprocess.run([*BUILD, "--spec", str(spec), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rule_links_point_at_the_site_s_anchors() -> None:
+    import yaml
+
+    from numaspec.conformance.cases.rules import SITE_URL, rule_link
+
+    config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text("utf-8"))
+    assert config["site_url"] == SITE_URL
+    assert rule_link("MERGE-8") == f"{SITE_URL}merge/#MERGE-8"
+    assert rule_link("NO-1") is None
