@@ -1,0 +1,51 @@
+"""The built wheel is the suite: installed alone in a fresh environment (no pytest, mypy, ruff,
+CrossHair or MkDocs), it runs the conformance suite against the reference, and its suite is
+the checkout's (the same suite version, RUN-6: the wheel carries the spec chapters, vectors,
+schemas and data the suite reads)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from conftest import REPO
+
+from numaspec.conformance.running.runner import suite_version
+
+
+def test_the_wheel_runs_the_suite_with_no_developer_tools(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                            str(wheels), str(REPO)], capture_output=True, text=True,
+                           timeout=600, cwd=tmp_path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = wheels.glob("numaspec-*.whl")
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)],
+                               capture_output=True, text=True, timeout=900)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    for tool in ("pytest", "mypy", "ruff", "crosshair", "mkdocs"):
+        probe = subprocess.run([str(python), "-c", f"import {tool}"], capture_output=True)
+        assert probe.returncode != 0, f"{tool} came with the wheel"
+    run = tmp_path / "run"  # away from the checkout, so nothing is read from it
+    run.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CI")}
+    done = subprocess.run([str(env_dir / "bin" / "numaspec"), "conformance", "--profile", "dev",
+                           "--out", "report", "--no-progress"], capture_output=True, text=True,
+                          timeout=1800, cwd=run, env=env)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    header = json.loads((run / "report" / "report.jsonl").read_text("utf-8").splitlines()[0])
+    assert header["suite_version"] == suite_version()
+    version = subprocess.run([str(env_dir / "bin" / "numaspec"), "--version"],
+                             capture_output=True, text=True, cwd=run)
+    assert version.stdout.strip() == f"numaspec {header['tool_version']}"
+    rule = subprocess.run([str(env_dir / "bin" / "numaspec"), "rule", "MERGE-8", "--json"],
+                          capture_output=True, text=True, cwd=run)
+    assert rule.returncode == 0, rule.stderr
+    assert json.loads(rule.stdout)[0]["statement"]
