@@ -226,7 +226,10 @@ class _Site:
             linked = _GO_FILE.sub(
                 lambda m: f"[{m.group(1)}]({KUBERNETES}{tag}/{m.group(1)})" if tag
                 else m.group(1), value)
-            note = f" (at {tag})" if tag and linked != value else ""
+            linked = re.sub(r"\b(PR|kubernetes)\s?#(\d{4,6})\b",
+                            lambda m: f"[{m.group(0)}](https://github.com/kubernetes/kubernetes"
+                                      f"/pull/{m.group(2)})", linked)
+            note = f" (at {tag})" if tag and _GO_FILE.search(value) else ""
             return f"**Upstream:** {linked}{note}  "
         if key == "Judged":
             return f"**Judged:** {value}  "
