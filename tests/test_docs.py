@@ -86,3 +86,28 @@ def test_rule_links_point_at_the_site_s_anchors() -> None:
     assert config["site_url"] == SITE_URL
     assert rule_link("MERGE-8") == f"{SITE_URL}merge/#MERGE-8"
     assert rule_link("NO-1") is None
+
+
+def test_a_rule_quoted_in_an_example_is_quoted_as_it_stands() -> None:
+    """A rule shown inside a code block (spec/README.md's "How a rule reads") has its real
+    title, Holds in and Upstream lines, and names only checks the rule has."""
+    import re
+
+    rules = {r.id: r for r in parse_rules(REPO / "spec")}
+    quoted = 0
+    for path in sorted((REPO / "spec").glob("*.md")):
+        for block in re.findall(r"^```\n(.*?)^```", path.read_text("utf-8"), re.M | re.S):
+            heading = re.search(r"^### ([A-Z]+-\d+): (.+)$", block, re.M)
+            if heading is None:
+                continue
+            quoted += 1
+            rule = rules[heading.group(1)]
+            assert heading.group(2) == rule.title, path.name
+            for key in ("Holds in", "Upstream", "Judged"):
+                line = re.search(rf"^{key}: (.*)$", block, re.M)
+                assert line is None or line.group(1) == rule.meta[key], (path.name, key)
+            checks = re.search(r"^Checked by: (.*)$", block, re.M)
+            if checks:
+                named = [c.strip() for c in checks.group(1).split(",") if c.strip() != "..."]
+                assert set(named) <= {c.strip() for c in rule.meta["Checked by"].split(",")}
+    assert quoted
