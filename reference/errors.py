@@ -59,6 +59,12 @@ class NumaspecError(Exception):
         """The message with its location, as printed by the line protocols."""
         return f"{self.where}: {self.message}" if self.where else self.message
 
+    def relocated(self, where: str) -> NumaspecError:
+        """The same error (kind, message, kubelet's message) at another ``where``: a field
+        path put under the file or the enclosing object it was found in.  Raise it ``from
+        None``: the relocated error is the whole story."""
+        return type(self)(self.message, where=where, kubelet_message=self.kubelet_message)
+
 
 # --- malformed input -------------------------------------------------------------------------
 

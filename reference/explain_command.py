@@ -170,7 +170,7 @@ def _machine(args: argparse.Namespace, sources: dict[str, str]) -> Any:
             return decode_machine(raw.get("machine", raw) if isinstance(raw, dict) else raw,
                                   where="machine")
         except NumaspecError as exc:
-            raise type(exc)(exc.message, where=f"{args.machine}: {exc.where}") from None
+            raise exc.relocated(f"{args.machine}: {exc.where}") from None
     devices = None
     if args.devices:
         from numaspec.importers.sysfs import read_device_map

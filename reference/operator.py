@@ -67,8 +67,7 @@ def build_node(files: NodeFiles) -> tuple[Node, RestoreReport]:
     except NumaspecError as exc:
         source = files.sources.get("config", "")
         where = exc.where.removeprefix("config.") if exc.where.startswith("config") else exc.where
-        raise type(exc)(exc.message, where=f"{source}: {where}" if source else exc.where,
-                        kubelet_message=exc.kubelet_message) from None
+        raise exc.relocated(f"{source}: {where}" if source else exc.where) from None
     report = restore_state(node, files.pods, cpu=files.cpu_state, memory=files.memory_state,
                            devices=files.device_checkpoint)
     return node, report

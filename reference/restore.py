@@ -104,8 +104,7 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
             effective = attrs.evolve(running, pod=node.effective_pod(running.pod))
             node._check_pod(effective.pod)
         except NumaspecError as exc:
-            raise type(exc)(exc.message, where=_join(running.source, exc.where),
-                            kubelet_message=exc.kubelet_message) from None
+            raise exc.relocated(_join(running.source, exc.where)) from None
         active[uid] = effective
     stale: list[str] = []
     for record, file in ((cpu, "cpu_manager_state"), (memory, "memory_manager_state")):

@@ -197,7 +197,7 @@ def _relocated(exc: NumaspecError, where: str, field_prefix: str) -> NumaspecErr
     """The same error, its ``where`` (a field path relative to the object) put under the
     file's location."""
     inner = f"{field_prefix}.{exc.where}" if exc.where else field_prefix
-    return type(exc)(exc.message, where=_at(where, inner), kubelet_message=exc.kubelet_message)
+    return exc.relocated(_at(where, inner))
 
 
 # --- pods (KCONF-5..KCONF-8) -----------------------------------------------------------------
@@ -276,8 +276,7 @@ def _no_resize(status: dict[str, Any], where: str, containers: Mapping[str, Cont
             try:
                 amounts = parse_resources(_quantity_map(allocated, where, at), where=at)
             except NumaspecError as exc:
-                raise type(exc)(exc.message, where=_at(where, exc.where),
-                                kubelet_message=exc.kubelet_message) from None
+                raise exc.relocated(_at(where, exc.where)) from None
             if any(container.requests.get(name, 0) != amount for name, amount in amounts.items()):
                 raise NotModelledError(
                     "kubelet allocated other resources than the spec asks (an in-place resize "

@@ -69,8 +69,7 @@ def node_config_from_mapping(raw: Mapping[str, Any], *, source: str,
     except NumaspecError as exc:
         if exc.where.startswith(source):
             raise
-        raise type(exc)(exc.message, where=_at(source, exc.where) if exc.where else source,
-                        kubelet_message=exc.kubelet_message) from None
+        raise exc.relocated(_at(source, exc.where) if exc.where else source) from None
 
 
 def _body(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], str]:
