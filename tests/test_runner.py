@@ -658,9 +658,10 @@ def test_the_suite_version_does_not_change_with_a_run_s_selection(tmp_path: Path
 
     whole = suite_version((SMALL,))
     headers = []
-    for n, options in enumerate(({}, {"keyword": "best-effort"}, {"properties": True,
-                                                             "vectors": False,
-                                                             "keyword": "P-EQUIVALENCE"})):
+    selections: list[dict[str, Any]] = [
+        {}, {"keyword": "best-effort"},
+        {"properties": True, "vectors": False, "keyword": "P-EQUIVALENCE"}]
+    for n, options in enumerate(selections):
         _, header, _, _, _ = run(tmp_path / str(n), "numaspec.protocol:ReferenceAdapter",
                                  **options)
         headers.append(header["suite_version"])
