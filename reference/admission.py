@@ -380,6 +380,64 @@ class Node:
             self.memory.start_pod(pod)
         return decision
 
+    # -- in-place resize (resize.md) -----------------------------------------------------------
+
+    def check_live_pod(self, pod: Pod) -> None:
+        """RESIZE-2: ``pod``, a live pod with new resources, checked as :meth:`admit` checks
+        a pod (API validation, known resources)."""
+        self._check_pod(pod, live_ok=True)
+
+    def readmit(self, pod: Pod, *, resize_operation: bool) -> Rejection | None:
+        """RESIZE-6: the admit handlers run again for a live pod with its desired resources,
+        the other live pods as they are: the Topology Manager's handler, then the resource
+        fit.  ``resize_operation`` (1.37): the CPU and Memory Managers give no hints for the
+        resize and no provider allocates; otherwise (1.33-1.36) the pod is admitted as a new
+        one, and the providers find its containers already hold what they hold.  Refused,
+        nothing changes; accepted, the node counts the pod with its desired resources."""
+        saved = (self.devices.snapshot(), self.cpu and self.cpu.snapshot(),
+                 self.memory and self.memory.snapshot(),
+                 {uid: dict(h) for uid, h in self.hints.items()})
+        refusal: Rejection | None = None
+        try:
+            if resize_operation:
+                refusal = self._readmit_resize(pod)
+            else:
+                decision = self._admit(pod, None)
+                if not decision.admitted:
+                    refusal = Rejection(decision.reason, decision.message)
+            if refusal is None:
+                refusal = fit_rejection(pod, [p for u, p in self.pods.items() if u != pod.uid],
+                                        self.allocatable)
+        except NumaspecError:
+            self.devices, self.cpu, self.memory, self.hints = saved
+            raise
+        if refusal is not None:
+            self.devices, self.cpu, self.memory, self.hints = saved
+            return refusal
+        self.pods[pod.uid] = pod
+        return None
+
+    def _readmit_resize(self, pod: Pod) -> Rejection | None:
+        """RESIZE-6 (1.37): only the Device Manager speaks (its hints regenerated from what
+        the pod holds); nothing is allocated."""
+        if self.tm_policy is Policy.NONE:
+            return None
+        silent: list[ProviderHints] = [None] * (len(self._providers()) - 1)
+        stored = self.hints.setdefault(pod.uid, {})
+        if self.config.topology_manager_scope == "pod":
+            outcome = self._merge([self.devices.pod_hints(pod), *silent])
+            if not outcome.admit:
+                return Rejection(*TOPOLOGY_AFFINITY_ERROR)
+            for container in pod.all_containers():
+                stored[container.name] = outcome.hint
+            return None
+        for container in pod.all_containers():
+            outcome = self._merge([self.devices.container_hints(pod, container), *silent])
+            if not outcome.admit:
+                return Rejection(*TOPOLOGY_AFFINITY_ERROR)
+            stored[container.name] = outcome.hint
+        return None
+
     # -- NUMA-level inter-pod affinity (affinity.md) -------------------------------------------
 
     def _terms(self, pod: Pod) -> AffinityTerms:
@@ -551,6 +609,28 @@ class Node:
         del self.pods[pod_uid]
         self.terms.pop(pod_uid, None)
         self._release(pod_uid)
+
+    def restart(self, unregistered: Sequence[str] = ()) -> None:
+        """DEV-11: kubelet restarts: every pod stays with what it holds (the managers' state
+        files); the plugins of ``unregistered`` have not registered again yet."""
+        for index, resource in enumerate(unregistered):
+            where = f"unregistered[{index}]"
+            if resource not in self.devices.devices:
+                raise InvalidFieldError(f"no device plugin on this node serves {resource!r}",
+                                        where=where)
+            if resource in unregistered[:index]:
+                raise InvalidFieldError(f"{resource!r} is listed twice", where=where)
+        self.devices.restart(unregistered)
+
+    def register(self, resource: str) -> None:
+        """DEV-11: the plugin of ``resource`` registers again after a restart."""
+        if resource not in self.devices.devices:
+            raise InvalidFieldError(f"no device plugin on this node serves {resource!r}",
+                                    where="resource")
+        if resource not in self.devices.unregistered:
+            raise InvalidFieldError(f"the plugin of {resource!r} is registered already",
+                                    where="resource")
+        self.devices.register(resource)
 
     def state(self) -> dict[str, object]:
         """NODE-8: a JSON-ready snapshot of every manager's state."""

@@ -28,6 +28,14 @@ class CPUInfo:
     numa: int
     socket: int
     core: int
+    #: SYSFS-6: the core's uncore (L3) cache id as cadvisor reports it, ``None`` for none.
+    uncore_cache: int | None = None
+
+    @property
+    def uncore(self) -> int:
+        """CPU-19: the cache the static policy groups this CPU by: the uncore cache id, or the
+        socket id when the core has none (``getUncoreCacheID`` in ``topology.go``)."""
+        return self.socket if self.uncore_cache is None else self.uncore_cache
 
 
 def _cpu_tuple(value: Iterable[CPUInfo]) -> tuple[CPUInfo, ...]:
@@ -79,7 +87,8 @@ class CPUTopology:
 
     @functools.cached_property
     def _members(self) -> dict[str, dict[int, frozenset[int]]]:
-        found: dict[str, dict[int, set[int]]] = {"numa": {}, "socket": {}, "core": {}}
+        found: dict[str, dict[int, set[int]]] = {"numa": {}, "socket": {}, "core": {},
+                                                 "uncore": {}}
         for c in self.cpus:
             for attr, units in found.items():
                 units.setdefault(getattr(c, attr), set()).add(c.cpu)
@@ -87,7 +96,7 @@ class CPUTopology:
                 for attr, units in found.items()}
 
     def members(self, attr: str) -> dict[int, frozenset[int]]:
-        """The CPUs of every unit of one kind (``attr``: numa, socket or core)."""
+        """The CPUs of every unit of one kind (``attr``: numa, socket, core or uncore)."""
         return self._members[attr]
 
     @functools.cached_property

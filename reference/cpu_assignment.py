@@ -1,8 +1,10 @@
-"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10, CPU-12, CPU-13).
+"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10, CPU-12, CPU-13,
+CPU-19, CPU-20).
 
 ``pkg/kubelet/cm/cpumanager/cpu_assignment.go``: ``takeByTopologyNUMAPacked`` and
-``takeByTopologyNUMADistributed``.  Everything here is a pure function of the machine's CPU
-topology, the CPUs still free and the number wanted.
+``takeByTopologyNUMADistributed``, with ``takeUncoreCache`` (prefer-align-cpus-by-uncorecache).
+Everything here is a pure function of the machine's CPU topology, the CPUs still free and the
+number wanted.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class CPUAllocationError(Exception):
     Manager turns it into an admission failure, never an exception of the public API."""
 
 
-_UNITS = ("numa", "socket", "core")
+_UNITS = ("numa", "socket", "core", "uncore")
 
 
 class _Accumulator:
@@ -59,7 +61,7 @@ class _Accumulator:
     # -- views of the free CPUs ---------------------------------------------------------------
 
     def free_in(self, attr: str, unit: int) -> list[int]:
-        """The free CPUs of one unit (``attr`` is numa, socket or core), by id."""
+        """The free CPUs of one unit (``attr`` is numa, socket, core or uncore), by id."""
         return sorted(self._members[attr].get(unit, frozenset()) & self.free)
 
     def _count(self, attr: str, unit: int) -> int:
@@ -98,6 +100,13 @@ class _Accumulator:
         return [k for n in self.sorted_numa() for k in self._sorted(
             "core", self._units("core", "numa", n))]
 
+    def sorted_uncore(self) -> list[int]:
+        """CPU-19: NUMA node by NUMA node in CPU-10's order, the caches with a free CPU on that
+        node, fewest free CPUs (counted over the whole cache) first, then by id.  A cache
+        reaching over several NUMA nodes is listed once for each."""
+        return [u for n in self.sorted_numa() for u in self._sorted(
+            "uncore", self._units("uncore", "numa", n))]
+
     def sorted_cpus(self) -> list[int]:
         """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
         sockets and takes each socket's free CPUs by id."""
@@ -131,6 +140,44 @@ class _Accumulator:
         self._take_whole("socket", self.sorted_sockets(),
                          lambda s: self._count("socket", s) == self.cpus_per_socket)
 
+    def take_full_uncore(self) -> None:
+        """CPU-19: every wholly free cache (in :meth:`sorted_uncore`'s order, fixed before the
+        first is taken) whose size the request still needs.  A cache listed twice may be
+        taken twice: its CPUs are counted against the request each time, as kubelet does."""
+        self._take_whole("uncore", self.sorted_uncore(),
+                         lambda u: self._count("uncore", u) == len(self._all_in("uncore", u)))
+
+    def take_partial_uncore(self, cache: int, round_up: bool) -> None:
+        """CPU-20: finish the request inside one cache: its free cores by id, as many as the
+        request needs (the request over the threads per core, rounded up from 1.34, down
+        before), their free CPUs; from 1.34 an odd request on cores of several threads leaves
+        out the highest of them when there is one too many.  Taken only when exactly the
+        request remains."""
+        per_core = self.cpus_per_core
+        cores_needed = -(-self.needed // per_core) if round_up else self.needed // per_core
+        cores = sorted({self._by_cpu[c].core for c in self.free_in("uncore", cache)})
+        cpus = sorted(c for k in cores[:cores_needed] for c in self.free_in("core", k))
+        if round_up and self.needed % 2 != 0 and per_core > 1 and len(cpus) > self.needed:
+            cpus = cpus[:-1]
+        if len(cpus) == self.needed:
+            self.take(cpus)
+
+    def take_uncore_caches(self, round_up: bool) -> None:
+        """CPU-19: kubelet's ``takeUncoreCache``: walking the caches in :meth:`sorted_uncore`'s
+        order (fixed once), take whole caches while the request needs at least the machine's
+        CPUs per cache (CPUs over distinct cache ids), then try to finish in the current cache
+        (CPU-20)."""
+        caches = len(self._members["uncore"])
+        per_cache = len(self.topo.cpus) // caches if caches else 0
+        for cache in self.sorted_uncore():
+            if self.needed >= per_cache:
+                self.take_full_uncore()
+            if self.needed < 1:
+                return
+            self.take_partial_uncore(cache, round_up)
+            if self.needed < 1:
+                return
+
     def take_full_cores(self) -> None:
         self._take_whole("core", self.sorted_cores(),
                          lambda k: self._count("core", k) == self.cpus_per_core)
@@ -151,14 +198,19 @@ def _start(topo: CPUTopology, available: frozenset[int], n: int, spread: bool
     return _Accumulator(topo, available, n, spread)
 
 
-def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool) -> set[int]:
-    """CPU-10: whole free NUMA nodes and sockets (larger unit first), then whole free
-    cores (not with the spread order, CPU-13), then single CPUs."""
+def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool,
+            uncore: bool | None = None) -> set[int]:
+    """CPU-10: whole free NUMA nodes and sockets (larger unit first), then (CPU-19, when
+    ``uncore`` is not ``None``; ``True`` rounds CPU-20's core count up) uncore caches, then
+    whole free cores (not with the spread order, CPU-13), then single CPUs."""
     acc = _start(topo, frozenset(available), n, spread)
     if acc.needed < 1:
         return set()
     steps = ([acc.take_full_numa, acc.take_full_sockets] if acc.numa_first
              else [acc.take_full_sockets, acc.take_full_numa])
+    if uncore is not None:
+        round_up = uncore
+        steps.append(lambda: acc.take_uncore_caches(round_up))
     if not spread:
         steps.append(acc.take_full_cores)
     steps.append(acc.take_remaining)
@@ -304,12 +356,18 @@ def take_by_topology(
     full_pcpus_only: bool = False,
     spread: bool = False,
     align_by_socket_in_distribution: bool = False,
+    prefer_uncore: bool = False,
+    uncore_rounds_up: bool = True,
 ) -> frozenset[int]:
-    """CPU-10, CPU-12, CPU-13: ``n`` CPUs out of ``available``, chosen as the static policy's
-    ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with kubelet's text."""
+    """CPU-10, CPU-12, CPU-13, CPU-19: ``n`` CPUs out of ``available``, chosen as the static
+    policy's ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with
+    kubelet's text.  ``prefer_uncore`` adds the uncore-cache step to the packed allocator
+    only (kubelet's distributed allocator never takes it); ``uncore_rounds_up`` is CPU-20's
+    1.34 change."""
     if distribute_across_numa:
         n_cores = len({c.core for c in topo.cpus})
         group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
         return frozenset(_distributed(topo, available, n, group, spread=spread,
                                       align_by_socket=align_by_socket_in_distribution))
-    return frozenset(_packed(topo, available, n, spread))
+    return frozenset(_packed(topo, available, n, spread,
+                             uncore_rounds_up if prefer_uncore else None))

@@ -1,5 +1,5 @@
 """The CPU Manager's static policy as a stateful hint provider (spec chapter ``cpu.md``,
-CPU-6..CPU-9 and CPU-14..CPU-17).
+CPU-6..CPU-9, CPU-14..CPU-17 and CPU-19..CPU-20).
 
 Upstream: ``pkg/kubelet/cm/cpumanager/policy_static.go`` (``NewStaticPolicy``,
 ``guaranteedCPUs``, ``podGuaranteedCPUs``, ``GetTopologyHints``, ``GetPodTopologyHints``,
@@ -18,7 +18,7 @@ import attrs
 from numaspec.bitmask import NumaMask
 from numaspec.cpu import CPUTopology, generate_cpu_topology_hints
 from numaspec.cpu_assignment import CPUAllocationError, take_by_topology
-from numaspec.errors import NodeStartupError, NotModelledError
+from numaspec.errors import NodeStartupError
 from numaspec.hints import ProviderHints
 from numaspec.options import Maturity, _go_quote, go_parse_bool, maturity_in
 from numaspec.pods import Container, Pod, QOSClass, pod_total, qos_class
@@ -65,6 +65,7 @@ class CPUManagerOptions:
     align_by_socket: bool = False
     distribute_across_cores: bool = False
     strict_reservation: bool = False
+    prefer_align_by_uncore_cache: bool = False
 
 
 #: cpumanager.NewManager wraps every error of the static policy's constructor (its options,
@@ -101,15 +102,13 @@ def parse_cpu_manager_options(raw: Mapping[str, str], version: KubeletVersion,
             if values.get(first) and values.get(second):
                 raise _startup(f"static policy options {first} and {second} can not be used "
                                "at the same time")
-    if values.get(UNCORE):
-        raise NotModelledError(f"{UNCORE} needs uncore-cache ids, which the machine model does "
-                               "not have", where=f"cpuManagerPolicyOptions.{UNCORE}")
     return CPUManagerOptions(
         full_pcpus_only=values.get(FULL_PCPUS_ONLY, False),
         distribute_across_numa=values.get(DISTRIBUTE_ACROSS_NUMA, False),
         align_by_socket=values.get(ALIGN_BY_SOCKET, False),
         distribute_across_cores=values.get(DISTRIBUTE_ACROSS_CORES, False),
         strict_reservation=values.get(STRICT_RESERVATION, False),
+        prefer_align_by_uncore_cache=values.get(UNCORE, False),
     )
 
 
@@ -137,13 +136,15 @@ def pod_guaranteed_cpus(pod: Pod) -> int:
 def take_by_policy(topology: CPUTopology, version: KubeletVersion, options: CPUManagerOptions,
                    available: frozenset[int], n: int) -> frozenset[int]:
     """The static policy's ``takeByTopology``: the allocator its options select (CPU-10,
-    CPU-12, CPU-13).  Kubelet uses it both to allocate and to pick the reserved CPUs."""
+    CPU-12, CPU-13, CPU-19).  Kubelet uses it both to allocate and to pick the reserved CPUs."""
     return take_by_topology(
         topology, available, n,
         distribute_across_numa=options.distribute_across_numa,
         full_pcpus_only=options.full_pcpus_only,
         spread=options.distribute_across_cores,
-        align_by_socket_in_distribution=options.align_by_socket and version.minor >= 37)
+        align_by_socket_in_distribution=options.align_by_socket and version.minor >= 37,
+        prefer_uncore=options.prefer_align_by_uncore_cache,
+        uncore_rounds_up=version.uncore_partial_rounds_up)
 
 
 class StaticCPUManager:

@@ -1,9 +1,12 @@
-"""The Device Manager as a stateful hint provider (spec chapter ``devices.md``, DEV-1..DEV-7).
+"""The Device Manager as a stateful hint provider (spec chapter ``devices.md``, DEV-1..DEV-7,
+DEV-10, DEV-11).
 
 Upstream: ``pkg/kubelet/cm/devicemanager/topology_hints.go`` (``GetTopologyHints``,
 ``GetPodTopologyHints``, ``generateDeviceTopologyHints``, ``getPodDeviceRequest``) and
-``manager.go`` (``Allocate``, ``devicesToAllocate``, ``filterByAffinity``).  Plugins are assumed
-to answer ``Allocate`` successfully and not to offer ``GetPreferredAllocation``.
+``manager.go`` (``Allocate``, ``devicesToAllocate``, ``filterByAffinity``,
+``callGetPreferredAllocationIfAvailable``, ``readCheckpoint``).  Plugins are assumed to answer
+``Allocate`` successfully; a plugin offers ``GetPreferredAllocation`` only where the machine
+says so (DEV-10).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def _count_by_bits(words: Iterable[int]) -> dict[int, int]:
 
 class DeviceManager:
     """DEV-1..DEV-7: devices per resource, which are allocated to whom, and the devices a
-    pod's finished init containers leave for its later containers."""
+    pod's finished init containers leave for its later containers; DEV-10: the plugins'
+    preferences; DEV-11: the resources whose plugins have not registered since a restart."""
 
     name = "devices"
 
@@ -47,6 +51,11 @@ class DeviceManager:
         self.devices: dict[str, dict[str, Device]] = {
             r: {d.id: d for d in ds} for r, ds in machine.devices.items()}
         self.healthy = {r: {d.id for d in ds if d.healthy} for r, ds in machine.devices.items()}
+        # DEV-10: the plugins that offer GetPreferredAllocation.
+        self.plugins = dict(machine.device_plugins)
+        # DEV-11: resources whose plugins have not registered again since kubelet restarted.
+        self.unregistered: set[str] = set()
+        self._machine_healthy = {r: frozenset(ids) for r, ids in self.healthy.items()}
         # pod uid -> container -> resource -> device ids
         self.pod_devices: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
         self.to_reuse: dict[str, dict[str, frozenset[str]]] = {}
@@ -69,7 +78,27 @@ class DeviceManager:
         return frozenset(self.healthy[resource]) - self.allocated(resource)
 
     def _has_topology(self, resource: str) -> bool:
+        # DEV-11: until its plugin registers again, kubelet knows no device of the resource.
+        if resource in self.unregistered:
+            return False
         return any(d.numa for d in self.devices[resource].values())
+
+    # -- kubelet restarts (DEV-11) --------------------------------------------------------------
+
+    def restart(self, unregistered: Iterable[str]) -> None:
+        """DEV-11: a new Device Manager read the checkpoint: every allocation is kept; the
+        resources in ``unregistered`` have no device until their plugins register again, the
+        others' plugins have registered (with the machine's devices)."""
+        self.to_reuse = {}
+        self.unregistered = set(unregistered)
+        for resource in self.devices:
+            self.healthy[resource] = (set() if resource in self.unregistered
+                                      else set(self._machine_healthy[resource]))
+
+    def register(self, resource: str) -> None:
+        """DEV-11: the resource's plugin registered and listed the machine's devices."""
+        self.unregistered.discard(resource)
+        self.healthy[resource] = set(self._machine_healthy[resource])
 
     def _container_request(self, container: Container) -> dict[str, int]:
         return {n: value(q) for n, q in container.limits.items() if n in self.devices}
@@ -176,7 +205,8 @@ class DeviceManager:
                              reusable: frozenset[str], affinity: NumaMask | None
                              ) -> frozenset[str]:
         """DEV-4: kubelet's ``devicesToAllocate``; within a group numaspec takes the lowest
-        device ids first (DEV-6: kubelet's choice there is Go map order)."""
+        device ids first (DEV-6: kubelet's choice there is Go map order); DEV-10: a plugin that
+        offers ``GetPreferredAllocation`` is asked where kubelet asks it."""
         held = self.pod_devices.get(pod_uid, {}).get(name, {}).get(resource)
         needed = required
         if held is not None:
@@ -217,9 +247,30 @@ class DeviceManager:
             raise unexpected(f"requested number of devices unavailable for {resource}. "
                              f"Requested: {needed}, Available: {len(available)}")
         aligned, unaligned, no_affinity = self._by_affinity(resource, available, affinity)
-        for group in (aligned, unaligned, no_affinity):
-            if take_from(group):
+        plugin = self.plugins.get(resource)
+
+        def preferred(offered: frozenset[str]) -> frozenset[str]:
+            """DEV-10: the plugin's answer (nothing without the option), over ``offered`` plus
+            what is already taken, which it must include, for the container's whole request;
+            only the answer's ids in ``offered`` count."""
+            if plugin is None:
+                return frozenset()
+            taken = frozenset(chosen)
+            return frozenset(plugin.answer(offered | taken, taken, required)) & offered
+
+        if needed < len(aligned):
+            # DEV-10: more aligned devices than needed: the plugin chooses among them, and
+            # the aligned ones make up what it leaves short.
+            if take_from(preferred(aligned)) or take_from(aligned):
                 return frozenset(chosen)
+        else:
+            # DEV-10: every aligned device first (the plugin is not asked when they are
+            # exactly enough), then the plugin chooses among all free ones, then the rest.
+            if take_from(aligned) or take_from(preferred(available)):
+                return frozenset(chosen)
+            for group in (unaligned, no_affinity):
+                if take_from(group):
+                    return frozenset(chosen)
         raise unexpected("unexpectedly allocated less resources than required. "
                          f"Requested: {required}, Got: {required - needed}")
 

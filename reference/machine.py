@@ -21,6 +21,7 @@ __all__ = [
     "MEMORY_TYPES",
     "Core",
     "Device",
+    "DevicePlugin",
     "Machine",
     "NumaNode",
 ]
@@ -80,6 +81,33 @@ class Device:
     healthy: bool = True
 
 
+@attrs.frozen
+class DevicePlugin:
+    """DEV-10: what numaspec knows of a resource's device plugin beyond its devices: it
+    offers ``GetPreferredAllocation`` with this preference (device ids, most wanted first).
+
+    Asked for ``size`` devices out of the ids it is offered, with some ids it must include,
+    the plugin answers the must-include ids, then the ids of ``preferred`` in that order
+    (only those it was offered, unless ``offered_only`` is false), until it has ``size``."""
+
+    preferred: tuple[str, ...] = ()
+    offered_only: bool = True
+
+    def answer(self, offered: frozenset[str], must_include: frozenset[str],
+               size: int) -> tuple[str, ...]:
+        """DEV-10: the plugin's answer to one ``GetPreferredAllocation`` request."""
+        chosen = sorted(must_include)
+        for device in self.preferred:
+            if len(chosen) >= size:
+                break
+            if device in must_include or device in chosen:
+                continue
+            if self.offered_only and device not in offered:
+                continue
+            chosen.append(device)
+        return tuple(chosen)
+
+
 def _check_ids(numa_nodes: Iterable[NumaNode]) -> None:
     seen: set[int] = set()
     cpus: set[int] = set()
@@ -122,9 +150,19 @@ class Machine:
 
     numa_nodes: tuple[NumaNode, ...] = attrs.field(converter=_sorted_nodes)
     devices: Mapping[str, tuple[Device, ...]] = attrs.field(factory=dict)
+    #: DEV-10: the resources whose plugins offer GetPreferredAllocation, and how they prefer.
+    device_plugins: Mapping[str, DevicePlugin] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         _check_ids(self.numa_nodes)
+        for resource, plugin in self.device_plugins.items():
+            where = f"machine.devicePlugins.{resource}"
+            if resource not in self.devices:
+                raise InvalidFieldError("a device plugin for a resource the machine lists no "
+                                        "devices of", where=where)
+            if len(set(plugin.preferred)) != len(plugin.preferred):
+                raise InvalidFieldError("a device id is listed twice",
+                                        where=f"{where}.preferredAllocation")
         sizes = {frozenset(node.hugepages) for node in self.numa_nodes}
         if len(sizes) > 1:
             raise InvalidFieldError("every NUMA node must list the same hugepage sizes (cadvisor "
@@ -178,9 +216,10 @@ class Machine:
 
     def cpu_topology(self) -> CPUTopology:
         """Kubelet's ``topology.Discover``: every thread with its NUMA node, socket and core,
-        the core being named by its lowest thread."""
+        the core being named by its lowest thread, and its uncore cache (CPU-19)."""
         return CPUTopology(
-            CPUInfo(cpu=cpu, numa=node.id, socket=core.socket, core=min(core.threads))
+            CPUInfo(cpu=cpu, numa=node.id, socket=core.socket, core=min(core.threads),
+                    uncore_cache=core.uncore_cache)
             for node in self.numa_nodes for core in node.cores for cpu in core.threads)
 
     @classmethod

@@ -18,10 +18,11 @@ from numaspec.errors import InvalidFieldError, LimitExceededError, NumaspecError
 from numaspec.fit import DEFAULT_MAX_PODS
 from numaspec.hints import TopologyHint
 from numaspec.limits import MAX_CONTAINERS, MAX_CPU_ID, MAX_DEVICES
-from numaspec.machine import Core, Device, Machine, NumaNode
+from numaspec.machine import Core, Device, DevicePlugin, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod, PodResources
 from numaspec.quantity import parse_quantity
+from numaspec.resize import ContainerResize, resize
 from numaspec.scheduling import NodeScheduler
 from numaspec.trace import AdmissionTrace
 from numaspec.versions import parse_version
@@ -88,7 +89,7 @@ def _bytes(value: object, where: str) -> int:
 
 
 def decode_machine(value: object, where: str = "node.machine") -> Machine:
-    body = _object(value, where, {"numaNodes"}, {"devices"})
+    body = _object(value, where, {"numaNodes"}, {"devices", "devicePlugins"})
     nodes = []
     for i, raw in enumerate(_list(body["numaNodes"], f"{where}.numaNodes")):
         w = f"{where}.numaNodes[{i}]"
@@ -105,10 +106,14 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
         cores = []
         for j, raw_core in enumerate(_list(item.get("cores", []), f"{w}.cores")):
             cw = f"{w}.cores[{j}]"
-            core = _object(raw_core, cw, {"socket", "threads"}, {"id"})
+            core = _object(raw_core, cw, {"socket", "threads"}, {"id", "uncoreCache"})
             threads = tuple(_int(t, f"{cw}.threads[{k}]", maximum=MAX_CPU_ID)
                             for k, t in enumerate(_list(core["threads"], f"{cw}.threads")))
-            cores.append(Core(_int(core["socket"], f"{cw}.socket"), threads))
+            # NWIRE-1, CPU-19: the core's uncore cache id, absent for none.
+            uncore = (_int(core["uncoreCache"], f"{cw}.uncoreCache") if "uncoreCache" in core
+                      else None)
+            cores.append(Core(_int(core["socket"], f"{cw}.socket"), threads,
+                              uncore_cache=uncore))
         nodes.append(NumaNode(_int(item["id"], f"{w}.id"), _bytes(item["memory"], f"{w}.memory"),
                               hugepages, distances, tuple(cores)))
     devices: dict[str, tuple[Device, ...]] = {}
@@ -132,7 +137,26 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
         if listed > MAX_DEVICES:
             raise LimitExceededError(f"{listed} devices: numaspec accepts at most {MAX_DEVICES} "
                                      "on a machine", where=rw)
-    return Machine(tuple(nodes), devices)
+    return Machine(tuple(nodes), devices, _device_plugins(body, where))
+
+
+def _device_plugins(body: Mapping[str, Any], where: str) -> dict[str, DevicePlugin]:
+    """NWIRE-1, DEV-10: ``devicePlugins``: per resource, the plugin's preferred allocation."""
+    plugins: dict[str, DevicePlugin] = {}
+    _expect(body.get("devicePlugins", {}), dict, "an object of resource to plugin",
+            f"{where}.devicePlugins")
+    for resource, raw in body.get("devicePlugins", {}).items():
+        pw = f"{where}.devicePlugins.{resource}"
+        item = _object(raw, pw, {"preferredAllocation"}, {"offeredOnly"})
+        preferred = tuple(_str(d, f"{pw}.preferredAllocation[{i}]") for i, d in enumerate(
+            _list(item["preferredAllocation"], f"{pw}.preferredAllocation")))
+        if len(preferred) > MAX_DEVICES:
+            raise LimitExceededError(f"{len(preferred)} ids: numaspec accepts at most "
+                                     f"{MAX_DEVICES}", where=f"{pw}.preferredAllocation")
+        offered_only = item.get("offeredOnly", True)
+        _expect(offered_only, bool, "a boolean", f"{pw}.offeredOnly")
+        plugins[resource] = DevicePlugin(preferred, offered_only)
+    return plugins
 
 
 _CONFIG_FIELDS = {
@@ -169,8 +193,7 @@ def decode_node(value: object, *, affinity: bool = False) -> Node:
         # under "node".
         if exc.where.startswith("node"):
             raise
-        raise type(exc)(exc.message, where=f"node.{exc.where}" if exc.where else "node",
-                        kubelet_message=exc.kubelet_message) from None
+        raise exc.relocated(f"node.{exc.where}" if exc.where else "node") from None
 
 
 def _decode_node(value: object, affinity: bool) -> Node:
@@ -269,6 +292,28 @@ def decode_pod(value: object) -> Pod:
                resources=resources)
 
 
+def decode_resize(value: object) -> list[ContainerResize]:
+    """NWIRE-6: ``[{"name", "resources": {"requests", "limits"}}]``, the containers a resize
+    changes, each with its whole new resources."""
+    listed = _list(value, "containers")
+    if len(listed) > MAX_CONTAINERS:
+        raise LimitExceededError(f"{len(listed)} containers: numaspec accepts at most "
+                                 f"{MAX_CONTAINERS} in a pod", where="containers")
+    found = []
+    for i, raw in enumerate(listed):
+        where = f"containers[{i}]"
+        body = _object(raw, where, {"name", "resources"}, set())
+        resources = _object(body["resources"], f"{where}.resources", set(),
+                            {"requests", "limits"})
+        found.append(ContainerResize(
+            _str(body["name"], f"{where}.name"),
+            _str_map(resources.get("requests", {}), f"{where}.resources.requests"),
+            _str_map(resources.get("limits", {}), f"{where}.resources.limits")))
+    if not found:
+        raise InvalidFieldError("a resize names at least one container", where="containers")
+    return found
+
+
 def encode_decision(decision: Decision) -> dict[str, Any]:
     return {"decision": {
         "admitted": decision.admitted,
@@ -307,7 +352,7 @@ class NodeSession:
         self.scheduler: NodeScheduler | None = None
 
     def _ops(self) -> str:
-        known = "create, admit, hints, remove, state"
+        known = "create, admit, hints, remove, state, restart, register, resize"
         return known + (", schedule, reserve, unreserve" if self.affinity else "")
 
     def handle(self, request: object) -> dict[str, Any]:
@@ -331,7 +376,8 @@ class NodeSession:
             raise
 
     def _handle(self, request: object) -> dict[str, Any]:
-        body = _object(request, "", {"op"}, {"node", "pod", "uid", "container"})
+        body = _object(request, "", {"op"}, {"node", "pod", "uid", "container",
+                                             "unregistered", "resource", "containers"})
         op = body["op"]
         if op == "create":
             _object(body, "", {"op", "node"}, set())
@@ -360,6 +406,22 @@ class NodeSession:
         if op == "remove":
             _object(body, "", {"op", "uid"}, set())
             self.node.remove(_str(body["uid"], "uid"))
+            return {"ok": True}
+        if op == "resize":
+            # NWIRE-6, RESIZE-1: a live pod's containers ask for new cpu and memory.
+            _object(body, "", {"op", "uid", "containers"}, set())
+            return {"resize": resize(self.node, _str(body["uid"], "uid"),
+                                     decode_resize(body["containers"])).as_json()}
+        if op == "restart":
+            # NWIRE-7, DEV-11: kubelet restarts; the named resources' plugins stay away.
+            _object(body, "", {"op"}, {"unregistered"})
+            names = _list(body.get("unregistered", []), "unregistered")
+            self.node.restart([_str(n, f"unregistered[{i}]") for i, n in enumerate(names)])
+            return {"ok": True}
+        if op == "register":
+            # NWIRE-7, DEV-11: a resource's plugin registers again.
+            _object(body, "", {"op", "resource"}, set())
+            self.node.register(_str(body["resource"], "resource"))
             return {"ok": True}
         if op == "state":
             _object(body, "", {"op"}, set())

@@ -56,6 +56,13 @@ class KubeletVersion:
         """OPT-5: ``max-allowable-numa-nodes`` exists from 1.31 (KEP-4622)."""
         return self.minor >= 31
 
+    @property
+    def uncore_partial_rounds_up(self) -> bool:
+        """CPU-20: from 1.34 the cores asked of one uncore cache are the request over the
+        threads per core rounded up (an odd request leaving out one thread); before, rounded
+        down."""
+        return self.minor >= 34
+
 
 #: The oldest modelled release: 1.18 is the first with the filter-then-merge single-numa-node
 #: policy that every later release keeps (1.17's own algorithm is not modelled).

@@ -400,7 +400,8 @@ def test_an_unknown_eviction_signal_stops_kubelet(tmp_path: Path) -> None:
      "status.containerStatuses[0].allocatedResources"),
 ])
 def test_a_pod_being_resized_is_not_modelled(tmp_path: Path, status: str, field: str) -> None:
-    """KCONF-10: pending, in progress, or allocated other than the spec asks."""
+    """KCONF-10: pending (or the alpha status.resize), or allocated other than the spec
+    asks."""
     path = tmp_path / "pod.yaml"
     path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
                     "  - name: c\n    resources:\n      limits: {cpu: \"4\", memory: 1Gi}\n"
@@ -408,6 +409,19 @@ def test_a_pod_being_resized_is_not_modelled(tmp_path: Path, status: str, field:
     with pytest.raises(NotModelledError, match="resize") as caught:
         read_pods(path)
     assert caught.value.where == f"{path}: {field}"
+
+
+def test_an_accepted_resize_is_read_at_its_spec(tmp_path: Path) -> None:
+    """KCONF-10, RESIZE-7: PodResizeInProgress alone, the allocation equal to the spec: kubelet
+    counts the spec."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                    "  - name: c\n    resources:\n      limits: {cpu: \"4\", memory: 1Gi}\n"
+                    "status:\n  conditions:\n  - {type: PodResizeInProgress, status: \"True\"}\n"
+                    "  containerStatuses:\n  - name: c\n"
+                    "    allocatedResources: {cpu: \"4\", memory: 1Gi}\n")
+    (pod,) = read_pods(path)
+    assert pod.pod.containers[0].requests["cpu"] == 4
 
 
 def test_allocated_resources_equal_to_the_spec_are_fine(tmp_path: Path) -> None:

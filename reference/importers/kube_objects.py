@@ -247,15 +247,18 @@ def _container(raw: object, where: str, field: str, *, init: bool) -> Container:
         raise _relocated(exc, where, field) from None
 
 
-#: KCONF-10: the pod conditions kubelet sets while an in-place resize waits or runs (1.33+;
-#: before, ``status.resize``).
-RESIZE_CONDITIONS = frozenset({"PodResizePending", "PodResizeInProgress"})
+#: KCONF-10: the pod condition kubelet sets while an in-place resize waits (1.33+; before,
+#: ``status.resize``).  ``PodResizeInProgress`` alone is an accepted resize: kubelet's
+#: allocation is the spec (RESIZE-7), so such a pod is read at its spec.
+RESIZE_CONDITIONS = frozenset({"PodResizePending"})
 
 
 def _no_resize(status: dict[str, Any], where: str, containers: Mapping[str, Container]
                ) -> None:
-    """KCONF-10: a pod in the middle of an in-place resize holds what kubelet allocated, not
-    what its spec now says; numaspec does not model resize yet: refuse, naming the field."""
+    """KCONF-10: a pod whose resize waits (or whose allocation differs from its spec) holds
+    what kubelet allocated, not what its spec now says: refuse, naming the field.  A resize
+    kubelet accepted (PodResizeInProgress, the allocation equal to the spec) is read at its
+    spec."""
     resize = status.get("resize")
     if isinstance(resize, str) and resize:
         raise NotModelledError(f"an in-place resize is {resize}: resize is not modelled",
@@ -263,8 +266,9 @@ def _no_resize(status: dict[str, Any], where: str, containers: Mapping[str, Cont
     for i, item in enumerate(_listed(status.get("conditions"), where, "status.conditions")):
         condition = _mapping(item, where, f"status.conditions[{i}]")
         if condition.get("type") in RESIZE_CONDITIONS and condition.get("status") == "True":
-            raise NotModelledError(f"the pod is {condition['type']}: in-place resize is not "
-                                   "modelled", where=_at(where, f"status.conditions[{i}]"))
+            raise NotModelledError(f"the pod is {condition['type']}: what kubelet holds for a "
+                                   "waiting in-place resize is not modelled",
+                                   where=_at(where, f"status.conditions[{i}]"))
     for key in ("initContainerStatuses", "containerStatuses"):
         for i, item in enumerate(_listed(status.get(key), where, f"status.{key}")):
             entry = _mapping(item, where, f"status.{key}[{i}]")

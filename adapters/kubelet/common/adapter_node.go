@@ -183,6 +183,8 @@ func RunSession(probe NodeProbe, raw json.RawMessage) (any, *Skip) {
 			answers = append(answers, map[string]any{"hints": NumaspecHints(*resp.Hints)})
 		case resp.State != nil:
 			answers = append(answers, map[string]any{"state": resp.Numaspec})
+		case resp.Resize != nil:
+			answers = append(answers, map[string]any{"resize": resp.Resize})
 		default:
 			return &Errored{Message: fmt.Sprintf("step %d: the probe gave an empty answer", i+1)}, nil
 		}

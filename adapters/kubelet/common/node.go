@@ -29,6 +29,35 @@ type NodeRequest struct {
 	// Container names the container of a hints request (NWIRE-4); nil asks
 	// for the pod-scope hints.
 	Container *string `json:"container,omitempty"`
+	// Unregistered names, in a restart request (NWIRE-7), the resources whose
+	// device plugins have not registered again yet; Resource names the
+	// resource of a register request.
+	Unregistered []string `json:"unregistered,omitempty"`
+	Resource     *string  `json:"resource,omitempty"`
+	// Containers is a resize request's containers (NWIRE-6), each with its
+	// whole new resources.
+	Containers []ContainerResize `json:"containers,omitempty"`
+}
+
+// ContainerResize is one container of a resize request (NWIRE-6).
+type ContainerResize struct {
+	Name      string        `json:"name"`
+	Resources ResourcesSpec `json:"resources"`
+}
+
+// ResizeAnswer is the answer to a resize request (RESIZE-1): the status
+// (InProgress, Deferred, Infeasible, Unchanged), the refusing admit handler's
+// own reason (Deferred only) and the condition's message.
+type ResizeAnswer struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Resizer is a probe that resizes a live pod in place through kubelet's own
+// resize path (NWIRE-6, RESIZE-*).
+type Resizer interface {
+	Resize(uid string, containers []ContainerResize) NodeResponse
 }
 
 // NodeSpec is the "node" object of a create request.
@@ -42,6 +71,9 @@ type NodeSpec struct {
 type MachineSpec struct {
 	NUMANodes []NUMANodeSpec             `json:"numaNodes"`
 	Devices   map[string]json.RawMessage `json:"devices"`
+	// DevicePlugins: per resource, a plugin that offers GetPreferredAllocation
+	// (DEV-10); decoded by the probe.
+	DevicePlugins map[string]json.RawMessage `json:"devicePlugins"`
 }
 
 // NUMANodeSpec is one NUMA node. Memory is the node's total memory (MemTotal
@@ -60,6 +92,10 @@ type CoreSpec struct {
 	ID      int   `json:"id"`
 	Socket  int   `json:"socket"`
 	Threads []int `json:"threads"`
+	// UncoreCache is the id of the core's uncore (L3) cache, cadvisor's
+	// Core.UncoreCaches[0].Id; absent when cadvisor reports none (kubelet then
+	// groups the core by its socket, CPU-19).
+	UncoreCache *int `json:"uncoreCache,omitempty"`
 }
 
 // ConfigSpec is the subset of KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
@@ -190,6 +226,8 @@ type MachineCore struct {
 	ID       int
 	Threads  []int
 	SocketID int
+	// UncoreCache: nil when the core has no uncore cache (cadvisor's empty UncoreCaches).
+	UncoreCache *int
 }
 
 // MachineNode mirrors cadvisor's Node.
@@ -270,7 +308,7 @@ func BuildMachine(m MachineSpec, memBytes func(string) (uint64, error), pageKiB 
 			totalHP[h.kib] += h.count
 		}
 		for _, c := range n.Cores {
-			node.Cores = append(node.Cores, MachineCore{ID: c.ID, Threads: append([]int(nil), c.Threads...), SocketID: c.Socket})
+			node.Cores = append(node.Cores, MachineCore{ID: c.ID, Threads: append([]int(nil), c.Threads...), SocketID: c.Socket, UncoreCache: c.UncoreCache})
 			sockets[c.Socket] = true
 			for _, t := range c.Threads {
 				cpus[t] = true
@@ -413,6 +451,8 @@ type NodeResponse struct {
 	State    *NodeState `json:"state,omitempty"`
 	Hints    *HintsMap  `json:"hints,omitempty"`
 	Error    *NodeError `json:"error,omitempty"`
+	// Resize is the answer to a resize request (NWIRE-6).
+	Resize *ResizeAnswer `json:"resize,omitempty"`
 	// Numaspec is the state in numaspec's NODE-8 shape (set with State).
 	Numaspec map[string]any `json:"-"`
 }
@@ -454,6 +494,15 @@ type NodeProbe interface {
 	Recover()
 	// Close drops the node and removes what it keeps on disk.
 	Close()
+}
+
+// DeviceRestarter is a probe that restarts kubelet's Device Manager (NWIRE-7,
+// DEV-11): Restart builds a new manager over the same checkpoint, with every
+// plugin but those of unregistered registering again; Register lets one of
+// them register.
+type DeviceRestarter interface {
+	Restart(unregistered []string) NodeResponse
+	Register(resource string) NodeResponse
 }
 
 // HandleNode answers one node-protocol request line (used by the adapter).
@@ -512,6 +561,26 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 		return p.Remove(*req.UID)
 	case "state":
 		return p.State()
+	case "restart", "register":
+		// NWIRE-7: kubelet restarts; a device plugin registers again.
+		r, ok := p.(DeviceRestarter)
+		if !ok {
+			return ErrResponse(Errf("invalid", "decode", "this probe does not serve %q", req.Op))
+		}
+		if req.Op == "restart" {
+			return r.Restart(req.Unregistered)
+		}
+		if req.Resource == nil {
+			return ErrResponse(Errf("invalid", "decode", "register needs a \"resource\""))
+		}
+		return r.Register(*req.Resource)
+	case "resize":
+		// NWIRE-6: a live pod's containers ask for new cpu and memory.
+		r, ok := p.(Resizer)
+		if !ok || req.UID == nil {
+			return ErrResponse(Errf("invalid", "decode", "this probe does not serve resize, or no \"uid\""))
+		}
+		return r.Resize(*req.UID, req.Containers)
 	default:
 		return ErrResponse(Errf("invalid", "decode", "unknown op %q (want create, admit, hints, remove or state)", req.Op))
 	}

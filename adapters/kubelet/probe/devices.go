@@ -1,10 +1,11 @@
 package probe
 
-// Kubelet's real Device Manager in the node probe (spec/devices.md DEV-1..7):
-// the machine's devices are registered by in-process fake device plugins, one
-// per resource, that answer Allocate with an empty response and offer neither
-// GetPreferredAllocation nor PreStartContainer (numaspec's assumption about
-// plugins). The manager is built with its socket and checkpoint directory
+// Kubelet's real Device Manager in the node probe (spec/devices.md DEV-1..7,
+// DEV-10, DEV-11): the machine's devices are registered by in-process fake
+// device plugins, one per resource, that answer Allocate with an empty
+// response, never offer PreStartContainer, and offer GetPreferredAllocation
+// only for the resources machine.devicePlugins names (answering as DEV-10's
+// plugin does). The manager is built with its socket and checkpoint directory
 // inside the node's state directory (never /var/lib/kubelet), registered as
 // the Topology Manager's first hint provider (NewContainerManager does so
 // before the CPU and Memory Managers: NODE-5), started after them with the
@@ -189,32 +190,95 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // ---- the fake device plugin ----
 
+// pluginSpec is one resource's entry of machine.devicePlugins (DEV-10).
+type pluginSpec struct {
+	Preferred   *[]string `json:"preferredAllocation"`
+	OfferedOnly *bool     `json:"offeredOnly"`
+}
+
+// parsePlugins decodes machine.devicePlugins as numaspec does: each names a
+// resource with devices, lists no id twice.
+func parsePlugins(raw map[string]json.RawMessage, devs map[string][]*pluginapi.Device) (map[string]*pluginSpec, *common.NodeError) {
+	out := map[string]*pluginSpec{}
+	for _, res := range sortedKeys(raw) {
+		where := "machine.devicePlugins." + res
+		var spec pluginSpec
+		if err := common.DecodeStrict(raw[res], &spec); err != nil || spec.Preferred == nil {
+			return nil, common.ErrNS("invalid-field", "invalid", "create", "%s: want {\"preferredAllocation\": [ids], \"offeredOnly\"?: bool} (%v)", where, err)
+		}
+		if _, ok := devs[res]; !ok {
+			return nil, common.ErrNS("invalid-field", "invalid", "create", "%s: the machine lists no devices of this resource", where)
+		}
+		seen := map[string]bool{}
+		for _, id := range *spec.Preferred {
+			if seen[id] {
+				return nil, common.ErrNS("invalid-field", "invalid", "create", "%s.preferredAllocation: device id %q is listed twice", where, id)
+			}
+			seen[id] = true
+		}
+		out[res] = &spec
+	}
+	return out, nil
+}
+
 // fakePlugin is a device plugin reached in process (plugin.DevicePlugin): no
 // gRPC connection, no socket of its own (SocketPath names one for the
 // manager's bookkeeping only).
-type fakePlugin struct{ resource, socket string }
+type fakePlugin struct {
+	resource, socket string
+	pref             *pluginSpec // nil: no GetPreferredAllocation
+}
 
-func (p fakePlugin) API() pluginapi.DevicePluginClient { return pluginClient{} }
+func (p fakePlugin) API() pluginapi.DevicePluginClient { return pluginClient{pref: p.pref} }
 func (p fakePlugin) Resource() string                  { return p.resource }
 func (p fakePlugin) SocketPath() string                { return p.socket }
 
-// pluginClient answers the Device Manager's calls: no options (so neither
-// GetPreferredAllocation nor PreStartContainer is called), and an Allocate
+// pluginClient answers the Device Manager's calls: GetPreferredAllocationAvailable
+// only with a preference (PreStartContainer is never called), and an Allocate
 // that grants every request with an empty container response.
-type pluginClient struct{}
+type pluginClient struct{ pref *pluginSpec }
 
 var errNotServed = errors.New("the probe's in-process device plugin does not serve this call")
 
-func (pluginClient) GetDevicePluginOptions(context.Context, *pluginapi.Empty, ...grpc.CallOption) (*pluginapi.DevicePluginOptions, error) {
-	return &pluginapi.DevicePluginOptions{}, nil
+func (c pluginClient) GetDevicePluginOptions(context.Context, *pluginapi.Empty, ...grpc.CallOption) (*pluginapi.DevicePluginOptions, error) {
+	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: c.pref != nil}, nil
 }
 
 func (pluginClient) ListAndWatch(context.Context, *pluginapi.Empty, ...grpc.CallOption) (pluginapi.DevicePlugin_ListAndWatchClient, error) {
 	return nil, errNotServed
 }
 
-func (pluginClient) GetPreferredAllocation(context.Context, *pluginapi.PreferredAllocationRequest, ...grpc.CallOption) (*pluginapi.PreferredAllocationResponse, error) {
-	return nil, errNotServed
+// GetPreferredAllocation answers as DEV-10's plugin: the must-include ids
+// (sorted), then the preference's ids in order (those offered only, unless
+// offeredOnly is false), until the allocation size.
+func (c pluginClient) GetPreferredAllocation(_ context.Context, in *pluginapi.PreferredAllocationRequest, _ ...grpc.CallOption) (*pluginapi.PreferredAllocationResponse, error) {
+	if c.pref == nil {
+		return nil, errNotServed
+	}
+	offeredOnly := c.pref.OfferedOnly == nil || *c.pref.OfferedOnly
+	out := &pluginapi.PreferredAllocationResponse{}
+	for _, req := range in.ContainerRequests {
+		offered, must := map[string]bool{}, map[string]bool{}
+		for _, id := range req.AvailableDeviceIDs {
+			offered[id] = true
+		}
+		ids := append([]string{}, req.MustIncludeDeviceIDs...)
+		sort.Strings(ids)
+		for _, id := range ids {
+			must[id] = true
+		}
+		for _, id := range *c.pref.Preferred {
+			if len(ids) >= int(req.AllocationSize) {
+				break
+			}
+			if must[id] || (offeredOnly && !offered[id]) {
+				continue
+			}
+			ids = append(ids, id)
+		}
+		out.ContainerResponses = append(out.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{DeviceIDs: ids})
+	}
+	return out, nil
 }
 
 func (pluginClient) Allocate(_ context.Context, in *pluginapi.AllocateRequest, _ ...grpc.CallOption) (*pluginapi.AllocateResponse, error) {
@@ -238,22 +302,39 @@ type devices struct {
 	pending   map[string][]*pluginapi.Device // registered by startDevices
 	started   bool
 	dirFile   *os.File // the open socket directory, when the socket path goes through it
+
+	// For restarts (DEV-11): the machine's devices and plugins, the manager's
+	// socket and Topology Manager, the plugins not registered since the last
+	// restart, and how many plugins have registered (their socket names).
+	machine      *common.Machine
+	all          map[string][]*pluginapi.Device
+	prefs        map[string]*pluginSpec
+	sock         string
+	tm           topologymanager.Manager
+	unregistered map[string]bool
+	plugins      int
 }
 
 // newDevices builds the Device Manager (kubelet does it before the CPU
 // Manager) with its socket directory inside dir, and registers it with tm.
-func (p *probe) newDevices(m *common.Machine, raw map[string]json.RawMessage, dir string, tm topologymanager.Manager) *common.NodeResponse {
+func (p *probe) newDevices(m *common.Machine, raw, rawPlugins map[string]json.RawMessage, dir string, tm topologymanager.Manager) *common.NodeResponse {
 	devs, e := parseDevices(raw, m)
 	if e != nil {
 		r := common.ErrResponse(e)
 		return &r
 	}
-	p.devs = &devices{resources: sortedKeys(devs), pending: devs}
+	prefs, e := parsePlugins(rawPlugins, devs)
+	if e != nil {
+		r := common.ErrResponse(e)
+		return &r
+	}
+	p.devs = &devices{resources: sortedKeys(devs), pending: devs, machine: m, all: devs, prefs: prefs, tm: tm, unregistered: map[string]bool{}}
 	sock, err := p.devs.socketPath(dir)
 	if err != nil {
 		r := common.ErrResponse(common.Errf("probe", "tempdir", "%v", err))
 		return &r
 	}
+	p.devs.sock = sock
 	dm, err := p.k.NewDeviceManager(m, sock, tm)
 	if err != nil {
 		r := startupErr("devicemanager.NewManagerImpl", err)
@@ -295,17 +376,95 @@ func (p *probe) startDevices() *common.NodeResponse {
 		return &r
 	}
 	d.started = true
-	for i, res := range d.resources {
-		// The name only identifies the plugin to the manager: nothing listens there.
-		fp := fakePlugin{resource: res, socket: filepath.Join(p.dir, "device-plugins", fmt.Sprintf("numaspec-plugin-%d.sock", i))}
-		if err := p.k.PluginConnected(d.dm, res, fp); err != nil {
+	for _, res := range d.resources {
+		if err := p.registerPlugin(res); err != nil {
 			r := startupErr("devicemanager.PluginConnected", err)
 			return &r
 		}
-		p.k.PluginListAndWatchReceiver(d.dm, res, &pluginapi.ListAndWatchResponse{Devices: d.pending[res]})
 	}
 	d.pending = nil
 	return nil
+}
+
+// registerPlugin is a plugin's registration and its first device list (the
+// machine's devices of res).
+func (p *probe) registerPlugin(res string) error {
+	d := p.devs
+	// The name only identifies the plugin to the manager: nothing listens there.
+	fp := fakePlugin{resource: res, socket: filepath.Join(p.dir, "device-plugins", fmt.Sprintf("numaspec-plugin-%d.sock", d.plugins)), pref: d.prefs[res]}
+	d.plugins++
+	if err := p.k.PluginConnected(d.dm, res, fp); err != nil {
+		return err
+	}
+	p.k.PluginListAndWatchReceiver(d.dm, res, &pluginapi.ListAndWatchResponse{Devices: d.all[res]})
+	delete(d.unregistered, res)
+	return nil
+}
+
+// Restart is kubelet's restart as the Device Manager sees it (DEV-11): the
+// manager stops, a new one is built over the same socket and checkpoint
+// directory and started (it reads the checkpoint: the pods' devices, and every
+// resource registered with no device), and every plugin but those of
+// unregistered registers again. The new manager takes the old one's place
+// (its fields are copied over the old value), so the Topology Manager, which
+// holds the old pointer as a hint provider, asks the new one. The CPU and
+// Memory Managers keep their state, as their state files would. Before any
+// request, the manager frees the devices of pods no longer active (kubelet's
+// next hint request would: a removed pod's devices may still be in the
+// checkpoint).
+func (p *probe) Restart(unregistered []string) common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	d := p.devs
+	known := map[string]bool{}
+	for _, res := range d.resources {
+		known[res] = true
+	}
+	seen := map[string]bool{}
+	for i, res := range unregistered {
+		if !known[res] || seen[res] {
+			return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "restart", "unregistered[%d]: %q is not a device resource of the node, or is listed twice", i, res))
+		}
+		seen[res] = true
+	}
+	if err := p.k.StopDeviceManager(d.dm); err != nil {
+		return startupErr("devicemanager.Stop", err)
+	}
+	dm, err := p.k.NewDeviceManager(d.machine, d.sock, d.tm)
+	if err != nil {
+		return startupErr("devicemanager.NewManagerImpl", err)
+	}
+	if err := p.k.StartDeviceManager(dm, p.activePods); err != nil {
+		return startupErr("devicemanager.Start", err)
+	}
+	reflect.ValueOf(d.dm).Elem().Set(reflect.ValueOf(dm).Elem())
+	d.unregistered = seen
+	for _, res := range d.resources {
+		if seen[res] {
+			continue
+		}
+		if err := p.registerPlugin(res); err != nil {
+			return startupErr("devicemanager.PluginConnected", err)
+		}
+	}
+	p.k.UpdateAllocatedDevices(d.dm)
+	return common.OKResponse()
+}
+
+// Register is the registration of a plugin that stayed away at the last
+// restart (DEV-11).
+func (p *probe) Register(res string) common.NodeResponse {
+	if p.tm == nil {
+		return noNode()
+	}
+	if !p.devs.unregistered[res] {
+		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "register", "resource: %q is not a device resource whose plugin is away", res))
+	}
+	if err := p.registerPlugin(res); err != nil {
+		return startupErr("devicemanager.PluginConnected", err)
+	}
+	return common.OKResponse()
 }
 
 // stopDevices closes the manager's registration socket (before the state

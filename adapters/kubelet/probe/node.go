@@ -58,6 +58,8 @@ type probe struct {
 	allCPUs              []int  // the machine's logical CPUs
 
 	node *v1.Node // the node object the fit handler reads (fit.go)
+	// absolute is the container manager's GetNodeAllocatableAbsolute (resize.go).
+	absolute v1.ResourceList
 }
 
 func (p *probe) Version() string { return p.k.Version() }
@@ -363,7 +365,7 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 		return startupErr("topologymanager.NewManager", err)
 	}
 	// The Device Manager comes first (devices.go).
-	if resp := p.newDevices(m, spec.Machine.Devices, dir, tm); resp != nil {
+	if resp := p.newDevices(m, spec.Machine.Devices, spec.Machine.DevicePlugins, dir, tm); resp != nil {
 		return *resp
 	}
 	cpu, err := k.NewCPUManager(kc.CPUManagerPolicy, cpuManagerPolicyOptions, m, reservedSystemCPUs, reservation, dir, tm)
@@ -410,6 +412,7 @@ func (p *probe) Create(spec *common.NodeSpec) common.NodeResponse {
 		return startupErr("validateNodeAllocatable", err)
 	}
 	p.node = nodeObject(capacity, reservation, int(kc.MaxPods))
+	p.absolute = absoluteAllocatable(capacity, kubeReserved, systemReserved)
 	if resp := p.startDevices(); resp != nil {
 		return *resp
 	}

@@ -61,7 +61,11 @@ func machineInfo(m *common.Machine) *cadvisorapi.MachineInfo {
 			node.HugePages = append(node.HugePages, cadvisorapi.HugePagesInfo{PageSize: h.PageSize, NumPages: h.NumPages})
 		}
 		for _, c := range n.Cores {
-			node.Cores = append(node.Cores, cadvisorapi.Core{Id: c.ID, Threads: c.Threads, SocketID: c.SocketID})
+			core := cadvisorapi.Core{Id: c.ID, Threads: c.Threads, SocketID: c.SocketID}
+			if c.UncoreCache != nil { // topology.Discover reads the first uncore cache's id (CPU-19)
+				core.UncoreCaches = []cadvisorapi.Cache{{Id: *c.UncoreCache, Type: "Unified", Level: 3}}
+			}
+			node.Cores = append(node.Cores, core)
 		}
 		mi.Topology = append(mi.Topology, node)
 	}

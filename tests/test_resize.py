@@ -1,0 +1,230 @@
+"""In-place resize (spec chapter resize.md, RESIZE-*; the node protocol's NWIRE-6).
+
+The property: whatever a resize answers, the pod's exclusive CPUs, memory blocks and devices
+do not change (RESIZE-6, RESIZE-7); a refused resize changes nothing; an accepted one leaves
+the pod counted at its new requests, and the live pods' requests never exceed the node's
+allocatable (RESIZE-6's resource fit).  Every mutant of tests/mutants/resize_mutants.py breaks
+it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mutants.resize_mutants import RESIZE_MUTANTS
+
+from numaspec.admission import Node
+from numaspec.errors import NumaspecError
+from numaspec.fit import pod_requests
+from numaspec.node_wire import NodeSession, decode_node
+from numaspec.pods import Container, Pod
+from numaspec.resize import ContainerResize, ResizeResult, resize
+
+Resize = Callable[[Node, str, Sequence[ContainerResize]], ResizeResult]
+
+
+def _machine(threads: int) -> dict[str, Any]:
+    nodes, cpu = [], 0
+    for numa in range(2):
+        cores = []
+        for _ in range(2):
+            cores.append({"socket": numa, "threads": list(range(cpu, cpu + threads))})
+            cpu += threads
+        nodes.append({"id": numa, "memory": "4Gi", "cores": cores})
+    return {"numaNodes": nodes}
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> tuple[Node, list[tuple[str, list[ContainerResize]]]]:
+    version = draw(st.sampled_from(["1.33", "1.34", "1.35", "1.36", "1.37"]))
+    config: dict[str, Any] = {
+        "topologyManagerPolicy": draw(st.sampled_from(["none", "best-effort",
+                                                       "single-numa-node"])),
+        "topologyManagerScope": draw(st.sampled_from(["container", "pod"])),
+    }
+    if draw(st.booleans()):
+        config.update(cpuManagerPolicy="static", kubeReserved={"cpu": "1"})
+    if draw(st.booleans()):
+        config.update(memoryManagerPolicy="Static", systemReserved={"memory": "924Mi"},
+                      reservedMemory=[{"numaNode": 0, "limits": {"memory": "1Gi"}}])
+    node = decode_node({"kubeletVersion": version, "machine": _machine(draw(st.sampled_from(
+        [1, 2]))), "config": config})
+    cpus = st.sampled_from(["500m", "1", "2", "3", "5"])
+    memory = st.sampled_from(["256Mi", "1Gi", "2Gi", "3Gi"])
+    for index in range(draw(st.integers(1, 4))):
+        cpu, mem = draw(cpus), draw(memory)
+        if draw(st.booleans()):  # Guaranteed
+            container = Container.of("c", limits={"cpu": cpu, "memory": mem})
+        else:
+            container = Container.of("c", requests={"cpu": "250m", "memory": "128Mi"},
+                                     limits={"cpu": cpu, "memory": mem})
+        node.admit(Pod(f"p{index}", (container,)))
+    steps = []
+    for _ in range(draw(st.integers(1, 3))):
+        uid = draw(st.sampled_from([f"p{i}" for i in range(4)]))
+        cpu, mem = draw(cpus), draw(memory)
+        if draw(st.booleans()):
+            change = ContainerResize("c", {"cpu": cpu, "memory": mem}, {"cpu": cpu, "memory": mem})
+        else:
+            change = ContainerResize("c", {"cpu": draw(cpus), "memory": draw(memory)},
+                                     {"cpu": cpu, "memory": mem})
+        steps.append((uid, [change]))
+    return node, steps
+
+
+def _exclusive(node: Node, uid: str) -> tuple[object, ...]:
+    name = "c"
+    return (node.cpu.cpus_of(uid, name) if node.cpu else None,
+            tuple(node.memory.blocks_of(uid, name)) if node.memory else None,
+            dict(node.devices.devices_of(uid, name)))
+
+
+def check_resizes(resize_fn: Resize, node: Node,
+                  steps: list[tuple[str, list[ContainerResize]]]) -> None:
+    """RESIZE-6, RESIZE-7: the property, for one session."""
+    for uid, changes in steps:
+        held = {u: _exclusive(node, u) for u in node.pods}
+        pods = dict(node.pods)
+        state = copy.deepcopy(node.state())
+        try:
+            answer = resize_fn(node, uid, changes)
+        except NumaspecError:
+            assert node.pods == pods
+            assert node.state() == state
+            continue
+        assert {u: _exclusive(node, u) for u in node.pods} == held, "exclusive changed"
+        if answer.status != "InProgress":
+            assert node.pods == pods, f"{answer.status} changed the pods"
+            assert node.state() == state, f"{answer.status} changed the state"
+            continue
+        assert set(node.pods) == set(pods)
+        for name in ("cpu", "memory"):
+            total = sum(pod_requests(p).get(name, 0) for p in node.pods.values())
+            assert total <= node.allocatable[name], f"{name} overcommitted"
+
+
+_SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(session=sessions())
+def test_resize_keeps_exclusive_and_fit(
+        session: tuple[Node, list[tuple[str, list[ContainerResize]]]]) -> None:
+    """RESIZE-6, RESIZE-7: the reference keeps the property."""
+    check_resizes(resize, *session)
+
+
+@pytest.mark.parametrize("name", sorted(RESIZE_MUTANTS))
+def test_every_resize_mutant_is_caught(name: str) -> None:
+    """RESIZE-6, RESIZE-7: each mutant breaks the property on some session."""
+    mutant = RESIZE_MUTANTS[name]
+
+    @_SETTINGS
+    @given(session=sessions())
+    def run(session: tuple[Node, list[tuple[str, list[ContainerResize]]]]) -> None:
+        check_resizes(mutant, *session)
+
+    with pytest.raises(AssertionError):
+        run()
+
+
+def test_the_wire_answers_resize() -> None:
+    """NWIRE-6: a resize on the wire, and its errors."""
+    session = NodeSession()
+    assert session.answer('{"op": "create", "node": {"kubeletVersion": "1.37", "machine": '
+                          '{"numaNodes": [{"id": 0, "memory": "4Gi", "cores": [{"socket": 0, '
+                          '"threads": [0, 1]}]}]}}}') == {"ok": True}
+    admitted = session.answer('{"op": "admit", "pod": {"uid": "a", "containers": [{"name": '
+                              '"c", "resources": {"requests": {"cpu": "1"}}}]}}')
+    assert admitted["decision"]["admitted"]
+    answer = session.answer('{"op": "resize", "uid": "a", "containers": [{"name": "c", '
+                            '"resources": {"requests": {"cpu": "2"}}}]}')
+    assert answer == {"resize": {"status": "InProgress", "reason": "", "message": ""}}
+    bad = session.answer('{"op": "resize", "uid": "a", "containers": [{"name": "c"}]}')
+    assert bad["error"]["where"] == "containers[0]"
+    extra = session.answer('{"op": "resize", "uid": "a", "containers": [], "pod": {}}')
+    assert extra["error"]["kind"] == "invalid-field"
+
+
+def _random_session(rng: random.Random, version: str) -> list[dict[str, Any]]:
+    """A node, a few pods (Burstable or Guaranteed, some with a sidecar), then resizes of
+    them mixed with new pods: what RESIZE-4..RESIZE-7 speak of, at every outcome."""
+    config: dict[str, Any] = {
+        "topologyManagerPolicy": rng.choice(["none", "best-effort", "restricted",
+                                             "single-numa-node"]),
+        "topologyManagerScope": rng.choice(["container", "pod"])}
+    if rng.random() < 0.6:
+        config.update(cpuManagerPolicy="static", kubeReserved={"cpu": "1"})
+        if rng.random() < 0.3:
+            config["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
+    if rng.random() < 0.5:
+        config.update(memoryManagerPolicy="Static", systemReserved={"memory": "924Mi"},
+                      reservedMemory=[{"numaNode": 0, "limits": {"memory": "1Gi"}}])
+    if rng.random() < 0.3:
+        config["evictionHard"] = {"memory.available": rng.choice(["100Mi", "1Gi"])}
+    steps: list[dict[str, Any]] = [{"op": "create", "node": {
+        "kubeletVersion": version, "machine": _machine(rng.choice([1, 2])), "config": config}}]
+    cpus = ["500m", "1", "2", "3", "4", "6", "9"]
+    mems = ["256Mi", "1Gi", "2Gi", "3Gi", "7Gi", "9Gi"]
+
+    def resources(guaranteed: bool) -> dict[str, Any]:
+        cpu, memory = rng.choice(cpus), rng.choice(mems)
+        if guaranteed:
+            return {"limits": {"cpu": cpu, "memory": memory}}
+        return {"requests": {"cpu": rng.choice(["100m", "250m", "1"]), "memory": "128Mi"},
+                "limits": {"cpu": "1" if cpu == "500m" else cpu, "memory": memory}}
+
+    kinds = {}
+    for index in range(rng.randint(1, 4)):
+        kinds[f"p{index}"] = guaranteed = rng.random() < 0.5
+        pod: dict[str, Any] = {"uid": f"p{index}",
+                               "containers": [{"name": "c", "resources": resources(guaranteed)}]}
+        if rng.random() < 0.2:
+            pod["initContainers"] = [{"name": "s", "restartPolicy": "Always",
+                                      "resources": resources(guaranteed)}]
+        elif rng.random() < 0.2:
+            pod["initContainers"] = [{"name": "i", "resources": resources(guaranteed)}]
+        steps.append({"op": "admit", "pod": pod})
+    for _ in range(rng.randint(1, 4)):
+        uid = rng.choice(sorted(kinds))
+        steps.append({"op": "resize", "uid": uid, "containers": [
+            {"name": rng.choice(["c", "c", "i", "s"]), "resources": resources(kinds[uid])}]})
+        if rng.random() < 0.3:
+            steps.append({"op": "admit", "pod": {"uid": f"x{rng.randint(0, 99)}", "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": rng.choice(cpus),
+                                                         "memory": "256Mi"}}}]}})
+    steps.append({"op": "state"})
+    return steps
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36", "1.37"])
+def test_resize_agrees_with_kubelet(version: str) -> None:
+    """RESIZE-1, RESIZE-4..RESIZE-7: on seeded random sessions, every answer of the reference
+    (resizes, the admissions after them, the state) is kubelet's: the node probe runs the
+    resize through kubelet's own allocation manager."""
+    from kubelet_builds import node_command
+    from test_node_differential import normalizer
+
+    from numaspec.conformance.implementations.exec_node import ExecNode
+
+    probe = ExecNode(node_command(version), name=f"kubelet {version}")
+    try:
+        for seed in range(200):
+            steps = _random_session(random.Random(seed), version)
+            reference = NodeSession()
+            ours, theirs = normalizer(), normalizer()
+            for index, step in enumerate(steps):
+                want = reference.answer(json.dumps(step))
+                if want.get("error", {}).get("kind") == "not-modelled":
+                    break  # the rest of the session is not the reference's to answer
+                got = probe.handle(step)
+                assert ours(step, want) == theirs(step, got), (seed, index, step, want, got)
+    finally:
+        probe.close()
