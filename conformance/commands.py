@@ -39,6 +39,10 @@ def dispatch(args: argparse.Namespace) -> int:
             return vectors_run(args)
         if args.command == "rule":
             return _rule(args)
+        if args.command == "check":
+            from numaspec.conformance.checking.command import run as check_run
+
+            return check_run(args)
         if args.command == "differential":
             return _differential(args)
         if args.command == "fuzz":

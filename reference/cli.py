@@ -208,6 +208,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rule.add_argument("ids", nargs="+", metavar="ID", help="a rule ID such as MERGE-8")
     rule.add_argument("--json", action="store_true", help="print the rules as JSON")
 
+    _check_parser(sub)
+
     diff = _command(sub, "differential",
                     "random merge cases: the reference against an implementation",
                     "Draws --cases merge cases from --seed (case i of a seed replays alone), "
@@ -272,6 +274,54 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--max-permutations", type=int, default=20_000_000, metavar="N",
                        help="--sizes: shapes of more permutations are not sent to --against")
     return parser
+
+
+def _check_parser(sub: Any) -> None:
+    """``numaspec check``: the node's model checker (spec/checking.md)."""
+    from numaspec.conformance.checking import bounds as b
+
+    check = _command(
+        sub, "check", "explore every node and step sequence within bounds (model checking)",
+        "From every initial node within the bounds, runs every sequence of admits and "
+        "removes of a pod alphabet up to --depth, breadth-first, each distinct state once, "
+        "and checks INV-1..INV-9 and ADMIT-10 after every step (CHECK-1..CHECK-6).  A "
+        "violation is reported as the shortest session that shows it, which numaspec node "
+        "replays.  Exit status: 0 no violation, 1 a violation, 4 bad usage.")
+    _impl_argument(check)
+    defaults = b.Bounds()
+
+    def listed(name: str, values: tuple[str, ...], known: Any, text: str) -> None:
+        check.add_argument(f"--{name}", default=",".join(values), metavar="A,B",
+                           help=f"{text} (default {','.join(values)}; known: "
+                                f"{', '.join(known)})")
+
+    check.add_argument("--releases", default=",".join(defaults.releases), metavar="A,B",
+                       help="kubelet releases of the initial nodes (default "
+                            f"{','.join(defaults.releases)})")
+    listed("machines", defaults.machines, b.MACHINES,
+           "machine shapes, sockets x NUMA nodes per socket x cores per NUMA node x threads")
+    listed("policies", defaults.policies, b.POLICIES, "Topology Manager policies")
+    listed("scopes", defaults.scopes, b.SCOPES, "Topology Manager scopes")
+    listed("cpu", defaults.cpu, b.CPU_CONFIGS, "CPU Manager configurations")
+    listed("memory", defaults.memory, b.MEMORY_CONFIGS, "Memory Manager policies")
+    check.add_argument("--pods", default=defaults.pods, choices=tuple(b.POD_SETS),
+                       help=f"the pod alphabet (default {defaults.pods})")
+    check.add_argument("--copies", type=int, default=defaults.copies, metavar="N",
+                       help="instances of each pod kind that may be on the node at once "
+                            f"(default {defaults.copies})")
+    check.add_argument("--depth", type=int, default=defaults.depth, metavar="N",
+                       help=f"the longest step sequence (default {defaults.depth})")
+    check.add_argument("--hints", action="store_true",
+                       help="also ask each pod kind's hints in every state (judged only by "
+                            "the comparison with the reference, so with --impl)")
+    check.add_argument("--max-states", type=int, default=None, metavar="N",
+                       help="stop after N distinct states (the bounds are then not "
+                            "exhausted, and the report says so)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--out", default=None, metavar="FILE",
+                       help="write a counterexample's session here as JSON lines")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on a terminal, after two seconds)")
 
 
 def _differential_options(diff: argparse.ArgumentParser) -> None:

@@ -51,7 +51,8 @@ EXEMPT = {
 }
 # The harness's own rules, and the fast merge's (FAST-*: how the reference reaches the answer
 # every merge vector checks; their equality with the walk is tests/test_fast_merge.py's).
-HARNESS = ("PROTO-", "RUN-", "EXPLAIN-", "FAST-", "SYSFS-", "KCONF-", "CKPT-", "OPS-")
+HARNESS = ("PROTO-", "RUN-", "EXPLAIN-", "FAST-", "SYSFS-", "KCONF-", "CKPT-", "OPS-",
+           "CHECK-")
 
 
 def spec_rules() -> list[str]:

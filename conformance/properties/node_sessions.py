@@ -42,7 +42,7 @@ from numaspec.conformance.properties.node_machine import (
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["NodeSessionImplementation", "node_sessions", "session_versions"]
+__all__ = ["NodeSessionImplementation", "check_answers", "node_sessions", "session_versions"]
 
 #: The releases a session is drawn at when the implementation declares them.
 _PREFERRED = ("1.30", "1.33", "1.37")
@@ -256,9 +256,53 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
                                 "initial one")
 
 
-def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
-    from numaspec.conformance.cases.vectors import compare
+def check_answers(steps: list[dict[str, Any]], answers: list[Any], *, compare: bool = True,
+                  format_claimed: bool = True, op: str = "node",
+                  reference: tuple[list[Any], int, Alternatives, int] | None = None
+                  ) -> str | None:
+    """What is wrong with an implementation's answers to a session, or None: with
+    ``compare``, the first answers that differ from the reference's (as far as kubelet answers
+    deterministically, ADMIT-8's alternatives accepted; error kinds only when the format is
+    claimed, PROTO-7); then INV-1..INV-9's and ADMIT-10's checks on its own answers.  Shared
+    by the session properties and the exhaustive checker (spec/checking.md, CHECK-3).
+    ``reference``: the reference's answers to ``steps`` when already at hand."""
+    from numaspec.conformance.cases.vectors import compare as compare_answers
 
+    minor = _minor(steps)
+    if compare or minor < 32:
+        expected, comparable, alternatives, overlap = reference or _reference_answers(steps)
+    if compare:
+        seen = _as_expected(answers, expected, alternatives)
+        want = expected
+        if not format_claimed:
+            # PROTO-7: an error's kind is numaspec's line format (NWIRE-3); a peer is judged
+            # on refusing the step, and on the step changing nothing (ADMIT-10).
+            def plain(items: list[Any]) -> list[Any]:
+                return [{"error": {"kind": "refused"}} if isinstance(a, dict) and "error" in a
+                        else a for a in items]
+            want, seen = plain(want), plain(seen)
+        differences = compare_answers(op, {"steps": steps[:comparable]},
+                                      {"answers": want[:comparable]},
+                                      {"answers": seen[:comparable]})
+        if differences:
+            return "; ".join(differences)
+    try:
+        _check_session(steps, answers, overlap if minor < 32 else None)
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
+def _minor(steps: list[dict[str, Any]]) -> int:
+    node = steps[0].get("node") if steps and isinstance(steps[0], dict) else None
+    version = str(node.get("kubeletVersion", "")) if isinstance(node, dict) else ""
+    try:
+        return int(version.lstrip("v").split(".")[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
     case = {"steps": steps}
     note(f"request: {json.dumps(case, separators=(',', ':'))}")
     note("numaspec node <<'EOF'\n" + "\n".join(json.dumps(s, separators=(",", ":"))
@@ -268,23 +312,13 @@ def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
         f"not a session result: {json.dumps(result)[:300]}")
     answers = result["answers"]
     assert len(answers) == len(steps), f"{len(answers)} answers to {len(steps)} steps"
-    expected, comparable, alternatives, overlap = _reference_answers(steps)
-    if comparable < len(steps):
-        note(f"compared with the reference up to step {comparable} (F-MEM-OVERLAP or "
+    reference = _reference_answers(steps)
+    if reference[1] < len(steps):
+        note(f"compared with the reference up to step {reference[1]} (F-MEM-OVERLAP or "
              "F-DEV-CHOICE); invariants checked throughout")
-    seen = _as_expected(answers, expected, alternatives)
-    want = expected
-    if not claims_of(impl).format:
-        # PROTO-7: an error's kind is numaspec's line format (NWIRE-3); a peer is judged on
-        # refusing the step, and on the step changing nothing (ADMIT-10), not on the kind.
-        def plain(items: list[Any]) -> list[Any]:
-            return [{"error": {"kind": "refused"}} if isinstance(a, dict) and "error" in a
-                    else a for a in items]
-        want, seen = plain(want), plain(seen)
-    differences = compare(op, {"steps": steps[:comparable]}, {"answers": want[:comparable]},
-                          {"answers": seen[:comparable]})
-    assert not differences, "; ".join(differences)
-    _check_session(steps, answers, overlap)
+    problem = check_answers(steps, answers, format_claimed=claims_of(impl).format, op=op,
+                            reference=reference)
+    assert problem is None, problem
 
 
 @register("P-NODE-SESSION", rules=["INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6",

@@ -1,0 +1,158 @@
+"""The finite world the checker explores (spec/checking.md, CHECK-1): the initial nodes
+within the bounds, and the alphabet of pods the steps admit and remove.
+
+Everything here is plain data: ``create`` requests and pod bodies of the node protocol
+(spec/node-protocol.md), so a counterexample is a session ``numaspec node`` replays."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from numaspec.errors import InvalidFieldError
+
+__all__ = ["MACHINES", "POD_SETS", "Bounds", "initial_nodes", "machine", "pod_alphabet"]
+
+POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
+SCOPES = ("container", "pod")
+#: The CPU Manager configurations explored: none, static, static with full-pcpus-only.
+CPU_CONFIGS = ("none", "static", "static+full-pcpus-only")
+MEMORY_CONFIGS = ("None", "Static")
+#: Machine shapes by name: sockets x NUMA nodes per socket x cores per NUMA node x threads.
+MACHINES: dict[str, tuple[int, int, int, int]] = {
+    "1x2x2x1": (1, 2, 2, 1),
+    "2x1x2x1": (2, 1, 2, 1),
+    "2x2x2x1": (2, 2, 2, 1),
+    "1x2x2x2": (1, 2, 2, 2),
+    "2x2x4x1": (2, 2, 4, 1),
+}
+#: One device resource with one device on each NUMA node.
+DEVICE = "example.com/dev"
+
+
+@attrs.frozen
+class Bounds:
+    """CHECK-1: what is explored.  Every combination of release, machine, Topology Manager
+    policy and scope, CPU and Memory Manager configuration is an initial node; from each, every
+    sequence of up to ``depth`` admits and removes of the ``pods`` alphabet."""
+
+    releases: tuple[str, ...] = ("1.30", "1.37")
+    machines: tuple[str, ...] = ("1x2x2x1", "2x2x2x1")
+    policies: tuple[str, ...] = POLICIES
+    scopes: tuple[str, ...] = SCOPES
+    cpu: tuple[str, ...] = CPU_CONFIGS
+    memory: tuple[str, ...] = MEMORY_CONFIGS
+    pods: str = "default"
+    depth: int = 3
+    #: Instances of each pod kind that may be on the node at once.
+    copies: int = 2
+    #: Also ask each pod kind's hints in every state (only a comparison with the reference
+    #: judges them: they change nothing, CHECK-4).
+    hints: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        for field, known in (("machines", MACHINES), ("policies", POLICIES),
+                             ("scopes", SCOPES), ("cpu", CPU_CONFIGS),
+                             ("memory", MEMORY_CONFIGS)):
+            for value in getattr(self, field):
+                if value not in known:
+                    raise InvalidFieldError(f"unknown value {value!r} (known: "
+                                            f"{', '.join(known)})", where=f"--{field}")
+        if self.pods not in POD_SETS:
+            raise InvalidFieldError(f"unknown pod set {self.pods!r} (known: "
+                                    f"{', '.join(POD_SETS)})", where="--pods")
+        if self.depth < 0 or self.copies < 1:
+            raise InvalidFieldError("depth is at least 0 and copies at least 1",
+                                    where="--depth")
+
+    def describe(self) -> str:
+        return (f"releases {','.join(self.releases)}; machines {','.join(self.machines)}; "
+                f"policies {','.join(self.policies)}; scopes {','.join(self.scopes)}; "
+                f"CPU Manager {','.join(self.cpu)}; Memory Manager {','.join(self.memory)}; "
+                f"pods {self.pods} x{self.copies}; depth {self.depth}"
+                + ("; hints asked" if self.hints else ""))
+
+
+def machine(shape: str) -> dict[str, Any]:
+    """A machine of the node protocol: 4 GiB and 256 2-MiB pages per NUMA node, one device
+    of ``DEVICE`` per NUMA node."""
+    sockets, per_socket, cores, threads = MACHINES[shape]
+    count = sockets * per_socket
+    total = count * cores
+    nodes = []
+    for numa in range(count):
+        nodes.append({
+            "id": numa, "memory": "4Gi", "hugepages": {"hugepages-2Mi": 256},
+            "distances": [10 if other == numa else 20 for other in range(count)],
+            "cores": [{"socket": numa // per_socket,
+                       "threads": [t * total + numa * cores + c for t in range(threads)]}
+                      for c in range(cores)]})
+    return {"numaNodes": nodes,
+            "devices": {DEVICE: [{"id": f"dev{n}", "numa": [n]} for n in range(count)]}}
+
+
+def initial_nodes(bounds: Bounds) -> Iterator[dict[str, Any]]:
+    """CHECK-1: every initial node within the bounds, as a ``create`` request."""
+    for release, shape, policy, scope, cpu, memory in itertools.product(
+            bounds.releases, bounds.machines, bounds.policies, bounds.scopes, bounds.cpu,
+            bounds.memory):
+        config: dict[str, Any] = {"topologyManagerPolicy": policy,
+                                  "topologyManagerScope": scope}
+        if cpu != "none":
+            config["cpuManagerPolicy"] = "static"
+            config["reservedSystemCPUs"] = "0"
+            if cpu.endswith("full-pcpus-only"):
+                config["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
+        if memory == "Static":
+            config["memoryManagerPolicy"] = "Static"
+            config["systemReserved"] = {"memory": "156Mi"}
+            config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "256Mi"}}]
+        yield {"op": "create", "node": {"kubeletVersion": release, "machine": machine(shape),
+                                        "config": config}}
+
+
+def _guaranteed(cpu: str, memory: str, **extra: str) -> dict[str, Any]:
+    return {"limits": {"cpu": cpu, "memory": memory, **extra}}
+
+
+#: The pod kinds of each alphabet: name -> pod body without its uid.
+POD_SETS: dict[str, dict[str, dict[str, Any]]] = {
+    "small": {
+        "g1": {"containers": [{"name": "a", "resources": _guaranteed("1", "1Gi")}]},
+        "b": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "500m",
+                                                                      "memory": "256Mi"}}}]},
+    },
+    "default": {
+        # one exclusive CPU and a NUMA node's worth of memory's quarter
+        "g1": {"containers": [{"name": "a", "resources": _guaranteed("1", "1Gi")}]},
+        # two exclusive CPUs and more memory than one NUMA node has free: a group of two
+        "g2": {"containers": [{"name": "a", "resources": _guaranteed("2", "5Gi")}]},
+        # shared CPUs only
+        "b": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "500m",
+                                                                      "memory": "256Mi"}}}]},
+        # a device with an exclusive CPU and hugepages
+        "d": {"containers": [{"name": "a", "resources": _guaranteed(
+            "1", "512Mi", **{DEVICE: "1", "hugepages-2Mi": "64Mi"})}]},
+        # an init container larger than the app container, and a sidecar
+        "i": {"initContainers": [
+            {"name": "init", "resources": _guaranteed("2", "1Gi")},
+            {"name": "side", "resources": _guaranteed("1", "256Mi"), "restartPolicy": "Always"}],
+            "containers": [{"name": "a", "resources": _guaranteed("1", "512Mi")}]},
+        # a sidecar and an app container with a device each
+        "s": {"initContainers": [
+            {"name": "side", "resources": _guaranteed("1", "256Mi", **{DEVICE: "1"}),
+             "restartPolicy": "Always"}],
+            "containers": [{"name": "a", "resources": _guaranteed("1", "256Mi",
+                                                                  **{DEVICE: "1"})}]},
+    },
+}
+
+
+def pod_alphabet(bounds: Bounds) -> list[tuple[str, dict[str, Any]]]:
+    """Every pod the steps may admit: ``copies`` instances of each kind, uid ``KIND-N``."""
+    return [(f"{kind}-{n}", {"uid": f"{kind}-{n}", **body})
+            for kind, body in POD_SETS[bounds.pods].items()
+            for n in range(1, bounds.copies + 1)]

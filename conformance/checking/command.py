@@ -1,0 +1,112 @@
+"""``numaspec check``: the explorer run from the command line (spec/checking.md, CHECK-6)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from numaspec.conformance.checking.bounds import Bounds
+from numaspec.conformance.checking.explorer import (
+    ReferenceRunner,
+    ReplayRunner,
+    Report,
+    explore,
+)
+from numaspec.errors import AdapterError, InvalidFieldError
+
+__all__ = ["run"]
+
+
+def _names(text: str, where: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise InvalidFieldError("name at least one", where=where)
+    return names
+
+
+def bounds_from_args(args: argparse.Namespace) -> Bounds:
+    from numaspec.versions import parse_version
+
+    releases = _names(args.releases, "--releases")
+    for release in releases:
+        version = parse_version(release)
+        if version.minor < 29:
+            raise InvalidFieldError(f"{release}: the node model starts at 1.29",
+                                    where="--releases")
+    return Bounds(releases=releases, machines=_names(args.machines, "--machines"),
+                  policies=_names(args.policies, "--policies"),
+                  scopes=_names(args.scopes, "--scopes"), cpu=_names(args.cpu, "--cpu"),
+                  memory=_names(args.memory, "--memory"), pods=args.pods,
+                  depth=args.depth, copies=args.copies, hints=args.hints)
+
+
+def _runner(impl: str, op: str) -> tuple[Any, Any]:
+    """The reference in process, or any implementation through the protocol (CHECK-4)."""
+    from numaspec.protocol import REFERENCE_IMPL
+
+    if impl == REFERENCE_IMPL:
+        return ReferenceRunner(), None
+    from numaspec.conformance.implementations.connection import connect
+
+    connection = connect(impl)
+
+    def answers(steps: list[dict[str, Any]]) -> list[Any]:
+        answer = connection.run(op, {"steps": steps})
+        result = answer.result if answer.status == "result" else None
+        if not isinstance(result, dict) or not isinstance(result.get("answers"), list) or len(
+                result["answers"]) != len(steps):
+            raise AdapterError(f"{impl} answered a node session with {answer.status}: "
+                               f"{answer.message or json.dumps(result)[:300]}", where="--impl")
+        return list(result["answers"])
+
+    return ReplayRunner(answers), connection
+
+
+def text(report: Report) -> str:
+    """CHECK-6: the report for a person."""
+    lines = [f"bounds: {report.bounds.describe()}",
+             f"initial nodes: {report.initial_nodes} ({report.refused_nodes} kubelet would "
+             "not start)",
+             f"steps run: {report.transitions:,}; distinct states: {report.distinct:,}; "
+             f"depth reached: {report.depth}; nodes whose reachable states closed before the "
+             f"depth: {report.closed}",
+             f"time: {report.seconds:.1f} s"]
+    found = report.counterexample
+    if found is None:
+        lines.append("exhausted: every sequence within the bounds was run; no violation"
+                     if report.exhausted else
+                     "NOT exhausted: stopped at --max-states; no violation in what was run")
+        return "\n".join(lines)
+    depth = (len(found.steps) - 2) // 2
+    lines += ["", f"VIOLATION after {depth} step(s): {found.message}", "",
+              "the shortest session that shows it (numaspec node replays it):", "",
+              "numaspec node <<'EOF'", found.lines(), "EOF"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from numaspec.conformance.running.reports import Progress
+
+    bounds = bounds_from_args(args)
+    runner, connection = _runner(args.impl, "hints" if bounds.hints else "node")
+    bar = Progress(0, enabled=args.progress)
+    try:
+        def progress(done: int, total: int, report: Report) -> None:
+            bar.total = total
+            bar.update(done, int(report.counterexample is not None),
+                       f"{report.distinct:,} states")
+
+        report = explore(bounds, runner, compare=connection is not None,
+                         max_states=args.max_states, progress=progress)
+    finally:
+        bar.finish()
+        if connection is not None:
+            connection.close()
+    if args.out and report.counterexample is not None:
+        Path(args.out).write_text(report.counterexample.lines() + "\n", encoding="utf-8")
+    print(json.dumps(report.as_json(), indent=1) if args.json else text(report))
+    sys.stdout.flush()
+    return 1 if report.counterexample is not None else 0

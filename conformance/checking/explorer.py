@@ -1,0 +1,238 @@
+"""Exhaustive bounded exploration of the node, breadth-first (spec/checking.md, CHECK-1..6).
+
+From each initial node within the bounds, every sequence of admits and removes of the pod
+alphabet up to the depth is run, level by level.  A state is the node's answer to ``state``
+(NODE-8) together with the pods on it; each distinct state is expanded once (CHECK-2).  After
+every step the invariants INV-1..INV-9 and ADMIT-10 are checked on the implementation's own
+answers, exactly as P-NODE-SESSION checks a random session (CHECK-3), and against another
+implementation than the reference every answer is also compared with the reference's
+(CHECK-4).  The first violation found is on a shortest trace, since the levels are explored in
+order; it is reported as the session that shows it (CHECK-5)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import attrs
+
+from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alphabet
+from numaspec.conformance.properties.node_sessions import check_answers
+
+__all__ = ["Counterexample", "Report", "explore"]
+
+STATE = {"op": "state"}
+
+
+@attrs.frozen
+class Counterexample:
+    """CHECK-5: a shortest session that breaks an invariant (or, against another
+    implementation, where its answers leave the reference's)."""
+
+    steps: tuple[dict[str, Any], ...]
+    answers: tuple[Any, ...]
+    message: str
+
+    def lines(self) -> str:
+        """The session as JSON lines, for ``numaspec node``."""
+        return "\n".join(json.dumps(step, separators=(",", ":")) for step in self.steps)
+
+
+@attrs.define
+class Report:
+    """CHECK-6: what was explored and what was found."""
+
+    bounds: Bounds
+    initial_nodes: int = 0
+    transitions: int = 0
+    distinct: int = 0
+    depth: int = 0
+    #: initial nodes whose reachable states were all found before the depth bound (the last
+    #: level added no new state)
+    closed: int = 0
+    refused_nodes: int = 0
+    exhausted: bool = False
+    seconds: float = 0.0
+    counterexample: Counterexample | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        found = self.counterexample
+        return {"bounds": attrs.asdict(self.bounds), "initial_nodes": self.initial_nodes,
+                "nodes_kubelet_refuses": self.refused_nodes, "transitions": self.transitions,
+                "distinct_states": self.distinct, "depth": self.depth,
+                "closed_nodes": self.closed, "exhausted": self.exhausted,
+                "seconds": round(self.seconds, 3),
+                "counterexample": None if found is None else {
+                    "message": found.message, "steps": list(found.steps),
+                    "answers": list(found.answers)}}
+
+
+class Runner(Protocol):
+    """How paths are run: ``start`` a node (its handle, and the answers to ``create`` and
+    ``state``), ``extend`` a path by one step (the child's handle, and the answers to the
+    whole path)."""
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]: ...
+
+    def extend(self, parent: Any, answers: list[Any], step: dict[str, Any]
+               ) -> tuple[Any, list[Any]]: ...
+
+
+class ReferenceRunner:
+    """The reference in process, continuing from a copy of the parent state instead of
+    replaying the trace (the same answers, in a fraction of the time)."""
+
+    def __init__(self) -> None:
+        from numaspec.node_wire import NodeSession
+
+        self._sessions: dict[int, Any] = {}
+        self._new = NodeSession
+
+    def answers(self, steps: list[dict[str, Any]]) -> list[Any]:
+        session = self._new()
+        return [session.answer(json.dumps(step)) for step in steps]
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
+        session = self._new()
+        return session, [session.answer(json.dumps(create)), session.answer(json.dumps(STATE))]
+
+    def extend(self, parent: Any, answers: list[Any], step: dict[str, Any]
+               ) -> tuple[Any, list[Any]]:
+        session = copy.deepcopy(parent)
+        return session, [*answers, session.answer(json.dumps(step)),
+                         session.answer(json.dumps(STATE))]
+
+
+class ReplayRunner:
+    """Any implementation: each trace is sent whole, as one session (a ``node`` case)."""
+
+    def __init__(self, run: Callable[[list[dict[str, Any]]], list[Any]]) -> None:
+        self.answers = run
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
+        steps = [create, STATE]
+        return steps, self.answers(steps)
+
+    def extend(self, parent: Any, answers: list[Any],  # noqa: ARG002 - see below
+               step: dict[str, Any]) -> tuple[Any, list[Any]]:
+        """Every answer of the new run, not the parent's ``answers``: an implementation that
+        is not deterministic (Go map order, F-DEV-CHOICE) may answer the common prefix
+        otherwise than the parent's run did, and a trace never mixes two runs."""
+        steps = [*parent, step, STATE]
+        return steps, self.answers(steps)
+
+
+def _key(state: Any) -> str:
+    return json.dumps(state, sort_keys=True, separators=(",", ":"))
+
+
+#: A uid no pod of the alphabet has: removing it is an error that must change nothing.
+GHOST = "ghost"
+
+
+def _moves(alphabet: list[tuple[str, dict[str, Any]]], live: frozenset[str], hints: bool
+           ) -> Iterator[dict[str, Any]]:
+    """CHECK-2: admit each kind's lowest absent instance (instances of a kind are the same
+    pod under another uid), remove each pod on the node, remove a pod that is not there (an
+    error, ADMIT-10); with ``hints``, ask each kind's hints."""
+    offered: set[str] = set()
+    for uid, pod in alphabet:
+        kind = uid.rsplit("-", 1)[0]
+        if uid in live or kind in offered:
+            continue
+        offered.add(kind)
+        yield {"op": "admit", "pod": pod}
+        if hints:
+            yield {"op": "hints", "pod": pod}
+    for uid in sorted(live):
+        yield {"op": "remove", "uid": uid}
+    yield {"op": "remove", "uid": GHOST}
+
+
+def _live_after(live: frozenset[str], step: dict[str, Any], answer: Any) -> frozenset[str]:
+    if step["op"] == "admit" and isinstance(answer, dict) and isinstance(
+            answer.get("decision"), dict) and answer["decision"].get("admitted"):
+        return live | {step["pod"]["uid"]}
+    if step["op"] == "remove" and answer == {"ok": True}:
+        return live - {step["uid"]}
+    return live
+
+
+def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
+            max_states: int | None = None,
+            progress: Callable[[int, int, Report], None] | None = None) -> Report:
+    """CHECK-1..CHECK-6 over every initial node of ``bounds``.  ``compare``: also compare
+    every answer with the reference's (CHECK-4).
+
+    CHECK-5: each initial node is explored breadth-first, so its first violation is on one of
+    its shortest paths; once one is found, the remaining initial nodes are explored only to
+    one step less, so the violation reported is a shortest one over all of them."""
+    report = Report(bounds)
+    started = time.monotonic()
+    alphabet = pod_alphabet(bounds)
+    op = "hints" if bounds.hints else "node"
+    nodes = list(initial_nodes(bounds))
+    limit = bounds.depth
+    cut = False
+    for number, create in enumerate(nodes, 1):
+        report.initial_nodes += 1
+        handle, (created, state) = runner.start(create)
+        if "ok" not in created:
+            report.refused_nodes += 1  # kubelet would not start: nothing to explore
+            continue
+        trace: list[dict[str, Any]] = [create, STATE]
+        answers: list[Any] = [created, state]
+        found = check_answers(trace, answers, compare=compare, op=op)
+        if found is not None:
+            report.counterexample = Counterexample(tuple(trace), tuple(answers), found)
+            break  # nothing is shorter than no step at all
+        seen = {(_key(state), frozenset[str]())}
+        report.distinct += 1
+        level = [(handle, frozenset[str](), trace, answers)]
+        depth = 0
+        violated = False
+        while level and depth < limit and not violated:
+            depth += 1
+            following = []
+            for parent, live, steps, said in level:
+                for move in _moves(alphabet, live, bounds.hints):
+                    child, child_answers = runner.extend(parent, said, move)
+                    answer, state = child_answers[-2:]
+                    report.transitions += 1
+                    child_steps = [*steps, move, STATE]
+                    found = check_answers(child_steps, child_answers, compare=compare, op=op)
+                    if found is not None:
+                        report.counterexample = Counterexample(
+                            tuple(child_steps), tuple(child_answers), found)
+                        limit = depth - 1
+                        violated = True
+                        break
+                    after = _live_after(live, move, answer)
+                    key = (_key(state.get("state") if isinstance(state, dict) else state),
+                           after)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    report.distinct += 1
+                    following.append((child, after, child_steps, child_answers))
+                    if max_states is not None and report.distinct >= max_states:
+                        cut = True
+                        break
+                if cut or violated:
+                    break
+            if cut:
+                break
+            level = following
+        report.depth = max(report.depth, depth)
+        if not cut and not violated and not level:
+            report.closed += 1
+        if progress is not None:
+            progress(number, len(nodes), report)
+        if cut or (violated and limit < 0):
+            break
+    report.exhausted = not cut and report.counterexample is None
+    report.seconds = time.monotonic() - started
+    return report

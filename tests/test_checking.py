@@ -1,0 +1,172 @@
+"""The node's model checker (spec/checking.md): the reference has no violation within small
+bounds (CHECK-1, CHECK-2), every node mutant of the suite is caught (CHECK-3, CHECK-4) with a
+shortest counterexample (CHECK-5), and ``numaspec check`` reports both readably (CHECK-6)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from mutants.node_mutants import NODE_MUTATIONS, MutantNode
+
+from numaspec.conformance.checking.bounds import Bounds
+from numaspec.conformance.checking.explorer import (
+    ReferenceRunner,
+    ReplayRunner,
+    explore,
+)
+from numaspec.conformance.properties.node_sessions import check_answers
+
+QUICK = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
+
+#: Each node mutant, the bounds (over QUICK) that catch it within seconds, and the check its
+#: shortest counterexample breaks: every invariant the checker checks is shown to bite.
+MUTANTS: dict[str, tuple[dict[str, Any], str]] = {
+    "free_not_decremented": ({}, "INV-1"),
+    "hugepages_counted_twice": ({}, "INV-2"),
+    "group_spills_to_next_node": ({}, "INV-3"),
+    "group_rule_ignored": ({}, "INV-3"),
+    "sidecar_cpus_reused": ({}, "INV-4"),
+    "sidecar_devices_reused": ({}, "INV-4"),
+    "refusal_keeps_cpus": ({}, "INV-4"),
+    "reserved_cpus_handed_out": ({}, "INV-5"),
+    "one_cpu_too_many": ({}, "INV-6"),
+    "policy_admits_all": ({"policies": ("restricted",)}, "INV-7"),
+    "affinity_ignored_by_cpus": ({"policies": ("single-numa-node",)}, "INV-8"),
+    # with pods that are never refused, a release that keeps memory shows at the end
+    "release_keeps_memory": ({"pods": "small"}, "INV-9"),
+    "init_reuse_ignored": ({}, "ADMIT-10"),
+    "error_frees_a_pod": ({}, "ADMIT-10"),
+    # Only a comparison with the reference shows it (CHECK-4): a wider hint preferred.
+    "preferred_by_free_cpus": ({"policies": ("restricted",), "cpu": ("static",),
+                                "memory": ("None",), "depth": 4, "hints": True}, "expected"),
+}
+
+
+def _mutant(name: str) -> ReplayRunner:
+    def answers(steps: list[dict[str, Any]]) -> list[Any]:
+        node = MutantNode(name)
+        return [node.handle(step) for step in steps]
+    return ReplayRunner(answers)
+
+
+def test_every_node_mutant_is_listed() -> None:
+    assert set(MUTANTS) == set(NODE_MUTATIONS)
+
+
+def test_the_reference_has_no_violation_within_small_bounds() -> None:
+    report = explore(Bounds(releases=("1.30", "1.37"), machines=("1x2x2x1",), depth=2),
+                     ReferenceRunner())
+    assert report.counterexample is None
+    assert report.exhausted
+    assert report.initial_nodes == 2 * 4 * 2 * 3 * 2
+    assert report.distinct > report.initial_nodes
+    assert report.depth == 2
+
+
+def test_the_reference_agrees_with_itself_through_the_protocol_path() -> None:
+    """CHECK-4's replaying runner and comparison, on the reference: the same states as the
+    copying runner, and no difference."""
+    bounds = Bounds(releases=("1.30",), machines=("1x2x2x1",), policies=("restricted",),
+                    depth=2)
+    copying = explore(bounds, ReferenceRunner())
+    replaying = explore(bounds, ReplayRunner(ReferenceRunner().answers), compare=True)
+    assert replaying.counterexample is None
+    assert (replaying.distinct, replaying.transitions) == (copying.distinct,
+                                                           copying.transitions)
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
+    overrides, broken = MUTANTS[name]
+    bounds = Bounds(**{**QUICK, **overrides})
+    compare = bool(overrides.get("hints"))
+    report = explore(bounds, _mutant(name), compare=compare)
+    found = report.counterexample
+    assert found is not None, f"{name} escaped: {report.as_json()}"
+    assert broken in found.message
+    # CHECK-5: shortest: one step fewer finds nothing (on the same initial nodes)
+    depth = (len(found.steps) - 2) // 2
+    if depth:
+        shorter = explore(Bounds(**{**QUICK, **overrides, "depth": depth - 1}),
+                          _mutant(name), compare=compare)
+        assert shorter.counterexample is None
+    # the session is the mutant's fault: the reference's answers to it break nothing
+    steps = list(found.steps)
+    assert check_answers(steps, ReferenceRunner().answers(steps), compare=False) is None
+
+
+def _check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "numaspec", "check", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_command_reports_exhaustion() -> None:
+    done = _check("--releases", "1.37", "--machines", "1x2x2x1", "--pods", "small",
+                  "--depth", "2")
+    assert done.returncode == 0, done.stderr
+    assert "exhausted: every sequence within the bounds was run; no violation" in done.stdout
+    assert "initial nodes: 48" in done.stdout
+    cut = _check("--releases", "1.37", "--machines", "1x2x2x1", "--pods", "small",
+                 "--max-states", "10", "--json")
+    assert cut.returncode == 0, cut.stderr
+    report = json.loads(cut.stdout)
+    assert report["exhausted"] is False
+    assert report["distinct_states"] == 10
+
+
+def test_the_command_finds_a_mutant_through_the_protocol(tmp_path: Path) -> None:
+    adapter = f"exec:{shlex.quote(sys.executable)} " \
+              f"{shlex.quote(str(REPO / 'tests' / 'mutants' / 'exec_adapter.py'))} " \
+              "node one_cpu_too_many"
+    out = tmp_path / "session.jsonl"
+    done = _check("--impl", adapter, "--releases", "1.37", "--machines", "1x2x2x1",
+                  "--policies", "none", "--scopes", "container", "--memory", "None",
+                  "--depth", "2", "--out", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "VIOLATION after 1 step(s)" in done.stdout
+    assert "numaspec node <<'EOF'" in done.stdout
+    lines = out.read_text("utf-8").splitlines()
+    assert json.loads(lines[0])["op"] == "create"
+    replay = subprocess.run([sys.executable, "-m", "numaspec", "node"], input="\n".join(lines),
+                            capture_output=True, text=True, timeout=60)
+    answers = [json.loads(line) for line in replay.stdout.splitlines()]
+    assert len(answers) == len(lines)
+    assert answers[2]["decision"]["admitted"]
+
+
+@pytest.mark.parametrize(("args", "where"), [
+    (["--machines", "9x9"], "--machines"),
+    (["--releases", "1.20"], "--releases"),
+    (["--policies", ""], "--policies"),
+])
+def test_bad_bounds_are_one_line_errors(args: list[str], where: str) -> None:
+    done = _check(*args)
+    assert done.returncode == 4
+    assert where in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("minor", ["1.30", "1.37"])
+def test_kubelet_conforms_exhaustively_within_small_bounds(minor: str) -> None:
+    """CHECK-4 against kubelet's own managers: every path of one step from every initial
+    node on the small machine (and two from the restricted ones), compared with the
+    reference, the invariants on kubelet's own answers."""
+    import kubelet_builds
+
+    adapter = f"exec:{shlex.quote(str(kubelet_builds.binary(minor)))}"
+    for depth, policies in ((1, "none,best-effort,restricted,single-numa-node"),
+                            (2, "restricted")):
+        done = _check("--impl", adapter, "--releases", minor, "--machines", "1x2x2x1",
+                      "--policies", policies, "--depth", str(depth), "--json")
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+        report = json.loads(done.stdout)
+        assert report["exhausted"]
+        assert report["counterexample"] is None
