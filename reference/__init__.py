@@ -52,7 +52,7 @@ from numaspec.hints import (
     TopologyHint,
     flatten_provider_hints,
 )
-from numaspec.machine import Core, Device, Machine, NumaNode
+from numaspec.machine import Core, Device, DevicePlugin, Machine, NumaNode
 from numaspec.merge import best_hint, merge_permutation, target_count
 from numaspec.nodeconfig import NodeConfig
 from numaspec.numa import NumaInfo
@@ -60,6 +60,7 @@ from numaspec.operator import NodeFiles, build_node, explain_pod, largest_pod, w
 from numaspec.options import PolicyOptions, parse_policy_options
 from numaspec.pods import Container, Pod, QOSClass, qos_class
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
+from numaspec.resize import ContainerResize, ResizeResult, resize
 from numaspec.restore import RestoreReport, RunningPod, restore_state, state_files
 from numaspec.scheduling import NodeScheduler, Verdict
 from numaspec.topology_export import node_resource_topology, predict_case, reference_predict
@@ -83,11 +84,13 @@ __all__ = [
     "AdmissionTrace",
     "AffinityTerms",
     "Container",
+    "ContainerResize",
     "ContainerAssignment",
     "Core",
     "CorruptCheckpointError",
     "Decision",
     "Device",
+    "DevicePlugin",
     "InputFileError",
     "InvalidAffinityError",
     "InvalidFieldError",
@@ -122,6 +125,7 @@ __all__ = [
     "ProviderHints",
     "QOSClass",
     "Region",
+    "ResizeResult",
     "RestoreReport",
     "RunningPod",
     "Selector",
@@ -159,6 +163,7 @@ __all__ = [
     "predict_case",
     "qos_class",
     "reference_predict",
+    "resize",
     "restore_state",
     "state_files",
     "target_count",
