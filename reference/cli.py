@@ -311,6 +311,9 @@ def _check_parser(sub: Any) -> None:
                             f"(default {defaults.copies})")
     check.add_argument("--depth", type=int, default=defaults.depth, metavar="N",
                        help=f"the longest step sequence (default {defaults.depth})")
+    check.add_argument("--no-devices", action="store_true",
+                       help="machines without devices and no pod that asks for one (for an "
+                            "implementation that does not claim the Device Manager)")
     check.add_argument("--hints", action="store_true",
                        help="also ask each pod kind's hints in every state (judged only by "
                             "the comparison with the reference, so with --impl)")

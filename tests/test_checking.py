@@ -170,3 +170,36 @@ def test_kubelet_conforms_exhaustively_within_small_bounds(minor: str) -> None:
         report = json.loads(done.stdout)
         assert report["exhausted"]
         assert report["counterexample"] is None
+
+
+class PartialAdapter:
+    """The reference, claiming only the CPU Manager under restricted (PROTO-7)."""
+
+    def __init__(self) -> None:
+        from numaspec.protocol import ReferenceAdapter
+
+        self.inner = ReferenceAdapter()
+
+    def start(self) -> dict[str, Any]:
+        return {**self.inner.start(), "name": "partial",
+                "claims": {"node": {"managers": ["cpu"], "policies": ["restricted"]}}}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        return self.inner.run(op, case)
+
+
+def test_only_the_nodes_an_implementation_claims_are_run() -> None:
+    """CHECK-4: nodes outside the claims are counted, not run (PROTO-7)."""
+    from numaspec.conformance.checking.command import _runner, _unclaimed
+
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), depth=1, devices=False)
+    runner, connection = _runner("test_checking:PartialAdapter", "node")
+    try:
+        report = explore(bounds, runner, compare=True, unclaimed=_unclaimed(connection, "node"))
+    finally:
+        connection.close()
+    assert report.counterexample is None
+    run = report.initial_nodes - report.unclaimed_nodes
+    assert run == 2 * 3  # restricted; both scopes; the three CPU Manager configurations
+    assert "policy" in report.unclaimed_reason or "manager" in report.unclaimed_reason
+    assert report.exhausted

@@ -7,6 +7,7 @@ Everything here is plain data: ``create`` requests and pod bodies of the node pr
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,6 +53,9 @@ class Bounds:
     #: Also ask each pod kind's hints in every state (only a comparison with the reference
     #: judges them: they change nothing, CHECK-4).
     hints: bool = False
+    #: Machines with a device per NUMA node, and the pod kinds that ask for one; without,
+    #: for an implementation that does not claim the Device Manager (PROTO-7).
+    devices: bool = True
 
     def __attrs_post_init__(self) -> None:
         for field, known in (("machines", MACHINES), ("policies", POLICIES),
@@ -73,12 +77,13 @@ class Bounds:
                 f"policies {','.join(self.policies)}; scopes {','.join(self.scopes)}; "
                 f"CPU Manager {','.join(self.cpu)}; Memory Manager {','.join(self.memory)}; "
                 f"pods {self.pods} x{self.copies}; depth {self.depth}"
-                + ("; hints asked" if self.hints else ""))
+                + ("; hints asked" if self.hints else "")
+                + ("" if self.devices else "; no devices"))
 
 
-def machine(shape: str) -> dict[str, Any]:
+def machine(shape: str, devices: bool = True) -> dict[str, Any]:
     """A machine of the node protocol: 4 GiB and 256 2-MiB pages per NUMA node, one device
-    of ``DEVICE`` per NUMA node."""
+    of ``DEVICE`` per NUMA node (with ``devices``)."""
     sockets, per_socket, cores, threads = MACHINES[shape]
     count = sockets * per_socket
     total = count * cores
@@ -90,6 +95,8 @@ def machine(shape: str) -> dict[str, Any]:
             "cores": [{"socket": numa // per_socket,
                        "threads": [t * total + numa * cores + c for t in range(threads)]}
                       for c in range(cores)]})
+    if not devices:
+        return {"numaNodes": nodes}
     return {"numaNodes": nodes,
             "devices": {DEVICE: [{"id": f"dev{n}", "numa": [n]} for n in range(count)]}}
 
@@ -110,7 +117,8 @@ def initial_nodes(bounds: Bounds) -> Iterator[dict[str, Any]]:
             config["memoryManagerPolicy"] = "Static"
             config["systemReserved"] = {"memory": "156Mi"}
             config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "256Mi"}}]
-        yield {"op": "create", "node": {"kubeletVersion": release, "machine": machine(shape),
+        yield {"op": "create", "node": {"kubeletVersion": release,
+                                        "machine": machine(shape, bounds.devices),
                                         "config": config}}
 
 
@@ -155,4 +163,5 @@ def pod_alphabet(bounds: Bounds) -> list[tuple[str, dict[str, Any]]]:
     """Every pod the steps may admit: ``copies`` instances of each kind, uid ``KIND-N``."""
     return [(f"{kind}-{n}", {"uid": f"{kind}-{n}", **body})
             for kind, body in POD_SETS[bounds.pods].items()
+            if bounds.devices or DEVICE not in json.dumps(body)
             for n in range(1, bounds.copies + 1)]

@@ -40,7 +40,17 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
                   policies=_names(args.policies, "--policies"),
                   scopes=_names(args.scopes, "--scopes"), cpu=_names(args.cpu, "--cpu"),
                   memory=_names(args.memory, "--memory"), pods=args.pods,
-                  depth=args.depth, copies=args.copies, hints=args.hints)
+                  depth=args.depth, copies=args.copies, hints=args.hints,
+                  devices=not args.no_devices)
+
+
+def _unclaimed(connection: Any, op: str) -> Any:
+    """CHECK-4, PROTO-7: why a node lies outside what the implementation declares or claims."""
+    def reason(create: dict[str, Any]) -> str | None:
+        implementation = connection.implementation
+        return implementation.declares(op, create["node"]["kubeletVersion"]) or \
+            implementation.outside_claims(op, {"steps": [create]}, None, ())
+    return reason
 
 
 def _runner(impl: str, op: str) -> tuple[Any, Any]:
@@ -69,12 +79,17 @@ def text(report: Report) -> str:
     """CHECK-6: the report for a person."""
     lines = [f"bounds: {report.bounds.describe()}",
              f"initial nodes: {report.initial_nodes} ({report.refused_nodes} kubelet would "
-             "not start)",
+             "not start"
+             + (f"; {report.unclaimed_nodes} not run, outside what the implementation claims: "
+                f"{report.unclaimed_reason} ..." if report.unclaimed_nodes else "") + ")",
              f"steps run: {report.transitions:,}; distinct states: {report.distinct:,}; "
              f"depth reached: {report.depth}; nodes whose reachable states closed before the "
              f"depth: {report.closed}",
              f"time: {report.seconds:.1f} s"]
     found = report.counterexample
+    if found is None and report.unclaimed_nodes == report.initial_nodes:
+        lines.append("nothing was run: the implementation claims none of these nodes")
+        return "\n".join(lines)
     if found is None:
         lines.append("exhausted: every sequence within the bounds was run; no violation"
                      if report.exhausted else
@@ -99,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done, int(report.counterexample is not None),
                        f"{report.distinct:,} states")
 
+        op = "hints" if bounds.hints else "node"
         report = explore(bounds, runner, compare=connection is not None,
-                         max_states=args.max_states, progress=progress)
+                         max_states=args.max_states, progress=progress,
+                         unclaimed=None if connection is None else _unclaimed(connection, op))
     finally:
         bar.finish()
         if connection is not None:

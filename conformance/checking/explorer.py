@@ -54,6 +54,10 @@ class Report:
     #: level added no new state)
     closed: int = 0
     refused_nodes: int = 0
+    #: initial nodes outside what the implementation declares or claims (PROTO-7), not run;
+    #: and the first reason
+    unclaimed_nodes: int = 0
+    unclaimed_reason: str = ""
     exhausted: bool = False
     seconds: float = 0.0
     counterexample: Counterexample | None = None
@@ -61,7 +65,10 @@ class Report:
     def as_json(self) -> dict[str, Any]:
         found = self.counterexample
         return {"bounds": attrs.asdict(self.bounds), "initial_nodes": self.initial_nodes,
-                "nodes_kubelet_refuses": self.refused_nodes, "transitions": self.transitions,
+                "nodes_kubelet_refuses": self.refused_nodes,
+                "nodes_not_claimed": self.unclaimed_nodes,
+                "not_claimed_reason": self.unclaimed_reason or None,
+                "transitions": self.transitions,
                 "distinct_states": self.distinct, "depth": self.depth,
                 "closed_nodes": self.closed, "exhausted": self.exhausted,
                 "seconds": round(self.seconds, 3),
@@ -163,9 +170,11 @@ def _live_after(live: frozenset[str], step: dict[str, Any], answer: Any) -> froz
 
 def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
             max_states: int | None = None,
+            unclaimed: Callable[[dict[str, Any]], str | None] | None = None,
             progress: Callable[[int, int, Report], None] | None = None) -> Report:
     """CHECK-1..CHECK-6 over every initial node of ``bounds``.  ``compare``: also compare
-    every answer with the reference's (CHECK-4).
+    every answer with the reference's (CHECK-4); ``unclaimed``: why a ``create`` request lies
+    outside what the implementation declares or claims (such nodes are counted, not run).
 
     CHECK-5: each initial node is explored breadth-first, so its first violation is on one of
     its shortest paths; once one is found, the remaining initial nodes are explored only to
@@ -179,6 +188,11 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
     cut = False
     for number, create in enumerate(nodes, 1):
         report.initial_nodes += 1
+        reason = unclaimed(create) if unclaimed is not None else None
+        if reason is not None:
+            report.unclaimed_nodes += 1
+            report.unclaimed_reason = report.unclaimed_reason or reason
+            continue
         handle, (created, state) = runner.start(create)
         if "ok" not in created:
             report.refused_nodes += 1  # kubelet would not start: nothing to explore
@@ -233,6 +247,7 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
             progress(number, len(nodes), report)
         if cut or (violated and limit < 0):
             break
-    report.exhausted = not cut and report.counterexample is None
+    report.exhausted = (not cut and report.counterexample is None
+                        and report.unclaimed_nodes < report.initial_nodes)
     report.seconds = time.monotonic() - started
     return report
