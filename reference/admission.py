@@ -289,6 +289,12 @@ class Node:
         gates = self.config.gates()
         if not gates.get("PodLevelResources", False):
             return attrs.evolve(pod, resources=None)
+        if resources.is_set():
+            # QOS-5: the API server defaults them, then validates them.
+            resources = default_pod_level_resources(
+                pod, resources, fix=self.version.minor >= 37 and gates.get(
+                    "PodLevelResourcesFixDefaulting", False))
+            pod = attrs.evolve(pod, resources=resources)
         _check_pod_level(pod, resources)
         if not resources.is_set():
             raise NotModelledError("an empty pod-level resources object is not modelled (its "
@@ -745,6 +751,49 @@ def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
     msg = f'unknown policy: "{name}"'
     return NodeStartupError(f"{msg} (known: {known})", where=f"config.{field}",
                             kubelet_message=msg)
+
+
+def _pod_level(name: str) -> bool:
+    """``IsSupportedPodLevelResource``: cpu, memory and hugepages."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
+                                ) -> PodResources:
+    """QOS-5: the API server's defaulting of pod-level resources, from what the pod states
+    (the containers' own requests already defaulted from their limits, QOS-2):
+
+    1. a hugepage the containers limit and the pod neither requests nor limits gets the
+       containers' aggregated limit as its pod-level limit;
+    2. if the pod then has pod-level limits (``fix``: or requests), cpu and memory it does
+       not request are requested at the containers' aggregated requests, and every
+       pod-level limit still without a request is requested at that limit;
+    3. only with ``fix`` (1.37's PodLevelResourcesFixDefaulting): a requested resource
+       without a pod-level limit, which every container (init containers and sidecars
+       included) limits, is limited at the larger of its request and the containers'
+       aggregated limit."""
+    from numaspec.fit import aggregate_containers
+
+    given = resources.given_requests
+    requests = dict(resources.requests if given is None else given)
+    limits = dict(resources.limits)
+    container_limits = aggregate_containers(pod, lambda c: c.limits)
+    for name, amount in container_limits.items():
+        if name.startswith("hugepages-") and name not in requests and name not in limits:
+            limits[name] = amount
+    if limits or (fix and requests):
+        for name, amount in aggregate_containers(pod, lambda c: c.requests).items():
+            if name in ("cpu", "memory") and name not in requests:
+                requests[name] = amount
+        for name, amount in limits.items():
+            if name not in requests and _pod_level(name):
+                requests[name] = amount
+    if fix:
+        every = list(pod.all_containers())
+        for name in [n for n in requests if _pod_level(n) and n not in limits]:
+            if every and all(name in c.limits for c in every) and name in container_limits:
+                limits[name] = max(requests[name], container_limits[name])
+    return PodResources(requests, limits, given)
 
 
 def _check_pod_level(pod: Pod, resources: PodResources) -> None:

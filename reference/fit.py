@@ -13,7 +13,7 @@ and ``pkg/api/v1/resource/helpers.go`` (``PodRequests``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
 from numaspec.errors import InvalidFieldError, NodeStartupError
@@ -193,34 +193,43 @@ def node_allocatable(machine: Machine, config: NodeConfig, device_counts: Mappin
 # -- ADMIT-8: the pod's requests and the fit ------------------------------------------------
 
 
-def pod_requests(pod: Pod) -> dict[str, int]:
-    """ADMIT-8: the scheduler's ``PodRequests``: app containers and sidecars summed, the
-    largest of that and of each init container's use (its own requests plus the sidecars
-    declared before it, a sidecar's use being every sidecar up to it); summed exactly, then
-    cpu in millicores and the rest in whole units, rounded up.  No pod overhead (the pod
-    format has none)."""
+def aggregate_containers(pod: Pod, amounts: Callable[[Container], Mapping[str, Fraction]]
+                         ) -> dict[str, Fraction]:
+    """The containers' ``amounts`` (their requests, or limits) as the pod uses them: app
+    containers and sidecars summed, the largest of that and of each init container's use (its
+    own amounts plus the sidecars declared before it, a sidecar's use being every sidecar up
+    to it), exactly (``AggregateContainerRequests`` / ``AggregateContainerLimits``)."""
     total: dict[str, Fraction] = {}
     sidecars: dict[str, Fraction] = {}
     init_peak: dict[str, Fraction] = {}
 
-    def add(into: dict[str, Fraction], amounts: Mapping[str, Fraction]) -> None:
-        for name, amount in amounts.items():
+    def add(into: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
+        for name, amount in more.items():
             into[name] = into.get(name, Fraction(0)) + amount
 
     for container in pod.containers:
-        add(total, container.requests)
+        add(total, amounts(container))
     for container in pod.init_containers:
         if container.restartable:
-            add(total, container.requests)
-            add(sidecars, container.requests)
+            add(total, amounts(container))
+            add(sidecars, amounts(container))
             use = dict(sidecars)
         else:
-            use = dict(container.requests)
+            use = dict(amounts(container))
             add(use, sidecars)
         for name, amount in use.items():
             init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
     for name, amount in init_peak.items():
         total[name] = max(total.get(name, Fraction(0)), amount)
+    return total
+
+
+def pod_requests(pod: Pod) -> dict[str, int]:
+    """ADMIT-8: the scheduler's ``PodRequests``: the containers' requests aggregated
+    (:func:`aggregate_containers`), then cpu in millicores and the rest in whole units, rounded
+    up; pod-level requests in their place (ADMIT-11).  No pod overhead (the pod format has
+    none)."""
+    total = aggregate_containers(pod, lambda c: c.requests)
     if pod.resources is not None:
         # ADMIT-11: pod-level requests replace the containers' cpu, memory and hugepages.
         for name, amount in pod.resources.requests.items():

@@ -95,13 +95,16 @@ class PodResources:
 
     requests: Mapping[str, Fraction] = attrs.field(factory=dict)
     limits: Mapping[str, Fraction] = attrs.field(factory=dict)
+    #: QOS-5: the requests as the pod states them, before any defaulting (1.37 defaults them
+    #: otherwise than QOS-2 does); None when built from already-defaulted requests.
+    given_requests: Mapping[str, Fraction] | None = attrs.field(default=None, eq=False)
 
     @classmethod
     def of(cls, *, requests: Mapping[str, str] | None = None,
            limits: Mapping[str, str] | None = None, where: str = "resources") -> PodResources:
         req = parse_resources(requests, where=f"{where}.requests")
         lim = parse_resources(limits, where=f"{where}.limits")
-        return cls(_defaulted(req, lim), lim)
+        return cls(_defaulted(req, lim), lim, req)
 
     def is_set(self) -> bool:
         """``IsPodLevelResourcesSet``: a request or limit of cpu, memory or hugepages."""

@@ -146,3 +146,51 @@ def test_pod_level_resources_the_api_server_refuses() -> None:
     with pytest.raises(InvalidFieldError, match="cannot be set at pod level"):
         _node("1.37").admit(decode_pod({"uid": "a", "resources": {"limits": {
             "example.com/gpu": "1"}}, "containers": [{"name": "c"}]}))
+
+
+# --- QOS-5: the API server completes pod-level resources ------------------------------------
+
+
+def _pod_level_pod(resources: dict[str, dict[str, str]],
+                   containers: list[dict[str, dict[str, str]]]) -> Pod:
+    from numaspec.pods import PodResources
+
+    return Pod("p", tuple(Container.of(f"c{i}", requests=c.get("requests"),
+                                       limits=c.get("limits"))
+                          for i, c in enumerate(containers)),
+               resources=PodResources.of(requests=resources.get("requests"),
+                                         limits=resources.get("limits")))
+
+
+@pytest.mark.parametrize(("fix", "resources", "containers", "requests", "limits"), [
+    # limits only: cpu and memory requested at the containers' requests, not the limits
+    (False, {"limits": {"cpu": "2", "memory": "2Gi"}},
+     [{"requests": {"cpu": "500m", "memory": "256Mi"}}], {"cpu": "500m", "memory": "256Mi"},
+     {"cpu": "2", "memory": "2Gi"}),
+    # requests only: nothing completed before 1.37
+    (False, {"requests": {"cpu": "300m"}}, [{"limits": {"cpu": "100m"}},
+                                            {"limits": {"cpu": "200m"}}],
+     {"cpu": "300m"}, {}),
+    # 1.37: memory requested at the containers' requests, cpu limited at the containers'
+    (True, {"requests": {"cpu": "300m"}},
+     [{"requests": {"memory": "64Mi"}, "limits": {"cpu": "100m"}},
+      {"limits": {"cpu": "200m", "memory": "64Mi"}}],
+     {"cpu": "300m", "memory": "128Mi"}, {"cpu": "300m"}),
+    # hugepages the containers limit become a pod-level limit, then a request
+    (False, {"limits": {"cpu": "1"}}, [{"limits": {"hugepages-2Mi": "4Mi", "cpu": "1",
+                                                   "memory": "1Gi"}}],
+     {"cpu": "1", "memory": "1Gi", "hugepages-2Mi": "4Mi"},
+     {"cpu": "1", "hugepages-2Mi": "4Mi"}),
+])
+def test_pod_level_resources_are_completed_as_the_api_server_does(
+        fix: bool, resources: dict[str, dict[str, str]],
+        containers: list[dict[str, dict[str, str]]], requests: dict[str, str],
+        limits: dict[str, str]) -> None:
+    from numaspec.admission import default_pod_level_resources
+    from numaspec.quantity import parse_quantity
+
+    pod = _pod_level_pod(resources, containers)
+    assert pod.resources is not None
+    done = default_pod_level_resources(pod, pod.resources, fix=fix)
+    assert dict(done.requests) == {k: parse_quantity(v) for k, v in requests.items()}
+    assert dict(done.limits) == {k: parse_quantity(v) for k, v in limits.items()}
