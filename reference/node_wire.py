@@ -22,7 +22,7 @@ from numaspec.machine import Core, Device, DevicePlugin, Machine, NumaNode
 from numaspec.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.pods import Container, Pod, PodResources
 from numaspec.quantity import parse_quantity
-from numaspec.resize import ContainerResize, resize
+from numaspec.resize import ContainerResize, PodResourcesResize, resize
 from numaspec.scheduling import NodeScheduler
 from numaspec.trace import AdmissionTrace
 from numaspec.versions import parse_version
@@ -377,7 +377,8 @@ class NodeSession:
 
     def _handle(self, request: object) -> dict[str, Any]:
         body = _object(request, "", {"op"}, {"node", "pod", "uid", "container",
-                                             "unregistered", "resource", "containers"})
+                                             "unregistered", "resource", "containers",
+                                             "resources"})
         op = body["op"]
         if op == "create":
             _object(body, "", {"op", "node"}, set())
@@ -409,9 +410,20 @@ class NodeSession:
             return {"ok": True}
         if op == "resize":
             # NWIRE-6, RESIZE-1: a live pod's containers ask for new cpu and memory.
-            _object(body, "", {"op", "uid", "containers"}, set())
-            return {"resize": resize(self.node, _str(body["uid"], "uid"),
-                                     decode_resize(body["containers"])).as_json()}
+            # RESIZE-8: and, optionally, the pod-level resources (spec.resources).
+            _object(body, "", {"op", "uid"}, {"containers", "resources"})
+            pod_level = None
+            if "resources" in body:
+                raw = _object(body["resources"], "resources", set(), {"requests", "limits"})
+                pod_level = PodResourcesResize(
+                    _str_map(raw.get("requests", {}), "resources.requests"),
+                    _str_map(raw.get("limits", {}), "resources.limits"))
+            elif "containers" not in body:
+                raise InvalidFieldError("a resize names at least one container, or the "
+                                        "pod-level resources", where="containers")
+            changes = decode_resize(body["containers"]) if "containers" in body else []
+            return {"resize": resize(self.node, _str(body["uid"], "uid"), changes,
+                                     pod_level).as_json()}
         if op == "restart":
             # NWIRE-7, DEV-11: kubelet restarts; the named resources' plugins stay away.
             _object(body, "", {"op"}, {"unregistered"})

@@ -2,7 +2,9 @@
 kubelet answers when a live pod's containers ask for other cpu and memory, and what the node
 counts for the pod once it accepts.
 
-Upstream: ``pkg/apis/core/validation/validation.go`` (``ValidatePodResize``),
+Upstream: ``pkg/apis/core/validation/validation.go`` (``ValidatePodResize``,
+``validatePodLevelResourcesResize``), ``pkg/registry/core/pod/strategy.go`` (the resize
+strategy: which pod-level changes it keeps),
 ``pkg/kubelet/kubelet.go`` (``handlePodResourcesResize``, ``canResizePod``; 1.33),
 ``pkg/kubelet/allocation/allocation_manager.go`` (``handlePodResourcesResize``,
 ``canResizePod``, ``canAdmitPod``; 1.34+), ``pkg/kubelet/allocation/handlers.go`` (the resize
@@ -25,10 +27,10 @@ from numaspec.errors import (
 )
 from numaspec.fit import node_capacity, pod_requests
 from numaspec.nodeconfig import NodeConfig
-from numaspec.pods import Container, Pod, QOSClass, qos_class
+from numaspec.pods import Container, Pod, PodResources, QOSClass, qos_class
 from numaspec.quantity import milli_value, parse_quantity, value
 
-__all__ = ["ContainerResize", "ResizeResult", "resize"]
+__all__ = ["ContainerResize", "PodResourcesResize", "ResizeResult", "resize"]
 
 #: RESIZE-2: the resources a resize may change.
 _RESIZABLE = ("cpu", "memory")
@@ -39,6 +41,15 @@ class ContainerResize:
     """RESIZE-1: one container's new requests and limits (as quantity strings)."""
 
     name: str
+    requests: Mapping[str, str] = attrs.field(factory=dict)
+    limits: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class PodResourcesResize:
+    """RESIZE-8: the pod's new pod-level requests and limits (``spec.resources``, as
+    quantity strings), all of them."""
+
     requests: Mapping[str, str] = attrs.field(factory=dict)
     limits: Mapping[str, str] = attrs.field(factory=dict)
 
@@ -60,8 +71,10 @@ class ResizeResult:
         return {"status": self.status, "reason": self.reason, "message": self.message}
 
 
-def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize]) -> Pod:
-    """RESIZE-2: the pod with the resized containers, as the API server validates it."""
+def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize],
+             resources: PodResources | None) -> Pod:
+    """RESIZE-2: the pod with the resized containers (RESIZE-8: and its new pod-level
+    ``resources``), as the API server validates it."""
     by_name = {c.name: i for i, c in enumerate(pod.all_containers())}
     new = list(pod.all_containers())
     seen: set[str] = set()
@@ -101,8 +114,17 @@ def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize]) -> Pod:
         new[by_name[change.name]] = resized
     inits = len(pod.init_containers)
     desired = attrs.evolve(pod, init_containers=tuple(new[:inits]),
-                           containers=tuple(new[inits:]))
+                           containers=tuple(new[inits:]), resources=resources)
+    if resources is not None:
+        # RESIZE-8: the resize strategy's completion comes before validation.
+        _check_defaulting(node, desired)
+        if pod.resources is not None:
+            _check_pod_level_change(pod.resources, resources)
     node.check_live_pod(desired)
+    if resources is not None:
+        # RESIZE-8: the pod-level resources are validated as a new pod's are (ADMIT-7,
+        # QOS-4): the containers' requests together at most the pod's.
+        node.effective_pod(desired)
     if qos_class(desired) != qos_class(pod):
         raise InvalidFieldError("Pod QOS Class may not change as a result of resizing "
                                 f"({qos_class(pod).value} to {qos_class(desired).value})",
@@ -173,6 +195,79 @@ def _infeasible(node: Node, pod: Pod, desired: Pod) -> str | None:
     return None
 
 
+def _pod_level(node: Node, pod: Pod, change: PodResourcesResize | None
+               ) -> PodResources | None:
+    """RESIZE-8: the pod-level resources the resized pod will have, once the API server's
+    checks of a resize that concerns them pass."""
+    gates = node.config.gates()
+    minor = node.version.minor
+    new = None
+    if change is not None:
+        new = PodResources.of(requests=change.requests, limits=change.limits,
+                              where="resources")
+        if not gates.get("PodLevelResources", False):
+            # QOS-4: with PodLevelResources off the API server drops the field.
+            new = None
+    old = pod.resources
+    if old is None and new is None:
+        return None
+    if minor <= 34:
+        raise InvalidFieldError("pods with pod-level resources cannot be resized",
+                                where="uid" if change is None else "resources")
+    if not gates.get("InPlacePodLevelResourcesVerticalScaling", False):
+        raise InvalidFieldError(
+            "resize of pods with pod-level resources is forbidden when "
+            "InPlacePodLevelResourcesVerticalScaling is disabled",
+            where="uid" if change is None else "resources")
+    if minor == 35:
+        raise NotModelledError(f"InPlacePodLevelResourcesVerticalScaling turned on in kubelet "
+                               f"{node.version} (alpha) is not modelled",
+                               where="config.featureGates")
+    if new is None:
+        return old
+    if old is None and not new.is_set():
+        raise InvalidFieldError("only cpu and memory resources are mutable (an empty "
+                                "pod-level resources object)", where="resources")
+    return new
+
+
+def _check_pod_level_change(old: PodResources, new: PodResources) -> None:
+    """RESIZE-8: ``validatePodLevelResourcesResize``: no pod-level request or limit taken
+    away, and only cpu and memory changed."""
+    for field, before, after in (("requests", old.requests, new.requests),
+                                 ("limits", old.limits, new.limits)):
+        gone = sorted(set(before) - set(after))
+        if gone:
+            raise InvalidFieldError(f"pod-level resource {field} cannot be removed "
+                                    f"({gone[0]})", where=f"resources.{field}")
+        for name in set(before) | set(after):
+            if name not in _RESIZABLE and before.get(name) != after.get(name):
+                raise InvalidFieldError("only cpu and memory resources are mutable at "
+                                        f"pod-level ({name})", where=f"resources.{field}")
+
+
+def _check_defaulting(node: Node, desired: Pod) -> None:
+    """RESIZE-8 (1.37, ``PodLevelResourcesFixDefaulting``): the resize strategy fills a
+    missing pod-level cpu or memory request from the containers' requests, and a missing
+    limit from their limits when every container has one, before validating; numaspec does
+    not model that completion."""
+    new = desired.resources
+    if new is None or not node.config.gates().get("PodLevelResourcesFixDefaulting", False):
+        return
+    asked = pod_requests(attrs.evolve(desired, resources=None))
+    for name in _RESIZABLE:
+        if name not in new.requests and asked.get(name, 0) > 0:
+            where = f"resources.requests.{name}"
+        elif name in new.requests and name not in new.limits and all(
+                name in c.limits for c in desired.all_containers()):
+            where = f"resources.limits.{name}"
+        else:
+            continue
+        raise NotModelledError("the API server's completion of pod-level resources "
+                               "(PodLevelResourcesFixDefaulting) is not modelled: give the "
+                               f"pod-level {name} request and limit", where=where)
+
+
 def _check_supported(node: Node) -> None:
     """RESIZE-3: the releases and gates where kubelet resizes pods, and what numaspec leaves
     out."""
@@ -195,8 +290,10 @@ def _check_supported(node: Node) -> None:
                                "not modelled", where="op")
 
 
-def resize(node: Node, uid: str, changes: Sequence[ContainerResize]) -> ResizeResult:
-    """RESIZE-1..RESIZE-7: ask ``node`` to resize its live pod ``uid``.
+def resize(node: Node, uid: str, changes: Sequence[ContainerResize],
+           pod_resources: PodResourcesResize | None = None) -> ResizeResult:
+    """RESIZE-1..RESIZE-8: ask ``node`` to resize its live pod ``uid``: the containers named
+    in ``changes`` and, given ``pod_resources``, the pod-level resources.
 
     Accepted (``InProgress``), the node counts the pod with its new requests from then on;
     its exclusive CPUs, memory blocks and devices do not change (RESIZE-6).  Refused, nothing
@@ -205,10 +302,8 @@ def resize(node: Node, uid: str, changes: Sequence[ContainerResize]) -> ResizeRe
     if pod is None:
         raise UnknownPodError(f"no pod {uid!r} on the node", where="uid")
     _check_supported(node)
-    if pod.resources is not None:
-        raise NotModelledError("resizing a pod with pod-level resources is not modelled",
-                               where="uid")
-    desired = _desired(node, pod, changes)
+    resources = _pod_level(node, pod, pod_resources)
+    desired = _desired(node, pod, changes, resources)
     if desired == pod:
         return ResizeResult("Unchanged")
     message = _infeasible(node, pod, desired)

@@ -61,8 +61,8 @@ def test_every_node_mutant_is_listed() -> None:
 
 
 def test_the_reference_has_no_violation_within_small_bounds() -> None:
-    report = explore(Bounds(releases=("1.30", "1.37"), machines=("1x2x2x1",), depth=2),
-                     ReferenceRunner())
+    report = explore(Bounds(releases=("1.30", "1.37"), machines=("1x2x2x1",), depth=2,
+                            copies=1), ReferenceRunner())
     assert report.counterexample is None
     assert report.exhausted
     assert report.initial_nodes == 2 * 4 * 2 * 3 * 2
@@ -157,13 +157,15 @@ def test_bad_bounds_are_one_line_errors(args: list[str], where: str) -> None:
 @pytest.mark.parametrize("minor", ["1.30", "1.37"])
 def test_kubelet_conforms_exhaustively_within_small_bounds(minor: str) -> None:
     """CHECK-4 against kubelet's own managers: every path of one step from every initial
-    node on the small machine (and two from the restricted ones), compared with the
+    node on the small machine (and, at 1.37, two from the restricted ones), compared with the
     reference, the invariants on kubelet's own answers."""
     import kubelet_builds
 
     adapter = f"exec:{shlex.quote(str(kubelet_builds.binary(minor)))}"
     for depth, policies in ((1, "none,best-effort,restricted,single-numa-node"),
                             (2, "restricted")):
+        if depth == 2 and minor != "1.37":
+            continue  # the longer paths at the newest release only
         done = _check("--impl", adapter, "--releases", minor, "--machines", "1x2x2x1",
                       "--policies", policies, "--depth", str(depth), "--json")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from numaspec.conformance.checking.explorer import (
     Report,
     explore,
 )
+from numaspec.conformance.implementations.connection import Connection
 from numaspec.errors import AdapterError, InvalidFieldError
 
 __all__ = ["run"]
@@ -44,7 +46,7 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
                   devices=not args.no_devices)
 
 
-def _unclaimed(connection: Any, op: str) -> Any:
+def _unclaimed(connection: Connection, op: str) -> Callable[[dict[str, Any]], str | None]:
     """CHECK-4, PROTO-7: why a node lies outside what the implementation declares or claims."""
     def reason(create: dict[str, Any]) -> str | None:
         implementation = connection.implementation

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from numaspec import resize as resize_module
-from numaspec.admission import Node
-from numaspec.resize import ContainerResize, ResizeResult, resize
+import attrs
 
-__all__ = ["RESIZE_MUTANTS"]
+from numaspec.admission import Node
+from numaspec.pods import PodResources
+from numaspec.resize import ContainerResize, PodResourcesResize, ResizeResult, _desired, resize
+
+__all__ = ["POD_LEVEL_RESIZE_MUTANTS", "RESIZE_MUTANTS"]
 
 
 def _no_fit(node: Node, uid: str, changes: Sequence[ContainerResize]) -> ResizeResult:
@@ -19,7 +21,7 @@ def _no_fit(node: Node, uid: str, changes: Sequence[ContainerResize]) -> ResizeR
     before = node.pods.get(uid)
     answer = resize(node, uid, changes)
     if answer.status == "Deferred" and before is not None:
-        node.pods[uid] = resize_module._desired(node, before, changes)
+        node.pods[uid] = _desired(node, before, changes, before.resources)
         return ResizeResult("InProgress")
     return answer
 
@@ -30,7 +32,7 @@ def _deferred_still_counts(node: Node, uid: str, changes: Sequence[ContainerResi
     before = node.pods.get(uid)
     answer = resize(node, uid, changes)
     if answer.status == "Deferred" and before is not None:
-        node.pods[uid] = resize_module._desired(node, before, changes)
+        node.pods[uid] = _desired(node, before, changes, before.resources)
     return answer
 
 
@@ -45,6 +47,33 @@ def _releases_exclusive(node: Node, uid: str, changes: Sequence[ContainerResize]
         if node.memory is not None:
             node.memory.remove_pod(uid)
     return answer
+
+
+def _pod_level_unchecked(node: Node, uid: str, changes: Sequence[ContainerResize],
+                         pod_resources: PodResourcesResize | None = None) -> ResizeResult:
+    """RESIZE-8 wrong: a pod-level resize the fit refuses is taken anyway (the pod counted at
+    its new pod-level requests)."""
+    before = node.pods.get(uid)
+    answer = resize(node, uid, changes, pod_resources)
+    if answer.status == "Deferred" and before is not None and pod_resources is not None:
+        node.pods[uid] = attrs.evolve(before, resources=PodResources.of(
+            requests=pod_resources.requests, limits=pod_resources.limits))
+        return ResizeResult("InProgress")
+    return answer
+
+
+def _pod_level_ignored(node: Node, uid: str, changes: Sequence[ContainerResize],
+                       _pod_resources: PodResourcesResize | None = None) -> ResizeResult:
+    """RESIZE-8 wrong: an accepted pod-level resize leaves the pod counted at its old
+    pod-level requests (the pod-level part dropped)."""
+    return resize(node, uid, changes, None)
+
+
+#: RESIZE-8: mutants of the pod-level resize, for tests/test_resize.py's pod-level property.
+POD_LEVEL_RESIZE_MUTANTS: dict[str, Callable[..., ResizeResult]] = {
+    "pod_level_unchecked": _pod_level_unchecked,
+    "pod_level_ignored": _pod_level_ignored,
+}
 
 
 RESIZE_MUTANTS: dict[str, Callable[[Node, str, Sequence[ContainerResize]], ResizeResult]] = {

@@ -37,6 +37,9 @@ type NodeRequest struct {
 	// Containers is a resize request's containers (NWIRE-6), each with its
 	// whole new resources.
 	Containers []ContainerResize `json:"containers,omitempty"`
+	// Resources is a resize request's new pod-level resources (NWIRE-6,
+	// RESIZE-8: spec.resources), nil when the resize leaves them.
+	Resources *ResourcesSpec `json:"resources,omitempty"`
 }
 
 // ContainerResize is one container of a resize request (NWIRE-6).
@@ -57,7 +60,7 @@ type ResizeAnswer struct {
 // Resizer is a probe that resizes a live pod in place through kubelet's own
 // resize path (NWIRE-6, RESIZE-*).
 type Resizer interface {
-	Resize(uid string, containers []ContainerResize) NodeResponse
+	Resize(uid string, containers []ContainerResize, podLevel *ResourcesSpec) NodeResponse
 }
 
 // NodeSpec is the "node" object of a create request.
@@ -580,7 +583,7 @@ func handleNode(p NodeProbe, line []byte) (resp NodeResponse) {
 		if !ok || req.UID == nil {
 			return ErrResponse(Errf("invalid", "decode", "this probe does not serve resize, or no \"uid\""))
 		}
-		return r.Resize(*req.UID, req.Containers)
+		return r.Resize(*req.UID, req.Containers, req.Resources)
 	default:
 		return ErrResponse(Errf("invalid", "decode", "unknown op %q (want create, admit, hints, remove or state)", req.Op))
 	}

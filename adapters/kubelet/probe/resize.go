@@ -43,6 +43,12 @@ type ResizeEnv struct {
 // kubelet's resize path.
 type ResizeKubelet interface {
 	Resize(env ResizeEnv) common.ResizeAnswer
+	// ContainerRequests is the pod's requests without its pod-level ones
+	// (component-helpers PodRequests with SkipPodLevelResources).
+	ContainerRequests(pod *v1.Pod) v1.ResourceList
+	// PodLevel is the pod's spec.resources (nil when unset); the field is
+	// the release's (1.29 and 1.30 have none), so the shim reads it.
+	PodLevel(pod *v1.Pod) *v1.ResourceRequirements
 }
 
 // absoluteAllocatable is getNodeAllocatableAbsoluteImpl over the capacity:
@@ -65,7 +71,7 @@ func absoluteAllocatable(capacity, kubeReserved, systemReserved v1.ResourceList)
 	return out
 }
 
-func (p *probe) Resize(uid string, changes []common.ContainerResize) common.NodeResponse {
+func (p *probe) Resize(uid string, changes []common.ContainerResize, podLevel *common.ResourcesSpec) common.NodeResponse {
 	if p.tm == nil {
 		return noNode()
 	}
@@ -83,7 +89,7 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize) common.Node
 		// (HandlePodUpdates): with it off a resize is never evaluated (RESIZE-3).
 		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "InPlacePodVerticalScaling is off: kubelet never evaluates a resize"))
 	}
-	if len(changes) == 0 {
+	if len(changes) == 0 && podLevel == nil {
 		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "containers: a resize names at least one container"))
 	}
 	desired := pod.DeepCopy()
@@ -137,11 +143,38 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize) common.Node
 		}
 		target.Resources = v1.ResourceRequirements{Requests: req, Limits: lim}
 	}
+	// The pod-level resources the resized pod asks (RESIZE-8): the request's,
+	// else the pod's own (a resize leaves them unless it names them).
+	newLevel := k.PodLevel(pod).DeepCopy()
+	if podLevel != nil {
+		var e *common.NodeError
+		if newLevel, e = podResources(podLevel); e != nil {
+			return common.ErrResponse(e)
+		}
+	}
 	// The API server's defaulting of the resized pod (requests default to
-	// limits), then the rest of ValidatePodResize that the model speaks of:
-	// the QoS class may not change (RESIZE-2).
-	if err := p.k.DefaultPod(desired, nil); err != nil {
+	// limits; pod-level resources as at creation), then the rest of
+	// ValidatePodResize that the model speaks of: the QoS class may not
+	// change (RESIZE-2).
+	if err := p.k.DefaultPod(desired, newLevel); err != nil {
 		return common.ErrResponse(common.Errf("probe", "resize", "defaulting: %v", err))
+	}
+	if e := podLevelResize(k.PodLevel(pod), k.PodLevel(desired)); e != nil {
+		return common.ErrResponse(e)
+	}
+	if level := k.PodLevel(desired); podLevelSet(level) {
+		// GLUE: validatePodResourceConsistency on the resized pod (ADMIT-7,
+		// RESIZE-8): a pod-level request at most its limit, and at least what
+		// the containers request together.
+		together := k.ContainerRequests(desired)
+		for name, q := range level.Requests {
+			if l, ok := level.Limits[name]; ok && q.Cmp(l) > 0 {
+				return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "resources.requests[%s]: the pod-level request is above its limit", name))
+			}
+			if c, ok := together[name]; ok && c.Cmp(q) > 0 {
+				return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "resources.requests[%s]: the pod-level request is below what the containers request together", name))
+			}
+		}
 	}
 	if v1qos.ComputePodQOS(desired) != v1qos.GetPodQOS(pod) {
 		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "containers: Pod QOS Class may not change as a result of resizing"))
@@ -169,6 +202,54 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize) common.Node
 		p.pods[uid] = desired
 	}
 	return common.NodeResponse{Resize: &answer}
+}
+
+// podLevelSet is ValidatePodResize's test for pod-level resources r: a
+// request or a limit of any name.
+func podLevelSet(r *v1.ResourceRequirements) bool {
+	return r != nil && len(r.Requests)+len(r.Limits) > 0
+}
+
+// podLevelResize is GLUE: the part of ValidatePodResize that concerns
+// pod-level resources (RESIZE-8), from the pod's old and desired ones. Before the InPlacePodLevelResourcesVerticalScaling
+// gate exists (1.34) no pod that has them, or is given them, is resizable;
+// with the gate off neither; with it on no pod-level request or limit may be
+// removed and only cpu and memory may change.
+func podLevelResize(old, desired *v1.ResourceRequirements) *common.NodeError {
+	if !podLevelSet(old) && !podLevelSet(desired) {
+		return nil
+	}
+	const gate = featuregate.Feature("InPlacePodLevelResourcesVerticalScaling")
+	if _, known := utilfeature.DefaultMutableFeatureGate.GetAll()[gate]; !known {
+		return common.ErrNS("invalid-field", "invalid", "resize", "pods with pod-level resources cannot be resized")
+	}
+	if !utilfeature.DefaultFeatureGate.Enabled(gate) {
+		return common.ErrNS("invalid-field", "invalid", "resize", "resize of pods with pod-level resources is forbidden when InPlacePodLevelResourcesVerticalScaling is disabled")
+	}
+	if old == nil {
+		return nil
+	}
+	if desired == nil {
+		return common.ErrNS("invalid-field", "invalid", "resize", "resources: pod-level resources cannot be removed")
+	}
+	for _, pair := range [][2]v1.ResourceList{{old.Requests, desired.Requests}, {old.Limits, desired.Limits}} {
+		before, after := pair[0], pair[1]
+		for name, q := range before {
+			a, kept := after[name]
+			if !kept {
+				return common.ErrNS("invalid-field", "invalid", "resize", "resources: pod-level resource requirements cannot be removed (%s)", name)
+			}
+			if name != v1.ResourceCPU && name != v1.ResourceMemory && !a.Equal(q) {
+				return common.ErrNS("invalid-field", "invalid", "resize", "resources: only cpu and memory resources are mutable at pod-level")
+			}
+		}
+		for name := range after {
+			if _, had := before[name]; !had && name != v1.ResourceCPU && name != v1.ResourceMemory {
+				return common.ErrNS("invalid-field", "invalid", "resize", "resources: only cpu and memory resources are mutable at pod-level")
+			}
+		}
+	}
+	return nil
 }
 
 // isRegularInit says whether name is an init container of pod that is not a

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/kubernetes/pkg/kubelet/allocation"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"k8s.io/kubernetes/pkg/kubelet/config"
@@ -98,3 +99,12 @@ func (Kubelet) Resize(env probe.ResizeEnv) common.ResizeAnswer {
 	am.RetryPendingResizes(ctx(), allocation.TriggerReasonPodResized)
 	return probe.ResizeConditions(sm.GetPodResizeConditions(env.Desired.UID), refused)
 }
+
+// ContainerRequests is what the pod's containers request together, its
+// pod-level resources left out.
+func (Kubelet) ContainerRequests(pod *v1.Pod) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})
+}
+
+// PodLevel is the pod's spec.resources.
+func (Kubelet) PodLevel(pod *v1.Pod) *v1.ResourceRequirements { return pod.Spec.Resources }
