@@ -793,7 +793,8 @@ def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
         for name in [n for n in requests if _pod_level(n) and n not in limits]:
             if every and all(name in c.limits for c in every) and name in container_limits:
                 limits[name] = max(requests[name], container_limits[name])
-    return PodResources(requests, limits, given)
+    # Stored as completed: a later completion (a resize) starts from these.
+    return PodResources(requests, limits, requests)
 
 
 def _check_pod_level(pod: Pod, resources: PodResources) -> None:

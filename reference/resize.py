@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import attrs
 
-from numaspec.admission import Node
+from numaspec.admission import Node, default_pod_level_resources
 from numaspec.errors import (
     InvalidFieldError,
     NotModelledError,
@@ -115,11 +115,15 @@ def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize],
     inits = len(pod.init_containers)
     desired = attrs.evolve(pod, init_containers=tuple(new[:inits]),
                            containers=tuple(new[inits:]), resources=resources)
-    if resources is not None:
-        # RESIZE-8: the resize strategy's completion comes before validation.
-        _check_defaulting(node, desired)
-        if pod.resources is not None:
-            _check_pod_level_change(pod.resources, resources)
+    if resources is not None and resources.is_set():
+        # RESIZE-8, QOS-5: the new pod-level resources are completed (1.36: the resize's
+        # body is defaulted; 1.37: the resize strategy completes them), then validated.
+        resources = default_pod_level_resources(
+            desired, resources, fix=node.version.minor >= 37 and node.config.gates().get(
+                "PodLevelResourcesFixDefaulting", False))
+        desired = attrs.evolve(desired, resources=resources)
+    if resources is not None and pod.resources is not None:
+        _check_pod_level_change(pod.resources, resources)
     node.check_live_pod(desired)
     if resources is not None:
         # RESIZE-8: the pod-level resources are validated as a new pod's are (ADMIT-7,
@@ -244,28 +248,6 @@ def _check_pod_level_change(old: PodResources, new: PodResources) -> None:
             if name not in _RESIZABLE and before.get(name) != after.get(name):
                 raise InvalidFieldError("only cpu and memory resources are mutable at "
                                         f"pod-level ({name})", where=f"resources.{field}")
-
-
-def _check_defaulting(node: Node, desired: Pod) -> None:
-    """RESIZE-8 (1.37, ``PodLevelResourcesFixDefaulting``): the resize strategy fills a
-    missing pod-level cpu or memory request from the containers' requests, and a missing
-    limit from their limits when every container has one, before validating; numaspec does
-    not model that completion."""
-    new = desired.resources
-    if new is None or not node.config.gates().get("PodLevelResourcesFixDefaulting", False):
-        return
-    asked = pod_requests(attrs.evolve(desired, resources=None))
-    for name in _RESIZABLE:
-        if name not in new.requests and asked.get(name, 0) > 0:
-            where = f"resources.requests.{name}"
-        elif name in new.requests and name not in new.limits and all(
-                name in c.limits for c in desired.all_containers()):
-            where = f"resources.limits.{name}"
-        else:
-            continue
-        raise NotModelledError("the API server's completion of pod-level resources "
-                               "(PodLevelResourcesFixDefaulting) is not modelled: give the "
-                               f"pod-level {name} request and limit", where=where)
 
 
 def _check_supported(node: Node) -> None:
