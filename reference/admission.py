@@ -280,9 +280,10 @@ class Node:
         """QOS-4, ADMIT-11: the pod as this kubelet reads it.  With PodLevelResources off
         kubelet ignores ``spec.resources`` (dropped here); with it on (default from 1.34) the
         node keeps them, and the CPU and Memory Managers leave such a pod alone (CPU-18,
-        MEM-11).  What numaspec does not model is refused: the gate turned on before 1.34
-        (kubelet 1.32-1.33 have no such check), PodLevelResourceManagers on, and an empty
-        ``resources`` object (kubelet's QoS for it changed in 1.37)."""
+        MEM-11); QOS-5 completes them; an empty object makes the pod BestEffort up to 1.36
+        and is dropped from 1.37 (QOS-4).  What numaspec does not model is refused: the gate
+        turned on before 1.34 (kubelet 1.32-1.33 have no such check) and
+        PodLevelResourceManagers on."""
         resources = pod.resources
         if resources is None:
             return pod
@@ -296,9 +297,11 @@ class Node:
                     "PodLevelResourcesFixDefaulting", False))
             pod = attrs.evolve(pod, resources=resources)
         _check_pod_level(pod, resources)
-        if not resources.is_set():
-            raise NotModelledError("an empty pod-level resources object is not modelled (its "
-                                   "QoS class changed in 1.37)", where="pod.resources")
+        # QOS-4: an empty object makes the pod BestEffort up to 1.36; from 1.37
+        # (PodLevelResourcesFixKubeletQOSClass) it is as if there were none.
+        if not resources.is_set() and self.version.minor >= 37 and gates.get(
+                "PodLevelResourcesFixKubeletQOSClass", False):
+            return attrs.evolve(pod, resources=None)
         if self.version.minor < 34:
             raise NotModelledError(f"PodLevelResources turned on in kubelet {self.version} "
                                    "(alpha) is not modelled: its managers do not yet skip "

@@ -143,7 +143,8 @@ def qos_class(pod: Pod) -> QOSClass:
     every container to have both a cpu and a memory limit, and the pod-wide *sums* of requests
     and of limits to be equal per resource.  Anything else: Burstable.
     """
-    if pod.resources is not None and pod.resources.is_set():
+    if pod.resources is not None:
+        # QOS-4: an empty pod-level object counts too (BestEffort) where kubelet keeps it.
         return _pod_level_qos(pod.resources)
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
