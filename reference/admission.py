@@ -56,7 +56,7 @@ from numaspec.memory import Block, MemoryManager
 from numaspec.nodeconfig import NodeConfig, format_cpuset
 from numaspec.numa import NumaInfo
 from numaspec.options import _go_map, feature_gate_errors
-from numaspec.pods import Container, Pod, PodResources
+from numaspec.pods import Container, Pod, PodResources, pod_level_resource
 from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy
 from numaspec.quantity import milli_value, parse_quantity, value
 from numaspec.rejection import Rejection
@@ -756,11 +756,6 @@ def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
                             kubelet_message=msg)
 
 
-def _pod_level(name: str) -> bool:
-    """``IsSupportedPodLevelResource``: cpu, memory and hugepages."""
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
-
-
 def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
                                 ) -> PodResources:
     """QOS-5: the API server's defaulting of pod-level resources, from what the pod states
@@ -789,11 +784,11 @@ def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
             if name in ("cpu", "memory") and name not in requests:
                 requests[name] = amount
         for name, amount in limits.items():
-            if name not in requests and _pod_level(name):
+            if name not in requests and pod_level_resource(name):
                 requests[name] = amount
     if fix:
         every = list(pod.all_containers())
-        for name in [n for n in requests if _pod_level(n) and n not in limits]:
+        for name in [n for n in requests if pod_level_resource(n) and n not in limits]:
             if every and all(name in c.limits for c in every) and name in container_limits:
                 limits[name] = max(requests[name], container_limits[name])
     # Stored as completed: a later completion (a resize) starts from these.
@@ -805,7 +800,7 @@ def _check_pod_level(pod: Pod, resources: PodResources) -> None:
     limit; and at least what the containers ask together (API validation)."""
     for field, amounts in (("requests", resources.requests), ("limits", resources.limits)):
         for name in amounts:
-            if name not in ("cpu", "memory") and not name.startswith("hugepages-"):
+            if not pod_level_resource(name):
                 raise InvalidFieldError(f"{name!r} cannot be set at pod level (only cpu, "
                                         "memory and hugepages)",
                                         where=f"pod.resources.{field}.{name}")

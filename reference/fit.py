@@ -20,7 +20,7 @@ from numaspec.errors import InvalidFieldError, NodeStartupError
 from numaspec.go_quantity import GoQuantity, go_add, go_parse, go_sub, go_text
 from numaspec.machine import HUGEPAGE_SIZES, Machine
 from numaspec.nodeconfig import DEFAULT_EVICTION_MEMORY, NodeConfig
-from numaspec.pods import Container, Pod
+from numaspec.pods import Container, Pod, pod_level_resource
 from numaspec.quantity import milli_value, value
 from numaspec.rejection import Rejection
 
@@ -233,7 +233,7 @@ def pod_requests(pod: Pod) -> dict[str, int]:
     if pod.resources is not None:
         # ADMIT-11: pod-level requests replace the containers' cpu, memory and hugepages.
         for name, amount in pod.resources.requests.items():
-            if name in ("cpu", "memory") or name.startswith("hugepages-"):
+            if pod_level_resource(name):
                 total[name] = amount
     return {name: milli_value(amount) if name == "cpu" else value(amount)
             for name, amount in total.items()}

@@ -17,8 +17,8 @@ import attrs
 from numaspec.errors import InvalidFieldError, InvalidQuantityError
 from numaspec.quantity import parse_quantity
 
-__all__ = ["Container", "Pod", "PodResources", "QOSClass", "parse_resources", "pod_total",
-           "qos_class"]
+__all__ = ["Container", "Pod", "PodResources", "QOSClass", "parse_resources",
+           "pod_level_resource", "pod_total", "qos_class"]
 
 #: QOS-1: the only resources the QoS class looks at.
 QOS_RESOURCES = ("cpu", "memory")
@@ -108,8 +108,12 @@ class PodResources:
 
     def is_set(self) -> bool:
         """``IsPodLevelResourcesSet``: a request or limit of cpu, memory or hugepages."""
-        return any(n in POD_LEVEL_RESOURCES or n.startswith("hugepages-")
-                   for n in (*self.requests, *self.limits))
+        return any(pod_level_resource(n) for n in (*self.requests, *self.limits))
+
+
+def pod_level_resource(name: str) -> bool:
+    """QOS-4: ``IsSupportedPodLevelResource``: cpu, memory and hugepages."""
+    return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
 
 
 @attrs.frozen
