@@ -95,7 +95,6 @@ class ReferenceRunner:
     def __init__(self) -> None:
         from numaspec.node_wire import NodeSession
 
-        self._sessions: dict[int, Any] = {}
         self._new = NodeSession
 
     def answers(self, steps: list[dict[str, Any]]) -> list[Any]:
@@ -132,8 +131,10 @@ class ReplayRunner:
         return steps, self.answers(steps)
 
 
-def _key(state: Any) -> str:
-    return json.dumps(state, sort_keys=True, separators=(",", ":"))
+def _key(answer: Any, live: frozenset[str]) -> tuple[str, frozenset[str]]:
+    """CHECK-2: a state: the ``state`` answer's content, and the pods on the node."""
+    state = answer.get("state") if isinstance(answer, dict) else answer
+    return json.dumps(state, sort_keys=True, separators=(",", ":")), live
 
 
 #: A uid no pod of the alphabet has: removing it is an error that must change nothing.
@@ -203,7 +204,7 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
         if found is not None:
             report.counterexample = Counterexample(tuple(trace), tuple(answers), found)
             break  # nothing is shorter than no step at all
-        seen = {(_key(state), frozenset[str]())}
+        seen = {_key(state, frozenset())}
         report.distinct += 1
         level = [(handle, frozenset[str](), trace, answers)]
         depth = 0
@@ -225,8 +226,7 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
                         violated = True
                         break
                     after = _live_after(live, move, answer)
-                    key = (_key(state.get("state") if isinstance(state, dict) else state),
-                           after)
+                    key = _key(state, after)
                     if key in seen:
                         continue
                     seen.add(key)
