@@ -242,21 +242,25 @@ def _decode_node(value: object, affinity: bool) -> Node:
     return Node(machine, config)
 
 
+def _requirements(value: object, where: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``{"requests", "limits"}``, each a map of resource names to quantity strings: a
+    container's resources, a pod's own (NWIRE-2) and a resize's (NWIRE-6)."""
+    body = _object(value, where, set(), {"requests", "limits"})
+    return (_str_map(body.get("requests", {}), f"{where}.requests"),
+            _str_map(body.get("limits", {}), f"{where}.limits"))
+
+
 def _container(value: object, where: str, *, init: bool) -> Container:
     body = _object(value, where, {"name"}, {"resources", "restartPolicy"})
-    resources = _object(body.get("resources", {}), f"{where}.resources", set(),
-                        {"requests", "limits"})
+    requests, limits = _requirements(body.get("resources", {}), f"{where}.resources")
     restart = None
     if "restartPolicy" in body:
         restart = _str(body["restartPolicy"], f"{where}.restartPolicy")
         if not init or restart != "Always":
             raise InvalidFieldError("only an init container may have a restartPolicy, and only "
                                     "\"Always\"", where=f"{where}.restartPolicy")
-    return Container.of(
-        _str(body["name"], f"{where}.name"),
-        requests=_str_map(resources.get("requests", {}), f"{where}.resources.requests"),
-        limits=_str_map(resources.get("limits", {}), f"{where}.resources.limits"),
-        restart_policy=restart, where=f"{where}.resources")
+    return Container.of(_str(body["name"], f"{where}.name"), requests=requests, limits=limits,
+                        restart_policy=restart, where=f"{where}.resources")
 
 
 def decode_pod(value: object) -> Pod:
@@ -281,11 +285,8 @@ def decode_pod(value: object) -> Pod:
     resources = None
     if "resources" in body:
         # NWIRE-2, QOS-4: pod-level requests and limits (spec.resources).
-        raw = _object(body["resources"], "pod.resources", set(), {"requests", "limits"})
-        resources = PodResources.of(
-            requests=_str_map(raw.get("requests", {}), "pod.resources.requests"),
-            limits=_str_map(raw.get("limits", {}), "pod.resources.limits"),
-            where="pod.resources")
+        requests, limits = _requirements(body["resources"], "pod.resources")
+        resources = PodResources.of(requests=requests, limits=limits, where="pod.resources")
     return Pod(name, containers, inits, uid,
                labels=_str_map(body.get("labels", {}), "pod.labels"),
                annotations=_str_map(body.get("annotations", {}), "pod.annotations"),
@@ -303,12 +304,8 @@ def decode_resize(value: object) -> list[ContainerResize]:
     for i, raw in enumerate(listed):
         where = f"containers[{i}]"
         body = _object(raw, where, {"name", "resources"}, set())
-        resources = _object(body["resources"], f"{where}.resources", set(),
-                            {"requests", "limits"})
-        found.append(ContainerResize(
-            _str(body["name"], f"{where}.name"),
-            _str_map(resources.get("requests", {}), f"{where}.resources.requests"),
-            _str_map(resources.get("limits", {}), f"{where}.resources.limits")))
+        found.append(ContainerResize(_str(body["name"], f"{where}.name"),
+                                     *_requirements(body["resources"], f"{where}.resources")))
     if not found:
         raise InvalidFieldError("a resize names at least one container", where="containers")
     return found
@@ -414,10 +411,7 @@ class NodeSession:
             _object(body, "", {"op", "uid"}, {"containers", "resources"})
             pod_level = None
             if "resources" in body:
-                raw = _object(body["resources"], "resources", set(), {"requests", "limits"})
-                pod_level = PodResourcesResize(
-                    _str_map(raw.get("requests", {}), "resources.requests"),
-                    _str_map(raw.get("limits", {}), "resources.limits"))
+                pod_level = PodResourcesResize(*_requirements(body["resources"], "resources"))
             elif "containers" not in body:
                 raise InvalidFieldError("a resize names at least one container, or the "
                                         "pod-level resources", where="containers")
