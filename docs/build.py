@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -309,7 +310,8 @@ class _Site:
             return self._fragment(target) if target.startswith("#") else target
         path, _, fragment = target.partition("#")
         base = Path("spec") / Path(name).parent
-        resolved = Path(*_normal((base / path).parts)) if path else Path("spec") / name
+        resolved = Path(posixpath.normpath((base / path).as_posix())) if path else \
+            Path("spec") / name
         if resolved.parts[0] != "spec" or len(resolved.parts) == 1:
             return f"{GITHUB}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
         inside = Path(*resolved.parts[1:]).as_posix()
@@ -410,17 +412,6 @@ class _Site:
             return f"[{label}]({target})"
 
         return _LINK.sub(link, text)
-
-
-def _normal(parts: Iterable[str]) -> Iterator[str]:
-    stack: list[str] = []
-    for part in parts:
-        if part == "..":
-            if stack:
-                stack.pop()
-        elif part not in ("", "."):
-            stack.append(part)
-    yield from stack
 
 
 def _relative(target: str, page: str) -> str:
