@@ -34,6 +34,8 @@ from pathlib import Path
 
 import yaml
 
+from numaspec.conformance.cases.rules import Rule, parse_rules
+
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = "https://github.com/numaspec/numaspec/blob/main/"
 KUBERNETES = "https://github.com/kubernetes/kubernetes/blob/"
@@ -120,9 +122,6 @@ def _mkdocs(config_file: Path) -> None:
 
 def generate(spec: Path, docs: Path) -> list[object]:
     """Write the site's Markdown into ``docs``; the navigation, in order."""
-    sys.path.insert(0, str(REPO))
-    from numaspec.conformance.cases.rules import parse_rules
-
     rules = parse_rules(spec)
     site = _Site(spec, {r.id: r.file.removesuffix(".md") for r in rules},
                  {r.id: r.meta for r in rules})
@@ -333,7 +332,7 @@ class _Site:
 
     # -- generated pages ---------------------------------------------------------------------
 
-    def version_matrix(self, rules: Iterable[object], chapters: list[str]) -> str:
+    def version_matrix(self, rules: Iterable[Rule], chapters: list[str]) -> str:
         minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 38)))
         head = "| rule | " + " | ".join(f"1.{m}" for m in minors) + " |"
         lines = ["# Where each rule holds", "",
@@ -343,9 +342,9 @@ class _Site:
                  "the operations it serves: `adapters/kubelet/COVERAGE.md`); ○ it holds "
                  "there and no release of that minor is built; blank: it does not hold "
                  "there.", ""]
-        by_chapter: dict[str, list[object]] = {}
+        by_chapter: dict[str, list[Rule]] = {}
         for rule in rules:
-            by_chapter.setdefault(getattr(rule, "file"), []).append(rule)  # noqa: B009
+            by_chapter.setdefault(rule.file, []).append(rule)
         pinned = {int(m.split(".")[1]) for m in self.releases}
         for chapter in chapters:
             if chapter not in by_chapter:
@@ -353,7 +352,7 @@ class _Site:
             lines += [f"## {chapter.removesuffix('.md')}", "", head,
                       "|---|" + "---|" * len(minors)]
             for rule in by_chapter[chapter]:
-                rid = getattr(rule, "id")  # noqa: B009
+                rid = rule.id
                 low, high = self.span(rid) or (0, -1)
                 cells = ["●" if low <= m <= high and m in pinned else
                          "○" if low <= m <= high else "" for m in minors]
