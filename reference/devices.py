@@ -50,12 +50,11 @@ class DeviceManager:
         self.numa_nodes = machine.numa_ids
         self.devices: dict[str, dict[str, Device]] = {
             r: {d.id: d for d in ds} for r, ds in machine.devices.items()}
-        self.healthy = {r: {d.id for d in ds if d.healthy} for r, ds in machine.devices.items()}
+        self.healthy = {r: self._listed_healthy(r) for r in self.devices}
         # DEV-10: the plugins that offer GetPreferredAllocation.
         self.plugins = dict(machine.device_plugins)
         # DEV-11: resources whose plugins have not registered again since kubelet restarted.
         self.unregistered: set[str] = set()
-        self._machine_healthy = {r: frozenset(ids) for r, ids in self.healthy.items()}
         # pod uid -> container -> resource -> device ids
         self.pod_devices: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
         self.to_reuse: dict[str, dict[str, frozenset[str]]] = {}
@@ -77,6 +76,10 @@ class DeviceManager:
     def available(self, resource: str) -> frozenset[str]:
         return frozenset(self.healthy[resource]) - self.allocated(resource)
 
+    def _listed_healthy(self, resource: str) -> set[str]:
+        """The devices of ``resource`` its plugin lists as healthy (the machine's)."""
+        return {d.id for d in self.devices[resource].values() if d.healthy}
+
     def _has_topology(self, resource: str) -> bool:
         # DEV-11: until its plugin registers again, kubelet knows no device of the resource.
         if resource in self.unregistered:
@@ -93,12 +96,12 @@ class DeviceManager:
         self.unregistered = set(unregistered)
         for resource in self.devices:
             self.healthy[resource] = (set() if resource in self.unregistered
-                                      else set(self._machine_healthy[resource]))
+                                      else self._listed_healthy(resource))
 
     def register(self, resource: str) -> None:
         """DEV-11: the resource's plugin registered and listed the machine's devices."""
         self.unregistered.discard(resource)
-        self.healthy[resource] = set(self._machine_healthy[resource])
+        self.healthy[resource] = self._listed_healthy(resource)
 
     def _container_request(self, container: Container) -> dict[str, int]:
         return {n: value(q) for n, q in container.limits.items() if n in self.devices}
