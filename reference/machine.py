@@ -100,7 +100,7 @@ class DevicePlugin:
         for device in self.preferred:
             if len(chosen) >= size:
                 break
-            if device in must_include or device in chosen:
+            if device in chosen:  # the must-include ids are there already
                 continue
             if self.offered_only and device not in offered:
                 continue
