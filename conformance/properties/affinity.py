@@ -28,7 +28,8 @@ from numaspec.affinity import (
     MEMORY_ENHANCEMENT_ANNOTATION,
 )
 
-__all__ = ["AffinityImplementation", "Session", "affinity_sessions"]
+__all__ = ["INVARIANTS", "AffinityImplementation", "Session", "affinity_sessions",
+           "affinity_violation"]
 
 KEPT = ("role", "app")
 _ROLES = ("ps", "worker")
@@ -54,6 +55,25 @@ class Session:
     device_numa: Mapping[str, tuple[int, ...]]
     socket_peers: Mapping[int, frozenset[int]]
     numa_ids: tuple[int, ...]
+
+    @classmethod
+    def of(cls, steps: Iterable[dict[str, Any]]) -> Session:
+        """A session of these steps, its machine facts read from the ``create`` step: which
+        NUMA node each CPU and device is on, which NUMA nodes share a socket."""
+        steps = tuple(steps)
+        machine = steps[0]["node"]["machine"]
+        cpu_numa: dict[int, int] = {}
+        socket_of: dict[int, int] = {}
+        for node in machine["numaNodes"]:
+            for core in node["cores"]:
+                socket_of[node["id"]] = core["socket"]
+                cpu_numa.update((cpu, node["id"]) for cpu in core["threads"])
+        device_numa = {device["id"]: tuple(device["numa"])
+                       for listed in machine.get("devices", {}).values() for device in listed}
+        peers = {n: frozenset(m for m in socket_of if socket_of[m] == socket_of[n])
+                 for n in socket_of}
+        return cls(steps, cpu_numa, device_numa, peers,
+                   tuple(n["id"] for n in machine["numaNodes"]))
 
     def case(self, impl: object = None) -> dict[str, Any]:
         """The case, its node at a kubelet release ``impl`` declares for node sessions (the
@@ -119,30 +139,22 @@ def _pod(draw: st.DrawFn, uid: str, devices: bool) -> dict[str, Any]:
 
 
 @st.composite
-def _machine(draw: st.DrawFn) -> tuple[dict[str, Any], dict[int, int], dict[str, tuple[int, ...]],
-                                       dict[int, frozenset[int]]]:
+def _machine(draw: st.DrawFn) -> dict[str, Any]:
     sockets = 2
     per_socket = draw(st.sampled_from([1, 2, 2]))
     cores = draw(st.integers(2, 4))
-    with_devices = draw(st.booleans())
-    nodes, cpu_numa, cpu = [], {}, 0
-    socket_of: dict[int, int] = {}
+    devices = draw(st.booleans())
+    nodes, cpu = [], 0
     for numa in range(sockets * per_socket):
-        socket_of[numa] = numa // per_socket
         threads = []
         for _ in range(cores):
-            threads.append({"socket": socket_of[numa], "threads": [cpu]})
-            cpu_numa[cpu] = numa
+            threads.append({"socket": numa // per_socket, "threads": [cpu]})
             cpu += 1
         nodes.append({"id": numa, "memory": "16Gi", "cores": threads})
     machine: dict[str, Any] = {"numaNodes": nodes}
-    device_numa: dict[str, tuple[int, ...]] = {}
-    if with_devices:
-        machine["devices"] = {_GPU: [{"id": f"g{n}", "numa": [n]} for n in socket_of]}
-        device_numa = {f"g{n}": (n,) for n in socket_of}
-    peers = {n: frozenset(m for m in socket_of if socket_of[m] == socket_of[n])
-             for n in socket_of}
-    return machine, cpu_numa, device_numa, peers
+    if devices:
+        machine["devices"] = {_GPU: [{"id": f"g{n}", "numa": [n]} for n in range(len(nodes))]}
+    return machine
 
 
 @st.composite
@@ -151,7 +163,7 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
     """A random affinity session (AWIRE-1..AWIRE-3).  ``hints``: add pairs of hints steps
     (a pod, then the same pod with no labels or annotations); ``schedule``: add scheduler
     checks and reservations, each reserved pod later admitted."""
-    machine, cpu_numa, device_numa, peers = draw(_machine())
+    machine = draw(_machine())
     config: dict[str, Any] = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
               "topologyManagerPolicy": draw(st.sampled_from(
                   ["none", "best-effort", "restricted", "single-numa-node"])),
@@ -185,8 +197,7 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
         steps.append({"op": "admit", "pod": pod})
         admitted_uids.append(pod["uid"])
     steps.append({"op": "state"})
-    return Session(tuple(steps), cpu_numa, device_numa, peers,
-                   tuple(n["id"] for n in machine["numaNodes"]))
+    return Session.of(steps)
 
 
 # --- reading the answers -------------------------------------------------------------------
@@ -270,8 +281,11 @@ Visit = Callable[[dict[str, Any], Any, dict[str, _Live]], None]
 
 
 def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
-    """Send the session; call ``visit(step, answer, live)`` for every step, ``live`` being the
-    pods on the node *before* the step; then bring ``live`` up to date."""
+    """Send the session, then replay its answers through ``visit``."""
+    _replay(session, _send(impl, session), visit)
+
+
+def _send(impl: AffinityImplementation, session: Session) -> list[Any]:
     case = session.case(impl)
     note(f"request: {json.dumps(case, separators=(',', ':'))}")
     result = impl.affinity_session(case)
@@ -281,6 +295,12 @@ def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
     assert len(answers) == len(session.steps), (
         f"{len(answers)} answers to {len(session.steps)} steps")
     note(f"answers: {json.dumps(answers, separators=(',', ':'))[:4000]}")
+    return list(answers)
+
+
+def _replay(session: Session, answers: list[Any], visit: Visit) -> None:
+    """Call ``visit(step, answer, live)`` for every step, ``live`` being the pods on the node
+    *before* the step; then bring ``live`` up to date."""
     assert "error" not in answers[0], f"the node did not start: {answers[0]}"
     live: dict[str, _Live] = {}
     for index, (step, answer) in enumerate(zip(session.steps, answers, strict=True), 1):
@@ -316,8 +336,7 @@ from numaspec.conformance.properties.registry import register  # noqa: E402
 
 #: The OR-matching defect of the Katalyst PR (divergence D1), as a fixed example: E with
 #: {app: a} on the node, then a pod whose affinity needs {app: a, role: ps}.
-_D1 = Session(
-    steps=(
+_D1 = Session.of((
         {"op": "create", "node": {"kubeletVersion": "1.30", "machine": {"numaNodes": [
             {"id": n, "memory": "16Gi", "cores": [{"socket": n // 2, "threads": [4 * n + i]}
                                                    for i in range(4)]} for n in range(4)]},
@@ -329,18 +348,10 @@ _D1 = Session(
         {"op": "admit", "pod": {"uid": "p", "annotations": {AFFINITY_ANNOTATION: json.dumps(
             {"required": [{"matchLabels": {"app": "a", "role": "ps"}}]})}, "containers": [
             {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}},
-        {"op": "state"}),
-    cpu_numa={4 * n + i: n for n in range(4) for i in range(4)}, device_numa={},
-    socket_peers={n: frozenset({n - n % 2, n - n % 2 + 1}) for n in range(4)},
-    numa_ids=(0, 1, 2, 3))
+        {"op": "state"}))
 
 
-@register("P-AFF-ANTI", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
-           requires="affinity_session", since=29, op="affinity")
-@given(session=affinity_sessions())
-def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
-    """No pod shares a NUMA node or socket (by zone) with a pod it is anti-affine to, either
-    way round."""
+def _no_anti_affine_neighbour(session: Session) -> Visit:
     def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
         new = _newly_live(step, answer, session)
         if new is None or not new.numa:
@@ -352,16 +363,10 @@ def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
                     assert not (shared and _selects(match, b.terms.labels)), (
                         f"pod {b.uid!r} holds NUMA nodes {sorted(shared)} inside the {zone} "
                         f"zone of pod {a.uid!r}, whose anti-affinity {dict(match)} selects it")
-    _walk(impl, session, visit)
+    return visit
 
 
-@register("P-AFF-REQUIRED", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
-           requires="affinity_session", since=29, op="affinity")
-@given(session=affinity_sessions())
-@example(session=_D1)
-def required_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
-    """Every admitted pod's NUMA nodes lie, for each of its required affinity selectors, in
-    the zone of some other pod that selector matches."""
+def _required_affinity_met(session: Session) -> Visit:
     def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
         if not _admitted(step, answer):
             return
@@ -376,15 +381,10 @@ def required_affinity_holds(impl: AffinityImplementation, session: Session) -> N
                 f"pod {pod['uid']!r} was admitted on NUMA nodes {sorted(numa)}, but only "
                 f"{sorted(covered)} are in the {zone} zone of a pod matching its required "
                 f"affinity {dict(match)}")
-    _walk(impl, session, visit)
+    return visit
 
 
-@register("P-AFF-EXCLUSIVE", rules=["AFF-5", "AFF-6", "AFF-9"], level="invariant",
-           requires="affinity_session", since=29, op="affinity")
-@given(session=affinity_sessions())
-def exclusive_pods_alone(impl: AffinityImplementation, session: Session) -> None:
-    """A NUMA-exclusive pod shares none of its NUMA nodes with another pod that holds
-    resources there."""
+def _exclusive_alone(session: Session) -> Visit:
     def visit(step: dict[str, Any], answer: Any, live: dict[str, _Live]) -> None:
         new = _newly_live(step, answer, session)
         if new is None:
@@ -394,7 +394,83 @@ def exclusive_pods_alone(impl: AffinityImplementation, session: Session) -> None
                 shared = new.numa & other.numa
                 assert not shared, (f"pods {other.uid!r} and {new.uid!r} share NUMA nodes "
                                     f"{sorted(shared)} and one of them is NUMA-exclusive")
-    _walk(impl, session, visit)
+    return visit
+
+
+def _scheduled_admitted(_session: Session) -> Visit:
+    # The sessions check a pod, admit the pods reserved before it in reservation order, then
+    # admit the pod: the node's state is then the one the scheduler judged.
+    passed: set[str] = set()
+    reserved: set[str] = set()
+
+    def visit(step: dict[str, Any], answer: Any, _live: dict[str, _Live]) -> None:
+        op = step["op"]
+        if op == "schedule":
+            assert isinstance(answer, dict) and "schedule" in answer, f"not a verdict: {answer}"
+            if answer["schedule"]["passes"]:
+                passed.add(step["pod"]["uid"])
+        elif op == "reserve" and answer == {"ok": True}:
+            reserved.add(step["pod"]["uid"])
+        elif op == "admit":
+            uid = step["pod"]["uid"]
+            if uid in reserved:
+                reserved.discard(uid)
+            elif uid in passed:
+                passed.discard(uid)
+                assert _admitted(step, answer), (
+                    f"the scheduler passed the node for pod {uid!r}, then the node rejected "
+                    f"it: {answer}")
+    return visit
+
+
+#: The affinity invariants, by property: each reads only the steps and the answers.  The
+#: exhaustive checker checks them all on every path (spec/checking.md, CHECK-7).
+INVARIANTS: dict[str, Callable[[Session], Visit]] = {
+    "P-AFF-ANTI": _no_anti_affine_neighbour,
+    "P-AFF-REQUIRED": _required_affinity_met,
+    "P-AFF-EXCLUSIVE": _exclusive_alone,
+    "P-AFF-SCHEDULE": _scheduled_admitted,
+}
+
+
+def affinity_violation(steps: list[dict[str, Any]], answers: list[Any]) -> str | None:
+    """The first affinity invariant an implementation's answers to an ``affinity`` session
+    break, named, or None.  The steps' first is the ``create`` that started the node."""
+    session = Session.of(steps)
+    for name, invariant in INVARIANTS.items():
+        try:
+            _replay(session, answers, invariant(session))
+        except AssertionError as exc:
+            return f"{name}: {exc}"
+    return None
+
+
+@register("P-AFF-ANTI", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
+           requires="affinity_session", since=29, op="affinity")
+@given(session=affinity_sessions())
+def anti_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
+    """No pod shares a NUMA node or socket (by zone) with a pod it is anti-affine to, either
+    way round."""
+    _walk(impl, session, _no_anti_affine_neighbour(session))
+
+
+@register("P-AFF-REQUIRED", rules=["AFF-4", "AFF-5", "AFF-7", "AFF-9"], level="invariant",
+           requires="affinity_session", since=29, op="affinity")
+@given(session=affinity_sessions())
+@example(session=_D1)
+def required_affinity_holds(impl: AffinityImplementation, session: Session) -> None:
+    """Every admitted pod's NUMA nodes lie, for each of its required affinity selectors, in
+    the zone of some other pod that selector matches."""
+    _walk(impl, session, _required_affinity_met(session))
+
+
+@register("P-AFF-EXCLUSIVE", rules=["AFF-5", "AFF-6", "AFF-9"], level="invariant",
+           requires="affinity_session", since=29, op="affinity")
+@given(session=affinity_sessions())
+def exclusive_pods_alone(impl: AffinityImplementation, session: Session) -> None:
+    """A NUMA-exclusive pod shares none of its NUMA nodes with another pod that holds
+    resources there."""
+    _walk(impl, session, _exclusive_alone(session))
 
 
 def _hint_set(listed: Any) -> Any:
@@ -440,29 +516,7 @@ def filter_only_removes(impl: AffinityImplementation, session: Session) -> None:
 def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> None:
     """When the scheduler passes the node for a pod, the node admits it on the same state
     (with the pods reserved before it admitted first): no rejection after scheduling."""
-    passed: set[str] = set()
-    reserved: set[str] = set()
-
-    def visit(step: dict[str, Any], answer: Any, _live: dict[str, _Live]) -> None:
-        # The sessions check a pod, admit the pods reserved before it in reservation order,
-        # then admit the pod: the node's state is then the one the scheduler judged.
-        op = step["op"]
-        if op == "schedule":
-            assert isinstance(answer, dict) and "schedule" in answer, f"not a verdict: {answer}"
-            if answer["schedule"]["passes"]:
-                passed.add(step["pod"]["uid"])
-        elif op == "reserve" and answer == {"ok": True}:
-            reserved.add(step["pod"]["uid"])
-        elif op == "admit":
-            uid = step["pod"]["uid"]
-            if uid in reserved:
-                reserved.discard(uid)
-            elif uid in passed:
-                passed.discard(uid)
-                assert _admitted(step, answer), (
-                    f"the scheduler passed the node for pod {uid!r}, then the node rejected "
-                    f"it: {answer}")
-    _walk(impl, session, visit)
+    _walk(impl, session, _scheduled_admitted(session))
 
 
 @register("P-AFF-EQUIVALENCE", rules=["AFF-1", "AFF-7", "AFF-8", "AFF-9", "SCHED-1",
