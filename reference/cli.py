@@ -305,7 +305,9 @@ def _check_parser(sub: Any) -> None:
     listed("cpu", defaults.cpu, b.CPU_CONFIGS, "CPU Manager configurations")
     listed("memory", defaults.memory, b.MEMORY_CONFIGS, "Memory Manager policies")
     check.add_argument("--pods", default=defaults.pods, choices=tuple(b.POD_SETS),
-                       help=f"the pod alphabet (default {defaults.pods})")
+                       help=f"the pod alphabet (default {defaults.pods}; affinity: nodes "
+                       "running NUMA-level inter-pod affinity, their pods labelled and "
+                       "annotated)")
     check.add_argument("--copies", type=int, default=defaults.copies, metavar="N",
                        help="instances of each pod kind that may be on the node at once "
                             f"(default {defaults.copies})")

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO
+from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
 
 from numaspec.conformance.checking.bounds import Bounds
@@ -21,6 +22,7 @@ from numaspec.conformance.checking.explorer import (
     ReplayRunner,
     explore,
 )
+from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_sessions import check_answers
 
 QUICK = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
@@ -102,6 +104,70 @@ def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
     assert check_answers(steps, ReferenceRunner().answers(steps), compare=False) is None
 
 
+AFFINE = {"releases": ("1.37",), "machines": ("1x2x2x1",), "pods": "affinity", "depth": 2}
+
+#: CHECK-7: each affinity mutant of the suite, the bounds (over AFFINE) that catch it, and what
+#: its shortest counterexample breaks: each affinity invariant is shown to bite.
+AFFINITY_MUTANTS: dict[str, tuple[dict[str, Any], str]] = {
+    "ignore_existing_anti": ({}, "P-AFF-ANTI"),
+    "or_keys": ({}, "P-AFF-REQUIRED"),
+    "ignore_exclusive": ({}, "P-AFF-EXCLUSIVE"),
+    "scheduler_ignores_fit": ({}, "P-AFF-SCHEDULE"),
+    # under none and best-effort the allocator ignores the region (AFF-9)
+    "no_hard_check": ({"policies": ("none",)}, "P-AFF-REQUIRED"),
+    # the scheduler refuses a valid pod: an error, not a verdict
+    "empty_value_malformed": ({}, "P-AFF-SCHEDULE"),
+    # Only a comparison with the reference shows it (CHECK-4): a region of two NUMA nodes
+    # out of four, whose spanning hint the filter marks preferred.
+    "filter_marks_preferred": ({"machines": ("2x2x2x1",), "policies": ("restricted",),
+                                "scopes": ("container",), "cpu": ("static",),
+                                "memory": ("None",), "hints": True}, "expected"),
+}
+
+
+def _affinity_mutant(name: str) -> ReplayRunner:
+    mutant = AffinityMutant(name)
+
+    def answers(steps: list[dict[str, Any]]) -> list[Any]:
+        return list(mutant.affinity_session({"steps": steps})["answers"])
+    return ReplayRunner(answers)
+
+
+def test_every_affinity_mutant_is_listed() -> None:
+    assert set(AFFINITY_MUTANTS) == set(AFFINITY_MUTATIONS)
+
+
+def test_the_reference_has_no_affinity_violation_within_small_bounds() -> None:
+    """CHECK-7: on both machine kinds (one socket and two), every policy and scope."""
+    report = explore(Bounds(releases=("1.37",), machines=("1x2x2x1", "2x2x2x1"),
+                            cpu=("static",), pods="affinity", depth=2), ReferenceRunner(
+                                affinity=True))
+    assert report.counterexample is None
+    assert report.exhausted
+    assert report.initial_nodes == 2 * 4 * 2 * 2
+
+
+@pytest.mark.parametrize("name", sorted(AFFINITY_MUTANTS))
+def test_each_affinity_mutant_has_a_shortest_counterexample(name: str) -> None:
+    overrides, broken = AFFINITY_MUTANTS[name]
+    bounds = Bounds(**{**AFFINE, **overrides})
+    compare = broken == "expected"
+    report = explore(bounds, _affinity_mutant(name), compare=compare)
+    found = report.counterexample
+    assert found is not None, f"{name} escaped: {report.as_json()}"
+    assert broken in found.message
+    depth = sum(step["op"] == "state" for step in found.steps) - 1
+    if depth:
+        shorter = explore(Bounds(**{**AFFINE, **overrides, "depth": depth - 1}),
+                          _affinity_mutant(name), compare=compare)
+        assert shorter.counterexample is None
+    # the session is the mutant's fault: the reference's answers to it break nothing
+    steps = list(found.steps)
+    reference = ReferenceRunner(affinity=True).answers(steps)
+    assert check_answers(steps, reference, compare=False, op="affinity") is None
+    assert affinity_violation(steps, reference) is None
+
+
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "numaspec", "check", *args],
                           capture_output=True, text=True, timeout=600)
@@ -139,6 +205,49 @@ def test_the_command_finds_a_mutant_through_the_protocol(tmp_path: Path) -> None
     answers = [json.loads(line) for line in replay.stdout.splitlines()]
     assert len(answers) == len(lines)
     assert answers[2]["decision"]["admitted"]
+
+
+def _exec_mutant(kind: str, mutation: str) -> str:
+    return (f"exec:{shlex.quote(sys.executable)} "
+            f"{shlex.quote(str(REPO / 'tests' / 'mutants' / 'exec_adapter.py'))} "
+            f"{kind} {mutation}")
+
+
+def test_the_command_finds_an_affinity_mutant_through_the_protocol(tmp_path: Path) -> None:
+    """CHECK-7 through the protocol: the counterexample is an affinity session that
+    ``numaspec node --affinity`` replays; an implementation that does not declare affinity
+    sessions runs nothing."""
+    out = tmp_path / "session.jsonl"
+    bounds = ["--pods", "affinity", "--releases", "1.37", "--machines", "1x2x2x1",
+              "--scopes", "container", "--depth", "2"]
+    done = _check("--impl", _exec_mutant("affinity", "ignore_exclusive"), *bounds,
+                  "--out", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    # the comparison with the reference (CHECK-4) sees it first, at the scheduler's check
+    assert "VIOLATION after 2 step(s): step 6 (schedule pod 'x-1')" in done.stdout
+    assert "numaspec node --affinity <<'EOF'" in done.stdout
+    lines = out.read_text("utf-8").splitlines()
+    replay = subprocess.run([sys.executable, "-m", "numaspec", "node", "--affinity"],
+                            input="\n".join(lines), capture_output=True, text=True, timeout=60)
+    answers = [json.loads(line) for line in replay.stdout.splitlines()]
+    assert len(answers) == len(lines)
+    assert affinity_violation([json.loads(line) for line in lines], answers) is None
+
+
+def test_affinity_nodes_are_not_run_where_affinity_is_not_declared() -> None:
+    """CHECK-4, CHECK-7: an implementation without affinity sessions runs none of them."""
+    from numaspec.conformance.checking.command import _runner, _unclaimed, text
+
+    bounds = Bounds(**{**AFFINE, "depth": 1})
+    runner, connection = _runner("test_checking:NodeOnlyAdapter", bounds.op)
+    try:
+        report = explore(bounds, runner, compare=True,
+                         unclaimed=_unclaimed(connection, bounds.op))
+    finally:
+        connection.close()
+    assert report.unclaimed_nodes == report.initial_nodes > 0
+    assert "affinity" in report.unclaimed_reason
+    assert "nothing was run: the implementation claims none of these nodes" in text(report)
 
 
 @pytest.mark.parametrize(("args", "where"), [
@@ -188,6 +297,14 @@ class PartialAdapter:
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         return self.inner.run(op, case)
+
+
+class NodeOnlyAdapter(PartialAdapter):
+    """The reference, declaring node sessions but not affinity sessions."""
+
+    def start(self) -> dict[str, Any]:
+        return {**self.inner.start(), "name": "node-only",
+                "operations": ["merge", "hints", "node"]}
 
 
 def test_only_the_nodes_an_implementation_claims_are_run() -> None:

@@ -13,9 +13,15 @@ from typing import Any
 
 import attrs
 
+from numaspec.affinity import (
+    AFFINITY_ANNOTATION,
+    ANTI_AFFINITY_ANNOTATION,
+    MEMORY_ENHANCEMENT_ANNOTATION,
+)
 from numaspec.errors import InvalidFieldError
 
-__all__ = ["MACHINES", "POD_SETS", "Bounds", "initial_nodes", "machine", "pod_alphabet"]
+__all__ = ["AFFINITY_LABELS", "MACHINES", "POD_SETS", "Bounds", "initial_nodes", "machine",
+           "pod_alphabet"]
 
 POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 SCOPES = ("container", "pod")
@@ -72,6 +78,16 @@ class Bounds:
             raise InvalidFieldError("depth is at least 0 and copies at least 1",
                                     where="--depth")
 
+    @property
+    def affinity(self) -> bool:
+        """CHECK-7: the nodes run NUMA-level inter-pod affinity (the ``affinity`` alphabet)."""
+        return self.pods == "affinity"
+
+    @property
+    def op(self) -> str:
+        """The session operation each path is run as (PROTO-3)."""
+        return "affinity" if self.affinity else "hints" if self.hints else "node"
+
     def describe(self) -> str:
         return (f"releases {','.join(self.releases)}; machines {','.join(self.machines)}; "
                 f"policies {','.join(self.policies)}; scopes {','.join(self.scopes)}; "
@@ -117,6 +133,8 @@ def initial_nodes(bounds: Bounds) -> Iterator[dict[str, Any]]:
             config["memoryManagerPolicy"] = "Static"
             config["systemReserved"] = {"memory": "156Mi"}
             config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "256Mi"}}]
+        if bounds.affinity:
+            config["interPodAffinityLabels"] = list(AFFINITY_LABELS)
         yield {"op": "create", "node": {"kubeletVersion": release,
                                         "machine": machine(shape, bounds.devices),
                                         "config": config}}
@@ -124,6 +142,22 @@ def initial_nodes(bounds: Bounds) -> Iterator[dict[str, Any]]:
 
 def _guaranteed(cpu: str, memory: str, **extra: str) -> dict[str, Any]:
     return {"limits": {"cpu": cpu, "memory": memory, **extra}}
+
+
+#: CHECK-7: the label keys the affinity alphabet's nodes keep (AFF-3).
+AFFINITY_LABELS = ("role", "app")
+
+
+def _affine(labels: dict[str, str], **annotations: object) -> dict[str, Any]:
+    """A pod of the affinity alphabet: one exclusive CPU and 1 GiB, these labels, and these
+    annotations (AFF-1: ``anti`` and ``affinity`` are required selectors, ``exclusive`` the
+    NUMA-exclusive flag; a value of ``""`` is the empty annotation, the same as none)."""
+    keys = {"anti": ANTI_AFFINITY_ANNOTATION, "affinity": AFFINITY_ANNOTATION,
+            "exclusive": MEMORY_ENHANCEMENT_ANNOTATION}
+    encoded = {keys[name]: value if isinstance(value, str) else json.dumps(value)
+               for name, value in annotations.items()}
+    return {"labels": labels, "annotations": encoded,
+            "containers": [{"name": "a", "resources": _guaranteed("1", "1Gi")}]}
 
 
 #: The pod kinds of each alphabet: name -> pod body without its uid.
@@ -155,6 +189,20 @@ POD_SETS: dict[str, dict[str, dict[str, Any]]] = {
              "restartPolicy": "Always"}],
             "containers": [{"name": "a", "resources": _guaranteed("1", "256Mi",
                                                                   **{DEVICE: "1"})}]},
+    },
+    # CHECK-7: NUMA-level inter-pod affinity (spec/affinity.md), seed 003's training job
+    "affinity": {
+        # a parameter server; its empty anti-affinity value is no annotation (AFF-1)
+        "ps": _affine({"role": "ps", "app": "a"}, anti=""),
+        # a worker kept off the parameter servers' NUMA nodes (AFF-7 part 2)
+        "w": _affine({"role": "worker", "app": "a"},
+                     anti={"required": [{"matchLabels": {"role": "ps"}}]}),
+        # a pod that must share a socket with a parameter server of app a: both keys must
+        # match (AFF-4), so a worker of app a is not enough
+        "n": _affine({"role": "worker", "app": "b"}, affinity={"required": [
+            {"matchLabels": {"role": "ps", "app": "a"}, "zone": "socket"}]}),
+        # a NUMA-exclusive pod (AFF-6)
+        "x": _affine({}, exclusive={"numa_exclusive": "true"}),
     },
 }
 

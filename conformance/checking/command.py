@@ -60,7 +60,7 @@ def _runner(impl: str, op: str) -> tuple[Any, Any]:
     from numaspec.protocol import REFERENCE_IMPL
 
     if impl == REFERENCE_IMPL:
-        return ReferenceRunner(), None
+        return ReferenceRunner(affinity=op == "affinity"), None
     from numaspec.conformance.implementations.connection import connect
 
     connection = connect(impl)
@@ -70,7 +70,7 @@ def _runner(impl: str, op: str) -> tuple[Any, Any]:
         result = answer.result if answer.status == "result" else None
         if not isinstance(result, dict) or not isinstance(result.get("answers"), list) or len(
                 result["answers"]) != len(steps):
-            raise AdapterError(f"{impl} answered a node session with {answer.status}: "
+            raise AdapterError(f"{impl} answered a session ({op}) with {answer.status}: "
                                f"{answer.message or json.dumps(result)[:300]}", where="--impl")
         return list(result["answers"])
 
@@ -97,10 +97,11 @@ def text(report: Report) -> str:
                      if report.exhausted else
                      "NOT exhausted: stopped at --max-states; no violation in what was run")
         return "\n".join(lines)
-    depth = (len(found.steps) - 2) // 2
+    depth = sum(step["op"] == "state" for step in found.steps) - 1
+    replay = "numaspec node --affinity" if report.bounds.affinity else "numaspec node"
     lines += ["", f"VIOLATION after {depth} step(s): {found.message}", "",
-              "the shortest session that shows it (numaspec node replays it):", "",
-              "numaspec node <<'EOF'", found.lines(), "EOF"]
+              f"the shortest session that shows it ({replay} replays it):", "",
+              f"{replay} <<'EOF'", found.lines(), "EOF"]
     return "\n".join(lines)
 
 
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     from numaspec.conformance.running.reports import Progress
 
     bounds = bounds_from_args(args)
-    runner, connection = _runner(args.impl, "hints" if bounds.hints else "node")
+    runner, connection = _runner(args.impl, bounds.op)
     bar = Progress(0, enabled=args.progress)
     try:
         def progress(done: int, total: int, report: Report) -> None:
@@ -116,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done, int(report.counterexample is not None),
                        f"{report.distinct:,} states")
 
-        op = "hints" if bounds.hints else "node"
         report = explore(bounds, runner, compare=connection is not None,
                          max_states=args.max_states, progress=progress,
-                         unclaimed=None if connection is None else _unclaimed(connection, op))
+                         unclaimed=None if connection is None else _unclaimed(connection,
+                                                                              bounds.op))
     finally:
         bar.finish()
         if connection is not None:

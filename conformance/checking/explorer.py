@@ -12,6 +12,7 @@ order; it is reported as the session that shows it (CHECK-5)."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 import attrs
 
 from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alphabet
+from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_sessions import check_answers
 
 __all__ = ["Counterexample", "Report", "explore"]
@@ -77,25 +79,29 @@ class Report:
                     "answers": list(found.answers)}}
 
 
+Move = tuple[dict[str, Any], ...]
+
+
 class Runner(Protocol):
     """How paths are run: ``start`` a node (its handle, and the answers to ``create`` and
-    ``state``), ``extend`` a path by one step (the child's handle, and the answers to the
+    ``state``), ``extend`` a path by one move (the child's handle, and the answers to the
     whole path)."""
 
     def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]: ...
 
-    def extend(self, parent: Any, answers: list[Any], step: dict[str, Any]
+    def extend(self, parent: Any, answers: list[Any], move: Move
                ) -> tuple[Any, list[Any]]: ...
 
 
 class ReferenceRunner:
     """The reference in process, continuing from a copy of the parent state instead of
-    replaying the trace (the same answers, in a fraction of the time)."""
+    replaying the trace (the same answers, in a fraction of the time).  ``affinity``: the
+    sessions are ``affinity`` sessions (AWIRE-1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, affinity: bool = False) -> None:
         from numaspec.node_wire import NodeSession
 
-        self._new = NodeSession
+        self._new = functools.partial(NodeSession, affinity=affinity)
 
     def answers(self, steps: list[dict[str, Any]]) -> list[Any]:
         session = self._new()
@@ -105,10 +111,10 @@ class ReferenceRunner:
         session = self._new()
         return session, [session.answer(json.dumps(create)), session.answer(json.dumps(STATE))]
 
-    def extend(self, parent: Any, answers: list[Any], step: dict[str, Any]
+    def extend(self, parent: Any, answers: list[Any], move: Move
                ) -> tuple[Any, list[Any]]:
         session = copy.deepcopy(parent)
-        return session, [*answers, session.answer(json.dumps(step)),
+        return session, [*answers, *(session.answer(json.dumps(step)) for step in move),
                          session.answer(json.dumps(STATE))]
 
 
@@ -123,11 +129,11 @@ class ReplayRunner:
         return steps, self.answers(steps)
 
     def extend(self, parent: Any, answers: list[Any],  # noqa: ARG002 - see below
-               step: dict[str, Any]) -> tuple[Any, list[Any]]:
+               move: Move) -> tuple[Any, list[Any]]:
         """Every answer of the new run, not the parent's ``answers``: an implementation that
         is not deterministic (Go map order, F-DEV-CHOICE) may answer the common prefix
         otherwise than the parent's run did, and a trace never mixes two runs."""
-        steps = [*parent, step, STATE]
+        steps = [*parent, *move, STATE]
         return steps, self.answers(steps)
 
 
@@ -141,23 +147,34 @@ def _key(answer: Any, live: frozenset[str]) -> tuple[str, frozenset[str]]:
 GHOST = "ghost"
 
 
-def _moves(alphabet: list[tuple[str, dict[str, Any]]], live: frozenset[str], hints: bool
-           ) -> Iterator[dict[str, Any]]:
+def _moves(alphabet: list[tuple[str, dict[str, Any]]], live: frozenset[str], bounds: Bounds
+           ) -> Iterator[Move]:
     """CHECK-2: admit each kind's lowest absent instance (instances of a kind are the same
     pod under another uid), remove each pod on the node, remove a pod that is not there (an
-    error, ADMIT-10); with ``hints``, ask each kind's hints."""
+    error, ADMIT-10); with ``hints``, ask each kind's hints.  CHECK-7: on affinity nodes the
+    scheduler checks each pod just before it is admitted."""
     offered: set[str] = set()
     for uid, pod in alphabet:
         kind = uid.rsplit("-", 1)[0]
         if uid in live or kind in offered:
             continue
         offered.add(kind)
-        yield {"op": "admit", "pod": pod}
-        if hints:
-            yield {"op": "hints", "pod": pod}
+        admit = {"op": "admit", "pod": pod}
+        yield ({"op": "schedule", "pod": pod}, admit) if bounds.affinity else (admit,)
+        if bounds.hints:
+            yield ({"op": "hints", "pod": pod},)
     for uid in sorted(live):
-        yield {"op": "remove", "uid": uid}
-    yield {"op": "remove", "uid": GHOST}
+        yield ({"op": "remove", "uid": uid},)
+    yield ({"op": "remove", "uid": GHOST},)
+
+
+def _check(bounds: Bounds, steps: list[dict[str, Any]], answers: list[Any], compare: bool
+           ) -> str | None:
+    """CHECK-3, CHECK-4, CHECK-7: what is wrong with a path's answers, or None."""
+    found = check_answers(steps, answers, compare=compare, op=bounds.op)
+    if found is None and bounds.affinity:
+        found = affinity_violation(steps, answers)
+    return found
 
 
 def _live_after(live: frozenset[str], step: dict[str, Any], answer: Any) -> frozenset[str]:
@@ -183,7 +200,6 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
     report = Report(bounds)
     started = time.monotonic()
     alphabet = pod_alphabet(bounds)
-    op = "hints" if bounds.hints else "node"
     nodes = list(initial_nodes(bounds))
     limit = bounds.depth
     cut = False
@@ -200,7 +216,7 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
             continue
         trace: list[dict[str, Any]] = [create, STATE]
         answers: list[Any] = [created, state]
-        found = check_answers(trace, answers, compare=compare, op=op)
+        found = _check(bounds, trace, answers, compare)
         if found is not None:
             report.counterexample = Counterexample(tuple(trace), tuple(answers), found)
             break  # nothing is shorter than no step at all
@@ -213,19 +229,19 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
             depth += 1
             following = []
             for parent, live, steps, said in level:
-                for move in _moves(alphabet, live, bounds.hints):
+                for move in _moves(alphabet, live, bounds):
                     child, child_answers = runner.extend(parent, said, move)
                     answer, state = child_answers[-2:]
                     report.transitions += 1
-                    child_steps = [*steps, move, STATE]
-                    found = check_answers(child_steps, child_answers, compare=compare, op=op)
+                    child_steps = [*steps, *move, STATE]
+                    found = _check(bounds, child_steps, child_answers, compare)
                     if found is not None:
                         report.counterexample = Counterexample(
                             tuple(child_steps), tuple(child_answers), found)
                         limit = depth - 1
                         violated = True
                         break
-                    after = _live_after(live, move, answer)
+                    after = _live_after(live, move[-1], answer)
                     key = _key(state, after)
                     if key in seen:
                         continue

@@ -128,18 +128,19 @@ def _fit_alternatives(session: Any, step: dict[str, Any]) -> list[tuple[str, str
     return scalars if found and (found[0].reason, found[0].message) in scalars else []
 
 
-def _reference_answers(steps: list[dict[str, Any]]
+def _reference_answers(steps: list[dict[str, Any]], affinity: bool = False
                        ) -> tuple[list[Any], int, Alternatives, int]:
     """The reference's answers; how many of the first steps kubelet answers
     deterministically (F-MEM-OVERLAP, F-DEV-CHOICE: the comparison stops after them); and the
     other rejections kubelet may give where its Go map order picks one (ADMIT-8); and the
     first step from which kubelet before 1.32 may leak or move memory (F-MEM-OVERLAP: ADMIT-10
-    is not checked on memory from there on)."""
+    is not checked on memory from there on).  ``affinity``: an ``affinity`` session
+    (AWIRE-1)."""
     from numaspec.errors import NumaspecError
     from numaspec.node_wire import NodeSession
     from numaspec.wire import encode_error
 
-    session = NodeSession()
+    session = NodeSession(affinity=affinity)
     answers: list[Any] = []
     comparable = len(steps)
     alternatives: Alternatives = {}
@@ -270,7 +271,8 @@ def check_answers(steps: list[dict[str, Any]], answers: list[Any], *, compare: b
 
     minor = _minor(steps)
     if compare or minor < 32:
-        expected, comparable, alternatives, overlap = reference or _reference_answers(steps)
+        expected, comparable, alternatives, overlap = reference or _reference_answers(
+            steps, affinity=op == "affinity")
     if compare:
         seen = _as_expected(answers, expected, alternatives)
         want = expected
