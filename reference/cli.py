@@ -298,8 +298,12 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--releases", default=",".join(defaults.releases), metavar="A,B",
                        help="kubelet releases of the initial nodes (default "
                             f"{','.join(defaults.releases)})")
-    listed("machines", defaults.machines, b.MACHINES,
-           "machine shapes, sockets x NUMA nodes per socket x cores per NUMA node x threads")
+    check.add_argument("--machines", default=",".join(defaults.machines), metavar="A,B",
+                       help="machine shapes, sockets x NUMA nodes per socket x cores per NUMA "
+                            "node x threads per core, at most "
+                            f"{'x'.join(map(str, b.SHAPE_LIMITS))}, optionally @ the memory per "
+                            f"NUMA node (default {','.join(defaults.machines)}; e.g. "
+                            f"{', '.join(b.MACHINES)}, 2x2x4x1@2Gi)")
     listed("policies", defaults.policies, b.POLICIES, "Topology Manager policies")
     listed("scopes", defaults.scopes, b.SCOPES, "Topology Manager scopes")
     listed("cpu", defaults.cpu, b.CPU_CONFIGS, "CPU Manager configurations")

@@ -72,6 +72,20 @@ def test_the_reference_has_no_violation_within_small_bounds() -> None:
     assert report.depth == 2
 
 
+def test_a_machine_shape_names_its_memory() -> None:
+    """CHECK-1: any shape within the limits, with the memory per NUMA node after ``@``."""
+    from numaspec.conformance.checking.bounds import initial_nodes
+
+    bounds = Bounds(releases=("1.37",), machines=("2x1x3x2@1Gi",), policies=("none",),
+                    scopes=("container",), cpu=("none",), memory=("None",))
+    (create,) = initial_nodes(bounds)
+    numa = create["node"]["machine"]["numaNodes"]
+    assert [n["memory"] for n in numa] == ["1Gi", "1Gi"]
+    assert [len(n["cores"]) for n in numa] == [3, 3]
+    assert {c["socket"] for c in numa[1]["cores"]} == {1}
+    assert all(len(c["threads"]) == 2 for n in numa for c in n["cores"])
+
+
 def test_the_reference_agrees_with_itself_through_the_protocol_path() -> None:
     """CHECK-4's replaying runner and comparison, on the reference: the same states as the
     copying runner, and no difference."""
@@ -252,6 +266,8 @@ def test_affinity_nodes_are_not_run_where_affinity_is_not_declared() -> None:
 
 @pytest.mark.parametrize(("args", "where"), [
     (["--machines", "9x9"], "--machines"),
+    (["--machines", "3x1x1x1"], "--machines"),
+    (["--machines", "1x2x2x1@3Gi"], "--machines"),
     (["--releases", "1.20"], "--releases"),
     (["--policies", ""], "--policies"),
 ])

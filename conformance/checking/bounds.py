@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +29,9 @@ SCOPES = ("container", "pod")
 #: The CPU Manager configurations explored: none, static, static with full-pcpus-only.
 CPU_CONFIGS = ("none", "static", "static+full-pcpus-only")
 MEMORY_CONFIGS = ("None", "Static")
-#: Machine shapes by name: sockets x NUMA nodes per socket x cores per NUMA node x threads.
+#: Some machine shapes: sockets x NUMA nodes per socket x cores per NUMA node x threads per
+#: core.  Any such shape within SHAPE_LIMITS is accepted, with an optional memory size per
+#: NUMA node after ``@`` (default 4Gi): ``2x2x4x1@2Gi``.
 MACHINES: dict[str, tuple[int, int, int, int]] = {
     "1x2x2x1": (1, 2, 2, 1),
     "2x1x2x1": (2, 1, 2, 1),
@@ -36,6 +39,11 @@ MACHINES: dict[str, tuple[int, int, int, int]] = {
     "1x2x2x2": (1, 2, 2, 2),
     "2x2x4x1": (2, 2, 4, 1),
 }
+#: The largest of each dimension of a shape.
+SHAPE_LIMITS = (2, 4, 8, 2)
+#: The memory sizes per NUMA node a shape may ask for, in GiB.
+MEMORY_SIZES_GIB = (1, 2, 4, 8, 16, 32, 64)
+_SHAPE = re.compile(r"([1-9])x([1-9])x([1-9])x([1-9])(?:@([0-9]+)Gi)?")
 #: One device resource with one device on each NUMA node.
 DEVICE = "example.com/dev"
 
@@ -64,7 +72,9 @@ class Bounds:
     devices: bool = True
 
     def __attrs_post_init__(self) -> None:
-        for field, known in (("machines", MACHINES), ("policies", POLICIES),
+        for shape in self.machines:
+            _shape(shape)
+        for field, known in (("policies", POLICIES),
                              ("scopes", SCOPES), ("cpu", CPU_CONFIGS),
                              ("memory", MEMORY_CONFIGS)):
             for value in getattr(self, field):
@@ -97,16 +107,34 @@ class Bounds:
                 + ("" if self.devices else "; no devices"))
 
 
+def _shape(text: str) -> tuple[int, int, int, int, int]:
+    """A machine shape: sockets, NUMA nodes per socket, cores per NUMA node, threads per
+    core, and GiB of memory per NUMA node."""
+    found = _SHAPE.fullmatch(text)
+    dims = () if found is None else tuple(int(d) for d in found.groups()[:4])
+    gib = 4 if found is None or found.group(5) is None else int(found.group(5))
+    if found is None or any(d > top for d, top in zip(dims, SHAPE_LIMITS, strict=True)) \
+            or gib not in MEMORY_SIZES_GIB:
+        raise InvalidFieldError(
+            f"unknown machine {text!r}: sockets x NUMA nodes per socket x cores per NUMA node "
+            f"x threads per core, at most {'x'.join(map(str, SHAPE_LIMITS))}, optionally @ "
+            f"the memory per NUMA node, one of "
+            f"{', '.join(f'{g}Gi' for g in MEMORY_SIZES_GIB)} (e.g. 2x2x4x1@2Gi)",
+            where="--machines")
+    sockets, per_socket, cores, threads = dims
+    return sockets, per_socket, cores, threads, gib
+
+
 def machine(shape: str, devices: bool = True) -> dict[str, Any]:
-    """A machine of the node protocol: 4 GiB and 256 2-MiB pages per NUMA node, one device
-    of ``DEVICE`` per NUMA node (with ``devices``)."""
-    sockets, per_socket, cores, threads = MACHINES[shape]
+    """A machine of the node protocol: 4 GiB (or the shape's size) and 256 2-MiB pages per
+    NUMA node, one device of ``DEVICE`` per NUMA node (with ``devices``)."""
+    sockets, per_socket, cores, threads, gib = _shape(shape)
     count = sockets * per_socket
     total = count * cores
     nodes = []
     for numa in range(count):
         nodes.append({
-            "id": numa, "memory": "4Gi", "hugepages": {"hugepages-2Mi": 256},
+            "id": numa, "memory": f"{gib}Gi", "hugepages": {"hugepages-2Mi": 256},
             "distances": [10 if other == numa else 20 for other in range(count)],
             "cores": [{"socket": numa // per_socket,
                        "threads": [t * total + numa * cores + c for t in range(threads)]}
