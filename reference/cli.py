@@ -284,9 +284,11 @@ def _check_parser(sub: Any) -> None:
         sub, "check", "explore every node and step sequence within bounds (model checking)",
         "From every initial node within the bounds, runs every sequence of admits and "
         "removes of a pod alphabet up to --depth, breadth-first, each distinct state once, "
-        "and checks INV-1..INV-9 and ADMIT-10 after every step (CHECK-1..CHECK-6).  A "
-        "violation is reported as the shortest session that shows it, which numaspec node "
-        "replays.  Exit status: 0 no violation, 1 a violation, 4 bad usage.")
+        "and checks INV-1..INV-9 and ADMIT-10 after every step, INV-10 when the "
+        "implementation runs in process, and with --pods affinity the affinity invariants "
+        "(CHECK-1..CHECK-7).  A violation is reported as the shortest session that shows "
+        "it, which numaspec node replays.  Exit status: 0 no violation, 1 a violation, 4 bad "
+        "usage.")
     _impl_argument(check)
     defaults = b.Bounds()
 
@@ -323,6 +325,8 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--hints", action="store_true",
                        help="also ask each pod kind's hints in every state (judged only by "
                             "the comparison with the reference, so with --impl)")
+    check.add_argument("--max-pods", type=int, default=None, metavar="N",
+                       help="the nodes' maxPods (default: kubelet's, 110)")
     check.add_argument("--max-states", type=int, default=None, metavar="N",
                        help="stop after N distinct states (the bounds are then not "
                             "exhausted, and the report says so)")

@@ -15,11 +15,13 @@ import pytest
 from conftest import REPO
 from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
+from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
 from numaspec.conformance.checking.bounds import Bounds
 from numaspec.conformance.checking.explorer import (
     ReferenceRunner,
     ReplayRunner,
+    SessionReplayRunner,
     explore,
 )
 from numaspec.conformance.properties.affinity import affinity_violation
@@ -116,6 +118,42 @@ def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
     # the session is the mutant's fault: the reference's answers to it break nothing
     steps = list(found.steps)
     assert check_answers(steps, ReferenceRunner().answers(steps), compare=False) is None
+
+
+#: The whole-admission mutants (ADMIT-8, ADMIT-9), run in process so that INV-10, which
+#: needs the node's allocatable, is checked too (CHECK-3).
+WHOLE_ADMISSION: dict[str, tuple[dict[str, Any], str]] = {
+    "fit-skipped": ({}, "INV-10: memory"),
+    "pods-not-counted": ({"max_pods": 1}, "INV-10: 2 pods on a node for 1"),
+    # the pod refused after the providers allocated keeps its CPUs
+    "fit-keeps-allocations": ({}, "INV-4"),
+}
+
+
+def test_every_whole_admission_mutant_is_listed() -> None:
+    assert set(WHOLE_ADMISSION) == set(WHOLE_ADMISSION_MUTATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE_ADMISSION))
+def test_each_whole_admission_mutant_has_a_shortest_counterexample(name: str) -> None:
+    overrides, broken = WHOLE_ADMISSION[name]
+
+    def explored(depth: int) -> Any:
+        return explore(Bounds(**{**QUICK, **overrides, "depth": depth}),
+                       SessionReplayRunner(lambda: MutantSession(name)))
+
+    found = explored(QUICK["depth"]).counterexample
+    assert found is not None
+    assert broken in found.message
+    depth = sum(step["op"] == "state" for step in found.steps) - 1
+    assert explored(depth - 1).counterexample is None
+
+
+def test_the_reference_keeps_inv_10_at_a_small_max_pods() -> None:
+    report = explore(Bounds(**{**QUICK, "max_pods": 1, "depth": 2,
+                               "policies": ("restricted",)}), ReferenceRunner())
+    assert report.counterexample is None
+    assert report.exhausted
 
 
 AFFINE = {"releases": ("1.37",), "machines": ("1x2x2x1",), "pods": "affinity", "depth": 2}

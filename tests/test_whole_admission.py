@@ -11,16 +11,18 @@ import json
 from fractions import Fraction
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
-from numaspec.conformance.properties.node_machine import rejected_step_change
+from numaspec.conformance.properties.node_machine import (
+    allocatable_violation,
+    rejected_step_change,
+)
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.errors import InvalidFieldError, NodeStartupError
-from numaspec.fit import format_quantity, node_allocatable, pod_requests
+from numaspec.fit import format_quantity, pod_requests
 from numaspec.node_wire import NodeSession, decode_node, decode_pod
 
 GI = 1 << 30
@@ -205,35 +207,6 @@ def test_memory_manager_gate_off_builds_no_memory_manager() -> None:
 # -- INV-10 and the mutants ---------------------------------------------------------------------
 
 
-def _fits(session: NodeSession, live: dict[str, dict[str, Any]]) -> str | None:
-    """INV-10: the live pods' requests add up to at most allocatable, and fit maxPods."""
-    node = session.node
-    assert node is not None
-    if len(live) > node.config.max_pods:
-        return f"{len(live)} pods on a node for {node.config.max_pods}"
-    used: dict[str, int] = {}
-    # QOS-4: kubelet reads pod-level resources only with PodLevelResources on (ADMIT-11).
-    pod_level = node.config.gates().get("PodLevelResources", False)
-    for pod in live.values():
-        decoded = decode_pod(pod)
-        if not pod_level:
-            decoded = attrs.evolve(decoded, resources=None)
-        for name, amount in pod_requests(decoded).items():
-            used[name] = used.get(name, 0) + amount
-    # Allocatable recomputed from the node's machine and configuration, not read from the
-    # node under test.
-    allocatable = node_allocatable(node.machine, node.config, {
-        resource: sum(1 for d in listed if d.healthy)
-        for resource, listed in node.machine.devices.items()})
-    for name, amount in used.items():
-        if name == "ephemeral-storage" or amount == 0:
-            continue
-        if amount > allocatable.get(name, 0):
-            return f"{name}: the live pods ask {amount}, allocatable is " \
-                   f"{allocatable.get(name, 0)}"
-    return None
-
-
 def run_session(session: NodeSession, data: st.DataObject) -> None:
     """Admit and remove drawn pods; after every step INV-10 holds, and a refused admit
     leaves the state as it was (ADMIT-6, ADMIT-9)."""
@@ -258,8 +231,8 @@ def run_session(session: NodeSession, data: st.DataObject) -> None:
             problem = rejected_step_change(before, session.handle({"op": "state"}),
                                            refused_admission=True)
             assert problem is None, f"ADMIT-9: refused ({decision['reason']}) but {problem}"
-        problem = _fits(session, live)
-        assert problem is None, f"INV-10: {problem}"
+        problem = allocatable_violation(session, live)
+        assert problem is None, problem
 
 
 _SETTINGS = settings(max_examples=150, deadline=None, database=None, derandomize=True,

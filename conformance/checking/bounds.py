@@ -70,6 +70,8 @@ class Bounds:
     #: Machines with a device per NUMA node, and the pod kinds that ask for one; without,
     #: for an implementation that does not claim the Device Manager (PROTO-7).
     devices: bool = True
+    #: The nodes' maxPods (ADMIT-8); None: kubelet's default, 110.
+    max_pods: int | None = None
 
     def __attrs_post_init__(self) -> None:
         for shape in self.machines:
@@ -87,6 +89,8 @@ class Bounds:
         if self.depth < 0 or self.copies < 1:
             raise InvalidFieldError("depth is at least 0 and copies at least 1",
                                     where="--depth")
+        if self.max_pods is not None and self.max_pods < 0:
+            raise InvalidFieldError("maxPods is at least 0", where="--max-pods")
 
     @property
     def affinity(self) -> bool:
@@ -104,7 +108,8 @@ class Bounds:
                 f"CPU Manager {','.join(self.cpu)}; Memory Manager {','.join(self.memory)}; "
                 f"pods {self.pods} x{self.copies}; depth {self.depth}"
                 + ("; hints asked" if self.hints else "")
-                + ("" if self.devices else "; no devices"))
+                + ("" if self.devices else "; no devices")
+                + ("" if self.max_pods is None else f"; maxPods {self.max_pods}"))
 
 
 def _shape(text: str) -> tuple[int, int, int, int, int]:
@@ -161,6 +166,8 @@ def initial_nodes(bounds: Bounds) -> Iterator[dict[str, Any]]:
             config["memoryManagerPolicy"] = "Static"
             config["systemReserved"] = {"memory": "156Mi"}
             config["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "256Mi"}}]
+        if bounds.max_pods is not None:
+            config["maxPods"] = bounds.max_pods
         if bounds.affinity:
             config["interPodAffinityLabels"] = list(AFFINITY_LABELS)
         yield {"op": "create", "node": {"kubeletVersion": release,

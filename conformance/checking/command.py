@@ -43,7 +43,7 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
                   scopes=_names(args.scopes, "--scopes"), cpu=_names(args.cpu, "--cpu"),
                   memory=_names(args.memory, "--memory"), pods=args.pods,
                   depth=args.depth, copies=args.copies, hints=args.hints,
-                  devices=not args.no_devices)
+                  devices=not args.no_devices, max_pods=args.max_pods)
 
 
 def _unclaimed(connection: Connection, op: str) -> Callable[[dict[str, Any]], str | None]:

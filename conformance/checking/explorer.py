@@ -4,10 +4,12 @@ From each initial node within the bounds, every sequence of admits and removes o
 alphabet up to the depth is run, level by level.  A state is the node's answer to ``state``
 (NODE-8) together with the pods on it; each distinct state is expanded once (CHECK-2).  After
 every step the invariants INV-1..INV-9 and ADMIT-10 are checked on the implementation's own
-answers, exactly as P-NODE-SESSION checks a random session (CHECK-3), and against another
-implementation than the reference every answer is also compared with the reference's
-(CHECK-4).  The first violation found is on a shortest trace, since the levels are explored in
-order; it is reported as the session that shows it (CHECK-5)."""
+answers, exactly as P-NODE-SESSION checks a random session, and INV-10 on every distinct
+state of an implementation in process (CHECK-3); on affinity nodes the affinity invariants
+too (CHECK-7).  Against another implementation than the reference every answer is also
+compared with the reference's (CHECK-4).  The first violation found is on a shortest trace,
+since the levels are explored in order; it is reported as the session that shows it
+(CHECK-5)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ import attrs
 
 from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alphabet
 from numaspec.conformance.properties.affinity import affinity_violation
+from numaspec.conformance.properties.node_machine import allocatable_violation
 from numaspec.conformance.properties.node_sessions import check_answers
+from numaspec.node_wire import NodeSession
 
 __all__ = ["Counterexample", "Report", "explore"]
 
@@ -96,12 +100,16 @@ class Runner(Protocol):
 class ReferenceRunner:
     """The reference in process, continuing from a copy of the parent state instead of
     replaying the trace (the same answers, in a fraction of the time).  ``affinity``: the
-    sessions are ``affinity`` sessions (AWIRE-1)."""
+    sessions are ``affinity`` sessions (AWIRE-1).  In process, its node is at hand, so the
+    explorer also checks INV-10 (CHECK-3)."""
 
     def __init__(self, *, affinity: bool = False) -> None:
-        from numaspec.node_wire import NodeSession
-
         self._new = functools.partial(NodeSession, affinity=affinity)
+
+    def session_of(self, handle: Any) -> NodeSession:
+        """The node session a handle stands for (INV-10 reads its node)."""
+        assert isinstance(handle, NodeSession)
+        return handle
 
     def answers(self, steps: list[dict[str, Any]]) -> list[Any]:
         session = self._new()
@@ -116,6 +124,35 @@ class ReferenceRunner:
         session = copy.deepcopy(parent)
         return session, [*answers, *(session.answer(json.dumps(step)) for step in move),
                          session.answer(json.dumps(STATE))]
+
+
+class SessionReplayRunner:
+    """Any node session in process (a deliberately wrong one, say), each path replayed on a
+    fresh session rather than copied: a copy would not carry methods patched on its node.
+    Its node is at hand, so the explorer also checks INV-10."""
+
+    def __init__(self, new: Callable[[], NodeSession]) -> None:
+        self._new = new
+
+    def answers(self, steps: list[dict[str, Any]]) -> tuple[NodeSession, list[Any]]:
+        session = self._new()
+        return session, [session.answer(json.dumps(step)) for step in steps]
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
+        steps = [create, STATE]
+        session, answers = self.answers(steps)
+        return (steps, session), answers
+
+    def extend(self, parent: Any, answers: list[Any],  # noqa: ARG002 - replayed whole
+               move: Move) -> tuple[Any, list[Any]]:
+        steps = [*parent[0], *move, STATE]
+        session, replayed = self.answers(steps)
+        return (steps, session), replayed
+
+    def session_of(self, handle: Any) -> NodeSession:
+        session = handle[1]
+        assert isinstance(session, NodeSession)
+        return session
 
 
 class ReplayRunner:
@@ -200,6 +237,8 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
     report = Report(bounds)
     started = time.monotonic()
     alphabet = pod_alphabet(bounds)
+    bodies = dict(alphabet)
+    in_process = getattr(runner, "session_of", None)
     nodes = list(initial_nodes(bounds))
     limit = bounds.depth
     cut = False
@@ -246,6 +285,17 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
                     if key in seen:
                         continue
                     seen.add(key)
+                    if in_process is not None:
+                        # CHECK-3: INV-10 depends on the pods and the node alone: once per
+                        # distinct state
+                        found = allocatable_violation(in_process(child),
+                                                      {uid: bodies[uid] for uid in after})
+                        if found is not None:
+                            report.counterexample = Counterexample(
+                                tuple(child_steps), tuple(child_answers), found)
+                            limit = depth - 1
+                            violated = True
+                            break
                     report.distinct += 1
                     following.append((child, after, child_steps, child_answers))
                     if max_states is not None and report.distinct >= max_states:

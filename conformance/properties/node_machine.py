@@ -23,8 +23,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.node_wire import NodeSession
 
-__all__ = ["NodeImplementation", "ReferenceNode", "irregular_memory_groups", "make_node_machine",
-           "rejected_step_change", "spanning_reservations"]
+__all__ = ["NodeImplementation", "ReferenceNode", "allocatable_violation",
+           "irregular_memory_groups", "make_node_machine", "rejected_step_change",
+           "spanning_reservations"]
 
 
 class NodeImplementation(Protocol):
@@ -45,6 +46,42 @@ class ReferenceNode:
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.session.answer(json.dumps(request))
+
+
+def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]]) -> str | None:
+    """INV-10: what is wrong with the pods ``live`` (uid → pod body) on ``session``'s node:
+    more pods than maxPods, or requests of a resource adding up to more than allocatable;
+    None if nothing.  It needs the node in process: no protocol answer carries allocatable."""
+    import attrs
+
+    from numaspec.fit import node_allocatable, pod_requests
+    from numaspec.node_wire import decode_pod
+
+    node = session.node
+    assert node is not None
+    if len(live) > node.config.max_pods:
+        return f"INV-10: {len(live)} pods on a node for {node.config.max_pods}"
+    used: dict[str, int] = {}
+    # QOS-4: kubelet reads pod-level resources only with PodLevelResources on (ADMIT-11).
+    pod_level = node.config.gates().get("PodLevelResources", False)
+    for pod in live.values():
+        decoded = decode_pod(pod)
+        if not pod_level:
+            decoded = attrs.evolve(decoded, resources=None)
+        for name, amount in pod_requests(decoded).items():
+            used[name] = used.get(name, 0) + amount
+    # Allocatable recomputed from the node's machine and configuration, not read from the
+    # node under test.
+    allocatable = node_allocatable(node.machine, node.config, {
+        resource: sum(1 for d in listed if d.healthy)
+        for resource, listed in node.machine.devices.items()})
+    for name, amount in used.items():
+        if name == "ephemeral-storage" or amount == 0:
+            continue
+        if amount > allocatable.get(name, 0):
+            return (f"INV-10: {name}: the live pods ask {amount}, allocatable is "
+                    f"{allocatable.get(name, 0)}")
+    return None
 
 
 def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
