@@ -274,28 +274,23 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
                     report.transitions += 1
                     child_steps = [*steps, *move, STATE]
                     found = _check(bounds, child_steps, child_answers, compare)
+                    after = _live_after(live, move[-1], answer)
+                    key = _key(state, after)
+                    new = key not in seen
+                    if found is None and new and in_process is not None:
+                        # CHECK-3: INV-10 depends on the pods and the node alone: checked once
+                        # per distinct state, when a shortest path first reaches it
+                        found = allocatable_violation(in_process(child),
+                                                      {uid: bodies[uid] for uid in after})
                     if found is not None:
                         report.counterexample = Counterexample(
                             tuple(child_steps), tuple(child_answers), found)
                         limit = depth - 1
                         violated = True
                         break
-                    after = _live_after(live, move[-1], answer)
-                    key = _key(state, after)
-                    if key in seen:
+                    if not new:
                         continue
                     seen.add(key)
-                    if in_process is not None:
-                        # CHECK-3: INV-10 depends on the pods and the node alone: once per
-                        # distinct state
-                        found = allocatable_violation(in_process(child),
-                                                      {uid: bodies[uid] for uid in after})
-                        if found is not None:
-                            report.counterexample = Counterexample(
-                                tuple(child_steps), tuple(child_answers), found)
-                            limit = depth - 1
-                            violated = True
-                            break
                     report.distinct += 1
                     following.append((child, after, child_steps, child_answers))
                     if max_states is not None and report.distinct >= max_states:
