@@ -89,7 +89,8 @@ Move = tuple[dict[str, Any], ...]
 class Runner(Protocol):
     """How paths are run: ``start`` a node (its handle, and the answers to ``create`` and
     ``state``), ``extend`` a path by one move (the child's handle, and the answers to the
-    whole path)."""
+    whole path).  A runner in process may also offer ``session_of(handle)``, the node session
+    itself, so that INV-10 is checked too."""
 
     def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]: ...
 
