@@ -1,8 +1,19 @@
-"""CrossHair checks the contracts (PEP 316 docstrings) of the mask and merge modules (the fast
-merge's count choice, FAST-5, among them) with a
-bounded budget.  A counterexample fails the test; otherwise each condition's verdict is
+"""CrossHair, kept where it is measured to find what enumeration finds (spec/checking.md).
+
+CrossHair checks the contracts (PEP 316 docstrings) of the mask and
+merge modules (the fast merge's count choice, FAST-5, among them) with a bounded budget, and
+(CHECK-8) the contracts of ``numaspec.conformance.checking.contracts``: harnesses that run the
+CPU, Memory and Device Managers' allocate and release on a node built from a few small ints
+(INV-1, INV-4, INV-5, INV-6, INV-9, CPU-17, DEV-7), each shown able to fail by a wrong manager
+in ``tests/mutants/crosshair_node_mutants.py`` that CrossHair breaks within the same budget.
+A counterexample to a real contract fails the test; otherwise each condition's verdict is
 reported as CrossHair gives it: "confirmed over all paths" or "not confirmed" (no
-counterexample within the budget, which is *not* a proof)."""
+counterexample within the budget, which is *not* a proof).
+
+CHECK-9: ``crosshair diffbehavior`` is kept only for pairs of functions of a few small ints
+where it finds a difference that enumeration of the small domain counts
+(``tests/mutants/crosshair_diff.py``); on the merge over hint lists it found none where
+enumeration finds hundreds, so there Hypothesis driven by CrossHair is measured instead."""
 
 from __future__ import annotations
 
@@ -16,13 +27,27 @@ from conftest import REPO
 
 MODULES = ["numaspec.bitmask", "numaspec.merge", "numaspec.fast_merge"]
 BUDGET = ["--max_uninteresting_iterations=20", "--per_condition_timeout=10"]
+#: CHECK-8: the node harnesses run whole managers on every path, so a condition gets 3 s
+#: (a handful of paths each); their mutants are broken within the same budget.
+NODE = "numaspec.conformance.checking.contracts"
+NODE_BUDGET = ["--max_uninteresting_iterations=20", "--per_condition_timeout=3"]
+#: CHECK-9: the budget of ``crosshair diffbehavior`` (the FAST-5 pair needs more than 10
+#: uninteresting iterations: with 10 it reports no difference).
+DIFF_BUDGET = ["--max_uninteresting_iterations=20", "--per_path_timeout=2",
+               "--per_condition_timeout=10"]
 
 
-def crosshair(*targets: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "crosshair", "check", "--report_all", *BUDGET,
+def crosshair(*targets: str, budget: list[str] = BUDGET) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "crosshair", "check", "--report_all", *budget,
                           *targets], capture_output=True, text=True, timeout=900,
                          cwd=REPO / "tests")
     return (out.stdout + out.stderr).splitlines()
+
+
+def conditions(function: Callable[..., object]) -> list[str]:
+    """The PEP 316 lines (``pre:`` and ``post:``) of a function's docstring."""
+    return [line.strip() for line in (function.__doc__ or "").splitlines()
+            if line.strip().startswith(("pre:", "post:"))]
 
 
 @pytest.mark.crosshair
@@ -40,6 +65,81 @@ def test_contracts_hold_within_budget(record_property: Callable[[str, object], N
 def test_crosshair_finds_a_broken_contract() -> None:
     lines = crosshair("mutants.crosshair_mutant")
     assert any(": error:" in line for line in lines), lines
+
+
+@pytest.mark.crosshair
+def test_node_contracts_hold_within_budget(
+        record_property: Callable[[str, object], None]) -> None:
+    """CHECK-8: no counterexample to the node harnesses' contracts within the budget."""
+    lines = crosshair(NODE, budget=NODE_BUDGET)
+    errors = [line for line in lines if ": error:" in line]
+    assert errors == [], "\n".join(errors)
+    verdicts = Counter(line.split(": info: ", 1)[1].strip().rstrip(".") + " (node contracts)"
+                       for line in lines if ": info: " in line)
+    record_property("crosshair_verdicts", dict(verdicts))  # printed in the run's summary
+    assert sum(verdicts.values()) == 6, lines  # two conditions of each of the three harnesses
+
+
+def test_node_mutants_claim_the_real_contracts() -> None:
+    """CHECK-8: each mutant harness carries its real harness's preconditions and one of its
+    postconditions, word for word, and every real postcondition has a mutant."""
+    from mutants import crosshair_node_mutants as mutants
+
+    from numaspec.conformance.checking import contracts
+
+    broken: set[tuple[str, str]] = set()
+    for name, real_name in mutants.MUTANT_OF.items():
+        mutant, real = conditions(getattr(mutants, name)), conditions(getattr(contracts,
+                                                                               real_name))
+        assert [c for c in mutant if c.startswith("pre:")] == [
+            c for c in real if c.startswith("pre:")], name
+        posts = [c for c in mutant if c.startswith("post:")]
+        assert len(posts) == 1, name
+        assert posts[0] in real, name
+        broken.add((real_name, posts[0]))
+    assert broken == {(name, c) for name in set(mutants.MUTANT_OF.values())
+                      for c in conditions(getattr(contracts, name)) if c.startswith("post:")}
+
+
+@pytest.mark.crosshair
+def test_crosshair_breaks_every_node_mutant() -> None:
+    """CHECK-8: within the node contracts' budget CrossHair finds a counterexample to every
+    mutant harness."""
+    from mutants import crosshair_node_mutants as mutants
+
+    lines = crosshair("mutants.crosshair_node_mutants", budget=NODE_BUDGET)
+    broken = {line.split("when calling ", 1)[1].split("(", 1)[0] for line in lines
+              if ": error: false when calling " in line}
+    assert broken == set(mutants.MUTANT_OF), lines
+
+
+@pytest.mark.crosshair
+@pytest.mark.parametrize(("pair", "differing"), [
+    ("fast-5-count-choice", 36), ("mask-2-narrower", 88), ("dev-3-1.35-vs-1.36", 11)])
+def test_diffbehavior_finds_what_enumeration_finds(
+        pair: str, differing: int, record_property: Callable[[str, object], None]) -> None:
+    """CHECK-9: enumeration of the pair's small domain counts the inputs where the two
+    functions differ; ``crosshair diffbehavior`` must report one of them."""
+    import ast
+
+    from mutants import crosshair_diff
+
+    first, second = (getattr(crosshair_diff, target.rsplit(".", 1)[1])
+                     for target in crosshair_diff.PAIRS[pair])
+    found = {args for args in crosshair_diff.DOMAINS[pair]()
+             if first(*args) != second(*args)}
+    assert len(found) == differing
+    out = subprocess.run([sys.executable, "-m", "crosshair", "diffbehavior",
+                          *crosshair_diff.PAIRS[pair], *DIFF_BUDGET],
+                         capture_output=True, text=True, timeout=600, cwd=REPO / "tests")
+    given = [line for line in out.stdout.splitlines() if line.startswith("Given: (")]
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert given, out.stdout
+    call = ast.parse("f" + given[0].removeprefix("Given: ").rstrip(","), mode="eval").body
+    assert isinstance(call, ast.Call)
+    args = tuple(ast.literal_eval(keyword.value) for keyword in call.keywords)
+    record_property("crosshair_diffbehavior", f"{pair}: {args}")
+    assert args in found  # a difference enumeration counts, not one outside the domain
 
 
 @pytest.mark.crosshair
