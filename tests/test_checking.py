@@ -27,7 +27,7 @@ from numaspec.conformance.checking.explorer import (
 from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_sessions import check_answers
 
-QUICK = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
+QUICK: dict[str, Any] = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
 
 #: Each node mutant, the bounds (over QUICK) that catch it within seconds, and the check its
 #: shortest counterexample breaks: every invariant the checker checks is shown to bite.
@@ -156,7 +156,8 @@ def test_the_reference_keeps_inv_10_at_a_small_max_pods() -> None:
     assert report.exhausted
 
 
-AFFINE = {"releases": ("1.37",), "machines": ("1x2x2x1",), "pods": "affinity", "depth": 2}
+AFFINE: dict[str, Any] = {"releases": ("1.37",), "machines": ("1x2x2x1",), "pods": "affinity",
+                          "depth": 2}
 
 #: CHECK-7: each affinity mutant of the suite, the bounds (over AFFINE) that catch it, and what
 #: its shortest counterexample breaks: each affinity invariant is shown to bite.
