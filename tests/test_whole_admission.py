@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
@@ -211,6 +211,11 @@ def run_session(session: NodeSession, data: st.DataObject) -> None:
     """Admit and remove drawn pods; after every step INV-10 holds, and a refused admit
     leaves the state as it was (ADMIT-6, ADMIT-9)."""
     request = data.draw(node_requests(), label="create")
+    if data.draw(st.integers(0, 2), label="maxPods 1") == 0:
+        # ADMIT-8's pod count bites only when the node's maxPods is within a session's reach
+        # (most drawn pods are refused): node_requests draws a small one rarely, and with it
+        # alone 150 examples of the pods-not-counted mutant missed in 9 of 12 seeds.
+        request["node"]["config"]["maxPods"] = 1
     answer = session.answer(json.dumps(request))
     if "ok" not in answer:
         return
@@ -245,9 +250,17 @@ def test_reference_keeps_inv_10(data: st.DataObject) -> None:
     run_session(NodeSession(), data)
 
 
+#: Whether a mutant is caught must be a fixed fact: ``derandomize`` seeds from the test's
+#: source text, so an unrelated edit of this file once changed the examples and the
+#: pods-not-counted mutant escaped (it is caught in about 10 of 12 seeds).  One seed instead,
+#: as tests/test_mutants.py's KILL_SEED.
+KILL_SEED = 20261121
+
+
 @pytest.mark.parametrize("mutation", sorted(WHOLE_ADMISSION_MUTATIONS))
 def test_whole_admission_mutant_is_caught(mutation: str) -> None:
-    @_SETTINGS
+    @seed(KILL_SEED)
+    @settings(_SETTINGS, derandomize=False)
     @given(st.data())
     def property_(data: st.DataObject) -> None:
         run_session(MutantSession(mutation), data)
