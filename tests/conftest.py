@@ -33,6 +33,6 @@ def pytest_report_header() -> str:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _CROSSHAIR:
         terminalreporter.write_line(
-            "CrossHair verdicts (numaspec.bitmask, numaspec.merge): " + ", ".join(
+            "CrossHair verdicts: " + ", ".join(
                 f"{count} {verdict.rstrip('.').lower()}"
                 for verdict, count in sorted(_CROSSHAIR.items())))
