@@ -79,8 +79,6 @@ class DevicesKeptOnRemove(DeviceManager):
         self.to_reuse.pop(pod_uid, None)
 
 
-
-
 def cpu_reserved_handed_out(
         *, sockets: int, threads: int, reserved: int, first: int, second: int, numa: int,
         distribute: bool, drop_first: bool) -> CPUSession:
@@ -169,6 +167,7 @@ def devices_kept_on_remove(
     """
     return devices_session(DevicesKeptOnRemove, nodes=nodes, per_node=per_node, first=first,
                            init=init, second=second, numa=numa, drop_first=drop_first)
+
 
 #: The real harness each mutant harness runs on a wrong manager.
 MUTANT_OF = {
