@@ -70,13 +70,17 @@ def test_non_finite_numbers_are_a_protocol_error(tmp_path: Path) -> None:  # RUN
 
 
 def test_results_of_the_wrong_shape_stop_a_property_at_once(tmp_path: Path) -> None:  # RUN-13
-    status, records, _ = _run("node-shaped", tmp_path, "--no-vectors", "-k", "P-")
+    # four merge properties meet the wrong shape; one property of each other operation gets
+    # the reference's own answers (the whole suite took a minute of CPU under CI)
+    status, records, _ = _run("node-shaped", tmp_path, "--no-vectors", "-k",
+                              "P-EQUAL-MASKS,P-NONE,P-SUBSETS,P-NO-PLACEMENT,P-AFF-EXCLUSIVE,"
+                              "P-HINTS-SESSION,P-PREDICT")
     ran = [r for r in records if r["verdict"] not in ("skipped", "not-run")]
     broken = [r for r in ran if r["verdict"] == "protocol-error"]
     assert broken, "no property met the wrong shape"
     assert all("not a merge response" in r["message"] for r in broken)
     # the properties of other operations get the reference's own answers, and pass
-    assert {r["verdict"] for r in ran} <= {"protocol-error", "passed"}
+    assert {r["verdict"] for r in ran} == {"protocol-error", "passed"}
     assert status == 1
 
 
