@@ -168,9 +168,7 @@ class Node:
         # NODE-9: the container manager starts: node allocatable must fit the capacity.
         check_node_allocatable(machine, config)
         # ADMIT-8: what the resource-fit handler compares requests with.
-        self.allocatable = node_allocatable(machine, config, {
-            resource: sum(1 for d in listed if d.healthy)
-            for resource, listed in machine.devices.items()})
+        self.allocatable = node_allocatable(machine, config, machine.healthy_device_counts())
         self.pods: dict[str, Pod] = {}
         self.hints: dict[str, dict[str, TopologyHint]] = {}
         # AFF-*: the affinity extension, when the configuration turns it on.

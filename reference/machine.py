@@ -214,6 +214,12 @@ class Machine:
     def sockets(self) -> frozenset[int]:
         return frozenset(core.socket for node in self.numa_nodes for core in node.cores)
 
+    def healthy_device_counts(self) -> dict[str, int]:
+        """How many healthy devices each device resource has: the capacity node allocatable
+        counts for it (NODE-3)."""
+        return {resource: sum(1 for d in listed if d.healthy)
+                for resource, listed in self.devices.items()}
+
     def cpu_topology(self) -> CPUTopology:
         """Kubelet's ``topology.Discover``: every thread with its NUMA node, socket and core,
         the core being named by its lowest thread, and its uncore cache (CPU-19)."""

@@ -72,9 +72,8 @@ def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]])
             used[name] = used.get(name, 0) + amount
     # Allocatable recomputed from the node's machine and configuration, not read from the
     # node under test.
-    allocatable = node_allocatable(node.machine, node.config, {
-        resource: sum(1 for d in listed if d.healthy)
-        for resource, listed in node.machine.devices.items()})
+    allocatable = node_allocatable(node.machine, node.config,
+                                   node.machine.healthy_device_counts())
     for name, amount in used.items():
         if name == "ephemeral-storage" or amount == 0:
             continue
