@@ -29,16 +29,10 @@ SCOPES = ("container", "pod")
 #: The CPU Manager configurations explored: none, static, static with full-pcpus-only.
 CPU_CONFIGS = ("none", "static", "static+full-pcpus-only")
 MEMORY_CONFIGS = ("None", "Static")
-#: Some machine shapes: sockets x NUMA nodes per socket x cores per NUMA node x threads per
-#: core.  Any such shape within SHAPE_LIMITS is accepted, with an optional memory size per
-#: NUMA node after ``@`` (default 4Gi): ``2x2x4x1@2Gi``.
-MACHINES: dict[str, tuple[int, int, int, int]] = {
-    "1x2x2x1": (1, 2, 2, 1),
-    "2x1x2x1": (2, 1, 2, 1),
-    "2x2x2x1": (2, 2, 2, 1),
-    "1x2x2x2": (1, 2, 2, 2),
-    "2x2x4x1": (2, 2, 4, 1),
-}
+#: Some machine shapes, named sockets x NUMA nodes per socket x cores per NUMA node x threads
+#: per core (the help's examples).  Any such shape within SHAPE_LIMITS is accepted, with an
+#: optional memory size per NUMA node after ``@`` (default 4Gi): ``2x2x4x1@2Gi``.
+MACHINES = ("1x2x2x1", "2x1x2x1", "2x2x2x1", "1x2x2x2", "2x2x4x1")
 #: The largest of each dimension of a shape.
 SHAPE_LIMITS = (2, 4, 8, 2)
 #: The memory sizes per NUMA node a shape may ask for, in GiB.
@@ -116,18 +110,17 @@ def _shape(text: str) -> tuple[int, int, int, int, int]:
     """A machine shape: sockets, NUMA nodes per socket, cores per NUMA node, threads per
     core, and GiB of memory per NUMA node."""
     found = _SHAPE.fullmatch(text)
-    dims = () if found is None else tuple(int(d) for d in found.groups()[:4])
-    gib = 4 if found is None or found.group(5) is None else int(found.group(5))
-    if found is None or any(d > top for d, top in zip(dims, SHAPE_LIMITS, strict=True)) \
-            or gib not in MEMORY_SIZES_GIB:
-        raise InvalidFieldError(
-            f"unknown machine {text!r}: sockets x NUMA nodes per socket x cores per NUMA node "
-            f"x threads per core, at most {'x'.join(map(str, SHAPE_LIMITS))}, optionally @ "
-            f"the memory per NUMA node, one of "
-            f"{', '.join(f'{g}Gi' for g in MEMORY_SIZES_GIB)} (e.g. 2x2x4x1@2Gi)",
-            where="--machines")
-    sockets, per_socket, cores, threads = dims
-    return sockets, per_socket, cores, threads, gib
+    if found is not None:
+        sockets, per_socket, cores, threads = (int(d) for d in found.groups()[:4])
+        gib = int(found.group(5) or 4)
+        if all(d <= top for d, top in zip((sockets, per_socket, cores, threads), SHAPE_LIMITS,
+                                          strict=True)) and gib in MEMORY_SIZES_GIB:
+            return sockets, per_socket, cores, threads, gib
+    raise InvalidFieldError(
+        f"unknown machine {text!r}: sockets x NUMA nodes per socket x cores per NUMA node x "
+        f"threads per core, at most {'x'.join(map(str, SHAPE_LIMITS))}, optionally @ the "
+        f"memory per NUMA node, one of {', '.join(f'{g}Gi' for g in MEMORY_SIZES_GIB)} "
+        "(e.g. 2x2x4x1@2Gi)", where="--machines")
 
 
 def machine(shape: str, devices: bool = True) -> dict[str, Any]:
