@@ -42,8 +42,7 @@ def narrower(a: int, b: int) -> bool:
     """MASK-2 on two non-empty masks of four NUMA nodes (words 1..15)."""
     if not (1 <= a <= 15 and 1 <= b <= 15):
         return False
-    return NumaMask.of(n for n in range(4) if a >> n & 1).is_narrower_than(
-        NumaMask.of(n for n in range(4) if b >> n & 1))
+    return NumaMask(a).is_narrower_than(NumaMask(b))
 
 
 def narrower_by_lowest(a: int, b: int) -> bool:
