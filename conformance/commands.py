@@ -79,7 +79,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def _rule(args: argparse.Namespace) -> int:
     """``numaspec rule ID...``: each rule's statement, releases, upstream and checks."""
-    from numaspec.conformance.cases.rules import find_rule, rule_link
+    from numaspec.rules import find_rule, rule_link
 
     rules = [find_rule(i) for i in args.ids]
     if args.json:
@@ -252,7 +252,7 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
            explain: bool = False) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
     from numaspec.conformance.cases.vectors import case_version, compare
-    from numaspec.protocol import reference_result, sent_case
+    from numaspec.protocols.adapter_protocol import reference_result, sent_case
 
     name, op, case, expected = load_replay_case(path, case_id)
     reference = reference_result(op, case)
@@ -277,7 +277,7 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
         print(f"\nexpected (recorded):\n{show(expected)}")
     print(f"\nreference (numaspec, now):\n{show(reference)}")
     if explain:
-        from numaspec.explain import explain_case
+        from numaspec.protocols.explain import explain_case
 
         traces = explain_case(op, case)
         print(f"\nwhy (the reference's trace, EXPLAIN-4; {len(traces)} "

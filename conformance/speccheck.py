@@ -24,12 +24,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from numaspec.conformance.cases.rules import JUDGED, Rule, parse_rules, spec_dir
 from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.claims import FORMAT_RULES
 from numaspec.conformance.properties import PROPERTIES
+from numaspec.rules import JUDGED, Rule, parse_rules, spec_dir
 
-#: Rule, parse_rules and spec_dir moved to numaspec.conformance.cases.rules; re-exported here.
+#: Rule, parse_rules and spec_dir moved to numaspec.rules; re-exported here.
 __all__ = ["Rule", "check", "expected_checks", "parse_rules", "spec_dir"]
 
 _RULE_REF = re.compile(r"\b([A-Z]+-\d+)\b")

@@ -14,7 +14,7 @@ from numaspec.conformance.cases.vectors import Vector, merge_vectors
 from numaspec.conformance.implementations.adapter import supported_versions
 from numaspec.conformance.implementations.claims import claims_of
 from numaspec.conformance.properties import PROPERTIES, Property, answers_agree
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
 
 #: Merge vectors whose case decodes (node and hints vectors, and bad-input merge cases, need
 #: an implementation at the JSON level: ``numaspec conformance`` with the adapter protocol).

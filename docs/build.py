@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from numaspec.conformance.cases.rules import Rule, parse_rules
+from numaspec.rules import Rule, parse_rules
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = "https://github.com/numaspec/numaspec/blob/main/"

@@ -1,24 +1,30 @@
 """numaspec: an executable reference specification of kubelet NUMA alignment.
 
 The public API is what this module re-exports; everything else is internal.  The spec itself
-is in ``spec/`` of the source tree; rule IDs such as ``MERGE-3`` in the docstrings point there.
+is in ``spec/`` of the source tree (installed as ``numaspec.spec``); rule IDs such as
+``MERGE-3`` in the docstrings point there.
+
+The package is laid out as the spec is, one wing per part, each importing only the wings
+before it (``tests/test_imports.py`` holds it to that):
+
+* at the base, shared by every wing: ``errors`` (the one error hierarchy), ``limits`` (the
+  bounds numaspec accepts), ``strict_json`` (JSON as numaspec reads it), ``rules`` (the
+  spec's rules as data) and ``about`` (numaspec's version);
+* :mod:`numaspec.topology`: the Topology Manager's merge: masks, hints, the merge and the fast
+  merge, the policies and their options, kubelet releases and their feature gates;
+* :mod:`numaspec.node`: a whole node: pods and quantities, the machine and the configuration,
+  the CPU, Device and Memory Managers, admission, resize, NUMA-level affinity and what a
+  scheduler sees;
+* :mod:`numaspec.protocols`: the line formats and the adapter protocol, the reference's
+  line loops and its traces on request;
+* :mod:`numaspec.operators`: questions about a real node from its own files: the importers,
+  the node restored from kubelet's state files, ``numaspec explain``, what-if.
+
+The suite, :mod:`numaspec.conformance`, sits above all of them, and the ``numaspec`` command
+(:mod:`numaspec.conformance.cli`) above the suite.
 """
 
-from numaspec.admission import ContainerAssignment, Decision, Node
-from numaspec.affinity import (
-    AFFINITY_ANNOTATION,
-    ANTI_AFFINITY_ANNOTATION,
-    MEMORY_ENHANCEMENT_ANNOTATION,
-    AffinityTerms,
-    Placed,
-    Region,
-    Selector,
-    Zone,
-    admissible_region,
-    filter_hints,
-    parse_affinity,
-)
-from numaspec.bitmask import MAX_NUMA_ID, NumaMask, iterate_masks
+from numaspec.about import __version__
 from numaspec.errors import (
     AdapterError,
     CorruptCheckpointError,
@@ -30,6 +36,7 @@ from numaspec.errors import (
     InvalidPolicyOptionValueError,
     InvalidQuantityError,
     MalformedJSONError,
+    MergeTooLargeError,
     MissingNumaDistancesError,
     NodeStartupError,
     NotModelledError,
@@ -44,31 +51,58 @@ from numaspec.errors import (
     UnknownResourceError,
     UnsupportedVersionError,
 )
-from numaspec.explain import explain_admission, explain_case, explain_merge
-from numaspec.hints import (
+from numaspec.node.admission import ContainerAssignment, Decision, Node
+from numaspec.node.affinity import (
+    AFFINITY_ANNOTATION,
+    ANTI_AFFINITY_ANNOTATION,
+    MEMORY_ENHANCEMENT_ANNOTATION,
+    AffinityTerms,
+    Placed,
+    Region,
+    Selector,
+    Zone,
+    admissible_region,
+    filter_hints,
+    parse_affinity,
+)
+from numaspec.node.machine import Core, Device, DevicePlugin, Machine, NumaNode
+from numaspec.node.nodeconfig import NodeConfig
+from numaspec.node.pods import Container, Pod, QOSClass, qos_class
+from numaspec.node.predict import node_resource_topology
+from numaspec.node.resize import ContainerResize, ResizeResult, resize
+from numaspec.node.scheduling import NodeScheduler, Verdict
+from numaspec.node.trace import AdmissionTrace
+from numaspec.operators.questions import NodeFiles, build_node, explain_pod, largest_pod, what_if
+from numaspec.operators.restore import RestoreReport, RunningPod, restore_state, state_files
+from numaspec.protocols.adapter_protocol import predict_case, reference_predict
+from numaspec.protocols.explain import explain_admission, explain_case, explain_merge
+from numaspec.protocols.merge_protocol import MergeRequest, decode_merge_request, evaluate_request
+from numaspec.topology.hints import (
     NO_POSSIBLE_PLACEMENT,
     NO_PREFERENCE,
     ProviderHints,
     TopologyHint,
     flatten_provider_hints,
 )
-from numaspec.machine import Core, Device, DevicePlugin, Machine, NumaNode
-from numaspec.merge import best_hint, merge_permutation, target_count
-from numaspec.nodeconfig import NodeConfig
-from numaspec.numa import NumaInfo
-from numaspec.operator import NodeFiles, build_node, explain_pod, largest_pod, what_if
-from numaspec.options import PolicyOptions, parse_policy_options
-from numaspec.pods import Container, Pod, QOSClass, qos_class
-from numaspec.policy import MergeOutcome, Policy, check_startup, merge_for_policy, topology_merge
-from numaspec.resize import ContainerResize, ResizeResult, resize
-from numaspec.restore import RestoreReport, RunningPod, restore_state, state_files
-from numaspec.scheduling import NodeScheduler, Verdict
-from numaspec.topology_export import node_resource_topology, predict_case, reference_predict
-from numaspec.trace import AdmissionTrace, MergeTrace
-from numaspec.versions import NEWEST, OLDEST, SUPPORTED_VERSIONS, KubeletVersion, parse_version
-from numaspec.wire import MergeRequest, MergeTooLargeError, decode_merge_request, evaluate_request
-
-__version__ = "0.2.0"
+from numaspec.topology.masks import MAX_NUMA_ID, NumaMask, iterate_masks
+from numaspec.topology.merge import best_hint, merge_permutation, target_count
+from numaspec.topology.numa import NumaInfo
+from numaspec.topology.options import PolicyOptions, parse_policy_options
+from numaspec.topology.policies import (
+    MergeOutcome,
+    Policy,
+    check_startup,
+    merge_for_policy,
+    topology_merge,
+)
+from numaspec.topology.trace import MergeTrace
+from numaspec.topology.versions import (
+    NEWEST,
+    OLDEST,
+    SUPPORTED_VERSIONS,
+    KubeletVersion,
+    parse_version,
+)
 
 __all__ = [
     "AFFINITY_ANNOTATION",

@@ -2,6 +2,6 @@
 
 import sys
 
-from numaspec.cli import main
+from numaspec.conformance.cli import main
 
 sys.exit(main())

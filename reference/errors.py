@@ -206,7 +206,7 @@ class InvalidAffinityError(NumaspecError):
     kind = "invalid-affinity"
 
 
-# --- operators' files (numaspec.importers) ----------------------------------------------------
+# --- operators' files (numaspec.operators.importers) -------------------------------------------
 
 
 class InputFileError(NumaspecError):

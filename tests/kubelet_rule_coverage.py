@@ -22,9 +22,9 @@ from pathlib import Path
 
 from kubelet_builds import TABLE_RELEASES
 
-from numaspec.conformance.cases.rules import parse_rules
 from numaspec.conformance.cases.vectors import holds_in, load_vectors, split_id
 from numaspec.conformance.implementations.claims import Claims
+from numaspec.rules import parse_rules
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO  # the repository

@@ -17,8 +17,9 @@ import json
 
 import pytest
 
-from numaspec.admission import Decision, Node
-from numaspec.affinity import (
+from numaspec.errors import InvalidAffinityError, MalformedJSONError, NumaspecError
+from numaspec.node.admission import Decision, Node
+from numaspec.node.affinity import (
     AFFINITY_ANNOTATION,
     ANTI_AFFINITY_ANNOTATION,
     MEMORY_ENHANCEMENT_ANNOTATION,
@@ -29,12 +30,11 @@ from numaspec.affinity import (
     admissible_region,
     parse_affinity,
 )
-from numaspec.errors import InvalidAffinityError, MalformedJSONError, NumaspecError
-from numaspec.machine import Core, Machine, NumaNode
-from numaspec.nodeconfig import NodeConfig
-from numaspec.pods import Container, Pod
-from numaspec.scheduling import NodeScheduler
-from numaspec.versions import parse_version
+from numaspec.node.machine import Core, Machine, NumaNode
+from numaspec.node.nodeconfig import NodeConfig
+from numaspec.node.pods import Container, Pod
+from numaspec.node.scheduling import NodeScheduler
+from numaspec.topology.versions import parse_version
 
 GI = 1 << 30
 KEPT = frozenset({"role", "app", "job"})

@@ -46,7 +46,7 @@ def test_or_matching_fixture_is_rejected(tmp_path: Path) -> None:
 def test_reference_passes_the_same_vectors(tmp_path: Path) -> None:
     """The same vectors pass on the reference (and P-AFF-REQUIRED does, in
     tests/test_reference_conforms.py), so the failures above are the defect's."""
-    status, records = _run(tmp_path, "numaspec.protocol:ReferenceAdapter",
+    status, records = _run(tmp_path, "numaspec.protocols.adapter_protocol:ReferenceAdapter",
                            "aff-divergence-d1", properties=False)
     assert status == 0
     assert {r["verdict"] for r in records} == {"passed"}

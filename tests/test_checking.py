@@ -342,7 +342,7 @@ class PartialAdapter:
     """The reference, claiming only the CPU Manager under restricted (PROTO-7)."""
 
     def __init__(self) -> None:
-        from numaspec.protocol import ReferenceAdapter
+        from numaspec.protocols.adapter_protocol import ReferenceAdapter
 
         self.inner = ReferenceAdapter()
 

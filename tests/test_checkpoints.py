@@ -1,4 +1,5 @@
-"""kubelet's state files read back (numaspec.importers.checkpoints; spec chapter checkpoints.md).
+"""kubelet's state files read back (numaspec.operators.importers.checkpoints; spec chapter
+checkpoints.md).
 
 The fixtures under tests/fixtures/state/<release>/<scenario>/ were written by kubelet's own state
 packages (adapters/kubelet/checkpoints/, see its README); hashed.json beside them holds, per file
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from numaspec.errors import CorruptCheckpointError, InputFileError
-from numaspec.importers.checkpoints import (
+from numaspec.operators.importers.checkpoints import (
     FORMAT_READ_BY,
     MemoryBlockRecord,
     MemoryTableRecord,
@@ -407,7 +408,7 @@ def test_state_dir_missing_files_are_none(tmp_path: Path) -> None:
 def test_written_files_are_kubelets_own(tmp_path: Path) -> None:
     """CKPT-8: the encoders write kubelet 1.30.14's cpu_manager_state and memory_manager_state
     byte for byte, and every file (1.37's v4 and v3 included) reads back to what was read."""
-    from numaspec.importers.checkpoints import (
+    from numaspec.operators.importers.checkpoints import (
         encode_cpu_manager_state,
         encode_device_checkpoint,
         encode_memory_manager_state,

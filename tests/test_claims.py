@@ -20,7 +20,6 @@ from conftest import REPO
 from fixtures.adapters.partial import CLAIMS
 from test_mutants import for_kill
 
-from numaspec.conformance.cases.rules import parse_rules, spec_dir
 from numaspec.conformance.implementations.adapter import MergeAnswer, reference
 from numaspec.conformance.implementations.claims import (
     FORMAT_RULES,
@@ -33,9 +32,10 @@ from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.errors import AdapterError
-from numaspec.policy import MergeOutcome
-from numaspec.versions import KubeletVersion
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.rules import parse_rules, spec_dir
+from numaspec.topology.policies import MergeOutcome
+from numaspec.topology.versions import KubeletVersion
 
 PARTIAL = REPO / "tests" / "fixtures" / "adapters" / "partial.py"
 #: Vectors and properties enough to show every kind of verdict, quickly.

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-BIN = [sys.executable, "-m", "numaspec.cli"]
+BIN = [sys.executable, "-m", "numaspec.conformance.cli"]
 GOOD = json.dumps({"numa_nodes": [0, 1], "policy": "restricted",
                    "providers": [{"cpu": [{"numa_affinity": [1], "preferred": True}]}]})
 
@@ -90,7 +90,7 @@ def test_the_command_line_imports_no_property_before_the_profile() -> None:  # R
     """Building the parser must not create the Hypothesis properties: they would keep the
     settings of that moment, not the run's profile (a run under ``triage`` or ``ci`` would
     then draw random examples, and a mutant's kill would depend on luck)."""
-    code = ("import sys\nfrom numaspec.cli import _build_parser\n_build_parser()\n"
+    code = ("import sys\nfrom numaspec.conformance.cli import _build_parser\n_build_parser()\n"
             "loaded = [m for m in sys.modules if m == 'hypothesis' or "
             "m.startswith('numaspec.conformance.properties')]\nprint(loaded)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -112,7 +112,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Arg
 
 
 def test_every_command_and_option_has_help() -> None:
-    from numaspec.cli import _build_parser
+    from numaspec.conformance.cli import _build_parser
 
     parser = _build_parser()
     commands = _subparsers(parser)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from numaspec import NumaMask, TopologyHint
-from numaspec.cpu import CPUInfo, CPUTopology, generate_cpu_topology_hints
-from numaspec.versions import KubeletVersion
+from numaspec.node.cpu import CPUInfo, CPUTopology, generate_cpu_topology_hints
+from numaspec.topology.versions import KubeletVersion
 
 
 def hints(*pairs: tuple[list[int], bool]) -> list[TopologyHint]:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 import pytest
 from conftest import REPO
 
-MODULES = ["numaspec.bitmask", "numaspec.merge", "numaspec.fast_merge"]
+MODULES = ["numaspec.topology.masks", "numaspec.topology.merge", "numaspec.topology.fast_merge"]
 BUDGET = ["--max_uninteresting_iterations=20", "--per_condition_timeout=10"]
 #: CHECK-8: the node harnesses run whole managers on every path, so a condition gets 3 s
 #: (a handful of paths each); their mutants are broken within the same budget.
@@ -154,12 +154,12 @@ def test_the_crosshair_backend_finds_what_enumeration_finds() -> None:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import strategies as st
 
-    from numaspec.bitmask import NumaMask
-    from numaspec.hints import TopologyHint
-    from numaspec.merge import best_hint
-    from numaspec.numa import NumaInfo
-    from numaspec.options import PolicyOptions
-    from numaspec.versions import parse_version
+    from numaspec.topology.hints import TopologyHint
+    from numaspec.topology.masks import NumaMask
+    from numaspec.topology.merge import best_hint
+    from numaspec.topology.numa import NumaInfo
+    from numaspec.topology.options import PolicyOptions
+    from numaspec.topology.versions import parse_version
 
     numa = NumaInfo((0, 1))
     masks = [None, NumaMask.of([0]), NumaMask.of([1]), NumaMask.of([0, 1])]

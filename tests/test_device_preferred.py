@@ -22,11 +22,11 @@ from mutants.preferred_mutants import (
     reference,
 )
 
-from numaspec.bitmask import NumaMask
 from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.exec_node import ExecNode
-from numaspec.machine import Core, Device, DevicePlugin, Machine, NumaNode
-from numaspec.node_wire import NodeSession
+from numaspec.node.machine import Core, Device, DevicePlugin, Machine, NumaNode
+from numaspec.protocols.node_protocol import NodeSession
+from numaspec.topology.masks import NumaMask
 
 R = "example.com/gpu"
 Case = tuple[Machine, frozenset[str], NumaMask | None, int]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from numaspec.conformance.cases.rules import parse_rules
+from numaspec.rules import parse_rules
 
 BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
 
@@ -80,7 +80,7 @@ def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added:
 def test_rule_links_point_at_the_site_s_anchors() -> None:
     import yaml
 
-    from numaspec.conformance.cases.rules import SITE_URL, rule_link
+    from numaspec.rules import SITE_URL, rule_link
 
     config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text("utf-8"))
     assert config["site_url"] == SITE_URL

@@ -28,7 +28,7 @@ from test_node_differential import normalizer
 
 from numaspec.conformance.cases.vectors import Instance, instances, load_vector_paths
 from numaspec.conformance.implementations.exec_node import ExecNode
-from numaspec.node_wire import NodeSession
+from numaspec.protocols.node_protocol import NodeSession
 
 FILE = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "e2e-node.json"
 VECTORS = {v.id: v for v in load_vector_paths([str(FILE)])}

@@ -19,9 +19,9 @@ import pytest
 
 from numaspec import explain_admission, explain_case, explain_merge
 from numaspec.conformance.implementations.strict import schema_registry
-from numaspec.explain import summarize
-from numaspec.node_wire import decode_node, decode_pod
-from numaspec.protocol import reference_result
+from numaspec.protocols.adapter_protocol import reference_result
+from numaspec.protocols.explain import summarize
+from numaspec.protocols.node_protocol import decode_node, decode_pod
 
 VALIDATOR = jsonschema.Draft202012Validator({"$ref": "tag:numaspec,2026:trace"},
                                             registry=schema_registry())
@@ -167,7 +167,7 @@ def test_explain_1_the_command_line() -> None:
 
 
 def test_explain_1_without_the_request_nothing_changes() -> None:
-    from numaspec.cli import answer_merge_line
+    from numaspec.protocols.serve import answer_merge_line
 
     assert answer_merge_line(json.dumps(REQUEST)) == reference_result("merge", REQUEST)
     plain = answer_merge_line(json.dumps(REQUEST), explain=True)

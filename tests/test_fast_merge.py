@@ -17,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from mutants.fast_merge_mutants import FAST_MUTANTS
 
-from numaspec.bitmask import NumaMask
 from numaspec.conformance.properties.fast_equivalence import (
     FastCase,
     check_fast_equivalence,
@@ -26,12 +25,13 @@ from numaspec.conformance.properties.fast_equivalence import (
     fast_cases,
 )
 from numaspec.conformance.running.profiles import active_profile
-from numaspec.fast_merge import Tuning, _choose_count, _Ranker, _Space, fast_merge
-from numaspec.hints import TopologyHint
-from numaspec.merge import _better_non_preferred, _Chooser
-from numaspec.numa import NumaInfo
-from numaspec.options import PolicyOptions
-from numaspec.versions import parse_version
+from numaspec.topology.fast_merge import Tuning, _choose_count, _Ranker, _Space, fast_merge
+from numaspec.topology.hints import TopologyHint
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.merge import _better_non_preferred, _Chooser
+from numaspec.topology.numa import NumaInfo
+from numaspec.topology.options import PolicyOptions
+from numaspec.topology.versions import parse_version
 
 #: FAST-1's property: examples per profile (the nightly profile's is the issue's 100,000).
 EXAMPLES = {"dev": 300, "ci": 1000, "triage": 1000, "nightly": 100_000}[active_profile()]

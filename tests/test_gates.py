@@ -11,8 +11,15 @@ import pytest
 
 from numaspec import KubeletVersion
 from numaspec.errors import InvalidFieldError
-from numaspec.gates import default_gates, gate_errors, gate_source, known_gates, last_known_in
-from numaspec.versions import NEWEST, OLDEST, default_feature_gates
+from numaspec.topology.gates import (
+    default_gates,
+    gate_enabled,
+    gate_errors,
+    gate_source,
+    known_gates,
+    last_known_in,
+)
+from numaspec.topology.versions import NEWEST, OLDEST
 
 _PANIC = ("failed to merge global and in-flight KubeletConfiguration while setting defaults, "
           "error: ")
@@ -48,10 +55,10 @@ def test_topology_manager_gates_as_the_rule_tabulates() -> None:  # VER-2
     for minor in range(18, 26):
         assert not set(_TM_GATES) & set(known_gates(_v(minor)))
     for minor in (26, 27):
-        assert {g: default_feature_gates(_v(minor))[g] for g in _TM_GATES} == dict.fromkeys(
+        assert {g: default_gates(_v(minor))[g] for g in _TM_GATES} == dict.fromkeys(
             _TM_GATES, False)
     for minor in range(28, 38):
-        defaults = default_feature_gates(_v(minor))
+        defaults = default_gates(_v(minor))
         assert {g: defaults[g] for g in _TM_GATES} == {
             "TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": False,
             "TopologyManagerPolicyBetaOptions": True}
@@ -62,14 +69,17 @@ def test_topology_manager_gates_as_the_rule_tabulates() -> None:  # VER-2
 def test_defaults_are_the_table_without_pre_alpha_gates() -> None:  # VER-2
     for minor in (18, 30, 31, 37):
         gates = known_gates(_v(minor))
-        assert default_feature_gates(_v(minor)) == {
+        assert default_gates(_v(minor)) == {
             name: spec.default for name, spec in gates.items() if spec.pre_release != "pre-alpha"}
-        assert default_gates(_v(minor)) == default_feature_gates(_v(minor))
+        # gate_enabled answers from the same defaults when the configuration sets nothing
+        assert all(gate_enabled({}, _v(minor), name) is default
+                   for name, default in default_gates(_v(minor)).items())
+        assert not gate_enabled({}, _v(minor), "NoSuchGate")
 
 
 @pytest.mark.parametrize("minor", range(18, 38))
 def test_the_defaults_themselves_are_accepted(minor: int) -> None:  # VER-2
-    assert gate_errors(default_feature_gates(_v(minor)), _v(minor)) == []
+    assert gate_errors(default_gates(_v(minor)), _v(minor)) == []
     assert gate_errors({}, _v(minor)) == []
 
 
@@ -152,7 +162,7 @@ def test_an_enabled_gate_whose_dependency_is_off(minor: int) -> None:  # VER-2, 
                  if f < d and not gates[d].lock_to_default and len(spec.dependencies) == 1
                  and sum(d in s.dependencies for s in gates.values()) == 1), None)
     if pair is not None:  # 1.37: DRADeviceTaintRules on DRADeviceTaints
-        merged = {**default_feature_gates(_v(minor)), pair[1]: False}
+        merged = {**default_gates(_v(minor)), pair[1]: False}
         [error] = gate_errors(merged, _v(minor))
         assert error.where == f"feature_gates.{pair[1]}"
     assert minor != 37 or pair is not None
@@ -169,7 +179,7 @@ def test_no_dependency_check_before_1_35() -> None:  # VER-2
 
 
 def _merge(minor: int, gates: dict[str, Any], policy: str = "restricted") -> Any:
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     return reference_result("merge", {
         "kubelet_version": f"1.{minor}", "policy": policy, "numa_nodes": [0, 1],
@@ -187,7 +197,7 @@ def test_the_merge_path_stops_at_a_refused_gate_before_the_policy_name() -> None
 
 
 def test_the_node_stops_at_a_refused_gate() -> None:  # VER-2
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     answer = reference_result("node", {"steps": [{"op": "create", "node": {
         "kubeletVersion": "1.33",

@@ -1,4 +1,4 @@
-"""NODE-9: quantities as kubelet's Go holds and prints them (numaspec.go_quantity).  The
+"""NODE-9: quantities as kubelet's Go holds and prints them (numaspec.node.go_quantity).  The
 table is what ``fmt.Printf("%v", q)`` printed for quantities parsed and summed with
 k8s.io/apimachinery v0.26.15 (finding 17); ``None`` marks an inf.Dec amount, printed as a
 heap address."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec.go_quantity import GoQuantity, go_add, go_parse, go_sub, go_text
+from numaspec.node.go_quantity import GoQuantity, go_add, go_parse, go_sub, go_text
 
 ZERO = GoQuantity(format="DecimalSI")
 

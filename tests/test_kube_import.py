@@ -1,6 +1,6 @@
 """KCONF-1..KCONF-8: the node's configuration (KubeletConfiguration, configz) and pods
-(kubectl's YAML and JSON) read into the node model (numaspec.importers.kubelet_config,
-numaspec.importers.kube_objects).  Fixtures in tests/fixtures/kube/."""
+(kubectl's YAML and JSON) read into the node model (numaspec.operators.importers.kubelet_config,
+numaspec.operators.importers.kube_objects).  Fixtures in tests/fixtures/kube/."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-from numaspec.admission import Node
 from numaspec.errors import (
     InputFileError,
     InvalidFieldError,
@@ -21,15 +20,16 @@ from numaspec.errors import (
     NumaspecError,
     UnsupportedVersionError,
 )
-from numaspec.importers.kube_objects import ImportedPod, read_kubelet_version, read_pods
-from numaspec.importers.kubelet_config import (
+from numaspec.node.admission import Node
+from numaspec.node.nodeconfig import NodeConfig
+from numaspec.node.pods import Container, Pod, QOSClass, qos_class
+from numaspec.operators.importers.kube_objects import ImportedPod, read_kubelet_version, read_pods
+from numaspec.operators.importers.kubelet_config import (
     node_config_from_mapping,
     read_kubelet_config,
 )
-from numaspec.node_wire import decode_machine
-from numaspec.nodeconfig import NodeConfig
-from numaspec.pods import Container, Pod, QOSClass, qos_class
-from numaspec.versions import KubeletVersion
+from numaspec.protocols.node_protocol import decode_machine
+from numaspec.topology.versions import KubeletVersion
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kube"
 CONFIG = FIXTURES / "kubelet-config.yaml"

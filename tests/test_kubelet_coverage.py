@@ -6,7 +6,7 @@ and, for every rule, the first release of its ``Holds in`` range and the one aft
 what tells them apart).  Between two consecutive switch points, inside the modelled 1.18-1.37,
 kubelet behaves the same for numaspec's rules, so one pinned release whose adapter runs the
 merge must fall in each such interval; and every release of the node model
-(numaspec.nodeconfig.NODE_VERSIONS) needs a pinned release that runs the node probe.
+(numaspec.node.nodeconfig.NODE_VERSIONS) needs a pinned release that runs the node probe.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from kubelet_builds import EVERY_RUN, GROUPS, TABLE_RELEASES, UNCOVERED, Release, select
 from kubelet_rule_coverage import TABLE, render
 
-from numaspec.conformance.cases.rules import parse_rules
-from numaspec.nodeconfig import NODE_VERSIONS
+from numaspec.node.nodeconfig import NODE_VERSIONS
+from numaspec.rules import parse_rules
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 OLDEST, NEWEST = 18, 37

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from numaspec.cli import answer_merge_line, serve_merge, serve_node
 from numaspec.errors import InvalidQuantityError, LimitExceededError
 from numaspec.limits import (
     MAX_CONTAINERS,
@@ -20,10 +19,11 @@ from numaspec.limits import (
     MAX_LINE_BYTES,
     MAX_QUANTITY_CHARS,
 )
-from numaspec.node_wire import NodeSession
-from numaspec.nodeconfig import parse_cpuset
-from numaspec.protocol import ReferenceAdapter, serve_adapter
-from numaspec.quantity import parse_quantity
+from numaspec.node.nodeconfig import parse_cpuset
+from numaspec.node.quantity import parse_quantity
+from numaspec.protocols.adapter_protocol import ReferenceAdapter, serve_adapter
+from numaspec.protocols.node_protocol import NodeSession
+from numaspec.protocols.serve import answer_merge_line, serve_merge, serve_node
 
 REQUEST = {"kubelet_version": "1.30", "numa_nodes": [0, 1], "policy": "restricted",
            "providers": [{"cpu": [{"numa_affinity": [0], "preferred": True}]}]}

@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 
 import numaspec
-from numaspec.cli import main
+from numaspec.conformance.cli import main
 from numaspec.conformance.implementations.strict import schema_registry
 from numaspec.conformance.running.matrix import COUNTS, split_label
 from numaspec.conformance.running.reports import read_report
@@ -209,8 +209,8 @@ def test_reports_read_back_give_the_same_matrix(matrices: dict[str, Path]) -> No
 def test_the_terminal_gets_a_short_table(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["matrix", *SELECT, "--out", str(tmp_path),
-                 "--impl", "ref=numaspec.protocol:ReferenceAdapter",
-                 "--impl", "same=numaspec.protocol:ReferenceAdapter"]) == 0
+                 "--impl", "ref=numaspec.protocols.adapter_protocol:ReferenceAdapter",
+                 "--impl", "same=numaspec.protocols.adapter_protocol:ReferenceAdapter"]) == 0
     printed = capsys.readouterr().out
     header = next(line for line in printed.splitlines() if line.startswith(" " * 10))
     assert header.split() == ["ref", "same"]

@@ -87,7 +87,7 @@ def test_unmutated_affinity_mutant_is_the_reference() -> None:
     affinity property (tests/test_reference_conforms.py): the failures above are the
     mutations' doing."""
     from numaspec.conformance.properties.affinity import _D1
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     case = _D1.case()
     assert AffinityMutant().affinity_session(case) == reference_result("affinity", case)

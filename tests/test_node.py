@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from numaspec.admission import Node
-from numaspec.cpu_manager import STATIC_POLICY_ERROR
 from numaspec.errors import (
     InvalidFieldError,
     NodeStartupError,
@@ -20,11 +18,13 @@ from numaspec.errors import (
     UnknownPodError,
     UnknownResourceError,
 )
-from numaspec.machine import Core, Device, Machine, NumaNode
-from numaspec.node_wire import NodeSession, decode_node, decode_pod
-from numaspec.nodeconfig import NodeConfig
-from numaspec.pods import Container, Pod
-from numaspec.versions import parse_version
+from numaspec.node.admission import Node
+from numaspec.node.cpu_manager import STATIC_POLICY_ERROR
+from numaspec.node.machine import Core, Device, Machine, NumaNode
+from numaspec.node.nodeconfig import NodeConfig
+from numaspec.node.pods import Container, Pod
+from numaspec.protocols.node_protocol import NodeSession, decode_node, decode_pod
+from numaspec.topology.versions import parse_version
 
 GI = 1 << 30
 
@@ -461,7 +461,7 @@ def test_digest_device_hints(request_: int, expected: list[tuple[tuple[int, ...]
 def test_uncore_option_maturity(version: str, level: str) -> None:
     """CPU-14: prefer-align-cpus-by-uncorecache is beta in 1.34-1.35 and GA from 1.36
     (policy_options.go of v1.35.4 still lists it among the beta options)."""
-    from numaspec.cpu_manager import cpu_option_maturity
+    from numaspec.node.cpu_manager import cpu_option_maturity
 
     found = cpu_option_maturity("prefer-align-cpus-by-uncorecache", parse_version(version))
     assert found is not None

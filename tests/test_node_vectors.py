@@ -16,7 +16,7 @@ from test_node_differential import normalizer
 
 from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
 from numaspec.conformance.implementations.exec_node import ExecNode
-from numaspec.node_wire import NodeSession
+from numaspec.protocols.node_protocol import NodeSession
 
 VECTORS = [v for v in load_vectors() if v.op in ("node", "hints")]
 RECORDED = ("node-overlap-best-effort-1.37", "node-overlap-pod-scope-1.37",

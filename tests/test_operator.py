@@ -21,8 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mutants.restore_mutants import RESTORE_MUTANTS
 
-from numaspec.admission import Node
-from numaspec.cli import main
+from numaspec.conformance.cli import main
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.errors import (
     NodeStartupError,
@@ -30,12 +29,12 @@ from numaspec.errors import (
     NumaspecError,
     StateConflictError,
 )
-from numaspec.importers.checkpoints import CPUManagerState, read_state_dir
-from numaspec.importers.kube_objects import read_pods
-from numaspec.importers.kubelet_config import read_kubelet_config
-from numaspec.machine import Machine
-from numaspec.node_wire import decode_machine, decode_node, decode_pod
-from numaspec.operator import (
+from numaspec.node.admission import Node
+from numaspec.node.machine import Machine
+from numaspec.operators.importers.checkpoints import CPUManagerState, read_state_dir
+from numaspec.operators.importers.kube_objects import read_pods
+from numaspec.operators.importers.kubelet_config import read_kubelet_config
+from numaspec.operators.questions import (
     NodeFiles,
     apply_changes,
     build_node,
@@ -44,7 +43,8 @@ from numaspec.operator import (
     parse_change,
     what_if,
 )
-from numaspec.restore import RestoreReport, RunningPod, restore_state, state_files
+from numaspec.operators.restore import RestoreReport, RunningPod, restore_state, state_files
+from numaspec.protocols.node_protocol import decode_machine, decode_node, decode_pod
 
 FIXTURES = REPO / "tests" / "fixtures"
 OPERATOR = FIXTURES / "operator"
@@ -268,7 +268,7 @@ def test_a_missing_state_file_is_not_an_empty_one() -> None:
 def _tampered(tmp_path: Path, seed: str, file: str, change: Any) -> Path:
     """A copy of the seed's state dir with ``file`` rewritten by ``change`` (on its JSON) and
     its checksum recomputed, so that only the content is wrong."""
-    from numaspec.importers.checkpoints import (
+    from numaspec.operators.importers.checkpoints import (
         encode_cpu_manager_state,
         encode_device_checkpoint,
         encode_memory_manager_state,
@@ -518,7 +518,7 @@ def test_bad_command_lines_are_one_line(args: list[str], message: str,
 
 def test_the_terminal_rendering_of_every_answer() -> None:
     """OPS-6..OPS-8: each kind of answer renders (no colours when not a terminal)."""
-    from numaspec.explain_render import render
+    from numaspec.operators.render import render
 
     files = seed_files("seed004", "1.33")
     pod = the_pod(OPERATOR / "seed004" / "pod.yaml")

@@ -25,7 +25,7 @@ from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
-from numaspec.protocol import reference_result
+from numaspec.protocols.adapter_protocol import reference_result
 
 PEERS = sorted(MODULES)
 CASES = 10_000

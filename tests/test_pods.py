@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from numaspec.errors import InvalidQuantityError
-from numaspec.pods import Container, Pod, QOSClass, parse_resources, qos_class
+from numaspec.node.pods import Container, Pod, QOSClass, parse_resources, qos_class
 
 
 def ctr(name: str, requests: dict[str, str] | None = None,
@@ -76,14 +76,14 @@ _STATIC = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"},
 
 
 def _node(version: str, **config: Any) -> Any:
-    from numaspec.node_wire import decode_node
+    from numaspec.protocols.node_protocol import decode_node
 
     return decode_node({"kubeletVersion": version, "machine": _TWO_NUMA,
                         "config": {**_STATIC, **config}})
 
 
 def _pod_level(uid: str, cpu: str, *, container_cpu: str = "1") -> Any:
-    from numaspec.node_wire import decode_pod
+    from numaspec.protocols.node_protocol import decode_pod
 
     return decode_pod({"uid": uid, "resources": {"requests": {"cpu": cpu, "memory": "1Gi"},
                                                  "limits": {"cpu": cpu, "memory": "1Gi"}},
@@ -93,7 +93,7 @@ def _pod_level(uid: str, cpu: str, *, container_cpu: str = "1") -> Any:
 
 def test_pod_level_resources_decide_the_qos_class() -> None:
     """QOS-4: the containers do not count; the pod's own cpu and memory do."""
-    from numaspec.pods import PodResources
+    from numaspec.node.pods import PodResources
 
     burstable = Pod("p", (Container.of("c", requests={"cpu": "1"}),),
                     resources=PodResources.of(limits={"cpu": "2", "memory": "1Gi"}))
@@ -139,7 +139,7 @@ def test_kubelet_ignores_pod_level_resources_with_the_gate_off() -> None:
 def test_pod_level_resources_the_api_server_refuses() -> None:
     """ADMIT-11 (ADMIT-7): below the containers' requests, or another resource."""
     from numaspec.errors import InvalidFieldError
-    from numaspec.node_wire import decode_pod
+    from numaspec.protocols.node_protocol import decode_pod
 
     with pytest.raises(InvalidFieldError, match="below what the containers request"):
         _node("1.37").admit(_pod_level("a", "1", container_cpu="2"))
@@ -153,7 +153,7 @@ def test_pod_level_resources_the_api_server_refuses() -> None:
 
 def _pod_level_pod(resources: dict[str, dict[str, str]],
                    containers: list[dict[str, dict[str, str]]]) -> Pod:
-    from numaspec.pods import PodResources
+    from numaspec.node.pods import PodResources
 
     return Pod("p", tuple(Container.of(f"c{i}", requests=c.get("requests"),
                                        limits=c.get("limits"))
@@ -186,8 +186,8 @@ def test_pod_level_resources_are_completed_as_the_api_server_does(
         fix: bool, resources: dict[str, dict[str, str]],
         containers: list[dict[str, dict[str, str]]], requests: dict[str, str],
         limits: dict[str, str]) -> None:
-    from numaspec.admission import default_pod_level_resources
-    from numaspec.quantity import parse_quantity
+    from numaspec.node.admission import default_pod_level_resources
+    from numaspec.node.quantity import parse_quantity
 
     pod = _pod_level_pod(resources, containers)
     assert pod.resources is not None

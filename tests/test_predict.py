@@ -28,14 +28,15 @@ from numaspec.conformance.implementations.claims import Claims, PredictClaims
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.errors import InvalidFieldError, NotModelledError
-from numaspec.node_wire import decode_node
-from numaspec.protocol import reference_result, sent_case
-from numaspec.topology_export import (
-    node_resource_topology,
+from numaspec.node.predict import node_resource_topology
+from numaspec.protocols.adapter_protocol import (
     predict_case,
     reference_predict,
+    reference_result,
     scheduler_case,
+    sent_case,
 )
+from numaspec.protocols.node_protocol import decode_node
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEDULER = REPO / "tests" / "fixtures" / "adapters" / "nrt_scheduler.py"

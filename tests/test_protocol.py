@@ -14,7 +14,7 @@ import pytest
 
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.implementations.strict import StrictChecker, schema_registry
-from numaspec.protocol import ReferenceAdapter, reference_result, serve_adapter
+from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result, serve_adapter
 
 MERGE = {"kubelet_version": "1.30", "numa_nodes": [0, 1], "policy": "restricted",
          "providers": [{"cpu": [{"numa_affinity": [1], "preferred": True}]}]}

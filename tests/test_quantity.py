@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from numaspec.errors import InvalidQuantityError
-from numaspec.quantity import milli_value, parse_quantity, value
+from numaspec.node.quantity import milli_value, parse_quantity, value
 
 FORMAT = "quantities must match the regular expression"
 SUFFIX = "unable to parse quantity's suffix"

@@ -21,8 +21,8 @@ from typing import Any
 from quantity_strings import quantity_strings
 
 from numaspec.errors import InvalidQuantityError
-from numaspec.go_quantity import go_parse
-from numaspec.quantity import parse_quantity
+from numaspec.node.go_quantity import go_parse
+from numaspec.node.quantity import parse_quantity
 
 TABLE = Path(__file__).parent / "fixtures" / "quantity" / "parse-v0.30.14.json"
 _INT64 = 1 << 63

@@ -7,8 +7,8 @@ import pytest
 from numaspec.conformance.cases.vectors import Vector, compare, load_vectors, merge_vectors
 from numaspec.conformance.implementations.adapter import MergeAnswer, reference
 from numaspec.conformance.properties import PROPERTIES, answers_agree
-from numaspec.protocol import reference_result
-from numaspec.wire import MergeRequest
+from numaspec.protocols.adapter_protocol import reference_result
+from numaspec.protocols.merge_protocol import MergeRequest
 
 MERGE = merge_vectors()
 

@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.resize_mutants import POD_LEVEL_RESIZE_MUTANTS, RESIZE_MUTANTS
 
-from numaspec.admission import Node
 from numaspec.errors import NumaspecError
-from numaspec.fit import pod_requests
-from numaspec.node_wire import NodeSession, decode_node
-from numaspec.pods import Container, Pod, PodResources
-from numaspec.resize import ContainerResize, PodResourcesResize, ResizeResult, resize
+from numaspec.node.admission import Node
+from numaspec.node.fit import pod_requests
+from numaspec.node.pods import Container, Pod, PodResources
+from numaspec.node.resize import ContainerResize, PodResourcesResize, ResizeResult, resize
+from numaspec.protocols.node_protocol import NodeSession, decode_node
 
 Resize = Callable[[Node, str, Sequence[ContainerResize]], ResizeResult]
 

@@ -15,10 +15,11 @@ import jsonschema
 import pytest
 from conftest import REPO
 
-from numaspec.cli import main
+from numaspec.conformance.cli import main
 from numaspec.conformance.implementations.strict import schema_registry
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
+from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
 FIXTURES = REPO / "tests" / "fixtures"
 SMALL = str(FIXTURES / "vectors-small.json")
@@ -177,7 +178,7 @@ def test_strict_mode_turns_schema_violations_into_protocol_errors(tmp_path: Path
 
 class Raising:
     def start(self) -> dict[str, Any]:
-        from numaspec.protocol import ReferenceAdapter
+        from numaspec.protocols.adapter_protocol import ReferenceAdapter
 
         return {**ReferenceAdapter().start(), "name": "raising"}
 
@@ -387,7 +388,7 @@ def test_bench_in_two_processes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bench_sizes_table(capsys: pytest.CaptureFixture[str]) -> None:  # FAST-7
-    from numaspec.cli import SERVE_IMPL
+    from numaspec.conformance.cli import SERVE_IMPL
 
     assert main(["bench", "--sizes", "2x2x3,4x3x15,9x2x511", "--against", SERVE_IMPL,
                  "--max-permutations", "1000"]) == 0
@@ -558,7 +559,7 @@ class Only123:
     name = "only-1.23"
 
     def __init__(self) -> None:
-        from numaspec.versions import KubeletVersion
+        from numaspec.topology.versions import KubeletVersion
 
         self.kubelet_versions = (KubeletVersion(23),)
 
@@ -662,7 +663,7 @@ def test_the_suite_version_does_not_change_with_a_run_s_selection(tmp_path: Path
         {}, {"keyword": "best-effort"},
         {"properties": True, "vectors": False, "keyword": "P-EQUIVALENCE"}]
     for n, options in enumerate(selections):
-        _, header, _, _, _ = run(tmp_path / str(n), "numaspec.protocol:ReferenceAdapter",
+        _, header, _, _, _ = run(tmp_path / str(n), REFERENCE_IMPL,
                                  **options)
         headers.append(header["suite_version"])
     assert headers == [whole, whole, whole]

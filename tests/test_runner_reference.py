@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from numaspec.cli import SERVE_IMPL
+from numaspec.conformance.cli import SERVE_IMPL
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, load_cases, run_conformance
 

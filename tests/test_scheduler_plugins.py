@@ -28,7 +28,7 @@ from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.properties.predict import _settled, predict_sessions
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
-from numaspec.topology_export import predict_case, reference_predict, scheduler_case
+from numaspec.protocols.adapter_protocol import predict_case, reference_predict, scheduler_case
 
 PEER = "scheduler-plugins"
 CASES = 1_000

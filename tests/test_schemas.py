@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from referencing import Registry, Resource
 
-from numaspec.cli import answer_merge_line
 from numaspec.conformance.cases.vectors import vector_files
 from numaspec.conformance.properties.strategies import merge_requests
-from numaspec.wire import MergeRequest, encode_merge_request
+from numaspec.protocols.merge_protocol import MergeRequest, encode_merge_request
+from numaspec.protocols.serve import answer_merge_line
 
 SCHEMAS = {p.name: json.loads(p.read_text()) for p in (REPO / "spec" / "schemas").glob("*.json")}
 REGISTRY: Registry[Any] = Registry().with_resources(
@@ -53,7 +53,7 @@ def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject
     """NWIRE-1, NWIRE-2, NWIRE-3, NWIRE-4: every request the node strategies make and every
     answer the reference gives fits spec/schemas/node-protocol.schema.json."""
     from numaspec.conformance.properties.node_strategies import node_requests, pods
-    from numaspec.node_wire import NodeSession
+    from numaspec.protocols.node_protocol import NodeSession
 
     check = validator("node-protocol.schema.json")
     session = NodeSession()

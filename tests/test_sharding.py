@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from numaspec.cli import main
+from numaspec.conformance.cli import main
 from numaspec.conformance.properties.random_cases import (
     CaseShape,
     permutations,
@@ -32,7 +32,7 @@ from numaspec.conformance.properties.random_cases import (
 from numaspec.conformance.running.differential import Differential, differential
 from numaspec.conformance.running.sharding import Engine, chunk_ranges, shard_ranges
 from numaspec.errors import InvalidFieldError
-from numaspec.protocol import REFERENCE_IMPL, reference_result
+from numaspec.protocols.adapter_protocol import REFERENCE_IMPL, reference_result
 
 ADAPTERS = REPO / "tests" / "fixtures" / "adapters"
 PYTHON = shlex.quote(sys.executable)

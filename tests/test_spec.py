@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import REPO
 
 from numaspec.conformance.speccheck import check, parse_rules
-from numaspec.versions import NEWEST, OLDEST
+from numaspec.topology.versions import NEWEST, OLDEST
 
 
 def test_spec_and_suite_agree() -> None:

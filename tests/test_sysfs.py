@@ -12,9 +12,9 @@ import attrs
 import pytest
 
 from numaspec.errors import InputFileError, NotModelledError
-from numaspec.importers.hwloc import read_lstopo_xml
-from numaspec.importers.sysfs import DeviceSelector, read_device_map, read_sysfs
-from numaspec.machine import Core, Device, Machine
+from numaspec.node.machine import Core, Device, Machine
+from numaspec.operators.importers.hwloc import read_lstopo_xml
+from numaspec.operators.importers.sysfs import DeviceSelector, read_device_map, read_sysfs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"
 TWO = FIXTURES / "two-socket-4numa"

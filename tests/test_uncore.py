@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.uncore_mutants import UNCORE_KILLED_BY, UNCORE_MUTANTS, Allocator, reference
 
-from numaspec.cli import main
-from numaspec.cpu import CPUInfo, CPUTopology
-from numaspec.versions import KubeletVersion
+from numaspec.conformance.cli import main
+from numaspec.node.cpu import CPUInfo, CPUTopology
+from numaspec.topology.versions import KubeletVersion
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SYSFS = FIXTURES / "sysfs" / "two-socket-4numa"
@@ -155,7 +155,7 @@ def test_the_node_protocol_carries_cache_ids() -> None:
     """NWIRE-1: a core's optional ``uncoreCache`` reaches the machine model (SYSFS-6's
     field); absent it is none; a negative or non-integer id names the field."""
     from numaspec.errors import InvalidFieldError
-    from numaspec.node_wire import decode_machine
+    from numaspec.protocols.node_protocol import decode_machine
 
     machine = decode_machine({"numaNodes": [{"id": 0, "memory": "1Gi", "cores": [
         {"socket": 0, "threads": [0, 2], "uncoreCache": 7}, {"socket": 0, "threads": [1, 3]}]}]})

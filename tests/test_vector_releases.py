@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from numaspec.cli import main
 from numaspec.conformance.cases.expectations import load_manifest, regenerate
 from numaspec.conformance.cases.vectors import (
     case_version,
@@ -31,6 +30,7 @@ from numaspec.conformance.cases.vectors import (
     write_files,
 )
 from numaspec.conformance.cases.vectors import main as vectors_main
+from numaspec.conformance.cli import main
 from numaspec.conformance.implementations.connection import Implementation
 from numaspec.conformance.running.reports import read_report, terminal_summary
 from numaspec.conformance.running.runner import (
@@ -40,8 +40,8 @@ from numaspec.conformance.running.runner import (
     run_conformance,
 )
 from numaspec.errors import InvalidFieldError
-from numaspec.nodeconfig import NODE_VERSIONS
-from numaspec.protocol import REFERENCE_IMPL
+from numaspec.node.nodeconfig import NODE_VERSIONS
+from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
 MISBEHAVE = REPO / "tests" / "fixtures" / "adapters" / "misbehave.py"
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from numaspec.conformance.cases.rules import parse_rules
 from numaspec.conformance.cases.vectors import (
     compare,
     load_vector_file,
@@ -21,6 +20,7 @@ from numaspec.conformance.cases.vectors import (
     vector_dir,
 )
 from numaspec.errors import InvalidFieldError
+from numaspec.rules import parse_rules
 
 # Rules no vector can express, and why.  Everything else in spec/*.md must be cited by at
 # least one vector.  (The harness chapter, PROTO-* and RUN-*, is checked by its own tests.)

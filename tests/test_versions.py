@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from numaspec import NEWEST, KubeletVersion, UnsupportedVersionError, parse_version
-from numaspec.versions import default_feature_gates
+from numaspec.topology.gates import default_gates
 
 
 @pytest.mark.parametrize("text", ["1.30", "v1.30", "1.30.4", "v1.30.4-rc.0", " 1.30 "])
@@ -35,7 +35,7 @@ def test_gate_defaults() -> None:  # VER-2
             "TopologyManagerPolicyBetaOptions": False}), (30, {
             "TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": False,
             "TopologyManagerPolicyBetaOptions": True})):
-        defaults = default_feature_gates(KubeletVersion(minor))
+        defaults = default_gates(KubeletVersion(minor))
         assert {k: v for k, v in defaults.items() if k.startswith("TopologyManagerPolicy")} \
             == expected
         assert defaults["AllAlpha"] is False  # every release knows far more than these
@@ -44,9 +44,9 @@ def test_gate_defaults() -> None:  # VER-2
 def test_an_empty_policy_name_is_none_as_kubelet_defaults_it() -> None:
     """POLICY-5, found by the suite against kubelet: SetDefaults_KubeletConfiguration turns
     an empty topologyManagerPolicy into none in every release."""
-    from numaspec.bitmask import NumaMask
-    from numaspec.hints import TopologyHint
-    from numaspec.wire import MergeRequest, evaluate_request
+    from numaspec.protocols.merge_protocol import MergeRequest, evaluate_request
+    from numaspec.topology.hints import TopologyHint
+    from numaspec.topology.masks import NumaMask
 
     for minor in (18, 19, 23, 30, 37):
         outcome = evaluate_request(MergeRequest(
@@ -69,8 +69,8 @@ def test_bad_feature_gates_stop_kubelet_before_the_policy_name(
         minor: int, gates: dict[str, bool], message: str) -> None:
     """VER-2, POLICY-6: found by the suite against kubelet (1.23 gates, 1.37 lock order)."""
     from numaspec.errors import InvalidFieldError
-    from numaspec.numa import NumaInfo
-    from numaspec.policy import check_startup
+    from numaspec.topology.numa import NumaInfo
+    from numaspec.topology.policies import check_startup
 
     with pytest.raises(InvalidFieldError) as caught:
         check_startup("Restricted", NumaInfo((0, 1)), KubeletVersion(minor), {}, gates)

@@ -22,8 +22,8 @@ from numaspec.conformance.properties.node_machine import (
 )
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.errors import InvalidFieldError, NodeStartupError
-from numaspec.fit import format_quantity, pod_requests
-from numaspec.node_wire import NodeSession, decode_node, decode_pod
+from numaspec.node.fit import format_quantity, pod_requests
+from numaspec.protocols.node_protocol import NodeSession, decode_node, decode_pod
 
 GI = 1 << 30
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from numaspec.cli import answer_merge_line
-from numaspec.options import go_atoi, go_parse_bool
+from numaspec.protocols.serve import answer_merge_line
+from numaspec.topology.golang import go_atoi, go_parse_bool
 
 BASE: dict[str, Any] = {"kubelet_version": "1.30", "numa_nodes": [0, 1], "policy": "restricted",
                         "providers": [{"cpu": [{"numa_affinity": [0], "preferred": True}]}]}

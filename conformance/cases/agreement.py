@@ -8,8 +8,8 @@ which of several bad options it reports.
 from __future__ import annotations
 
 from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
-from numaspec.options import policy_option_errors
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.topology.options import policy_option_errors
 
 __all__ = ["answers_agree"]
 

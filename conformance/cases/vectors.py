@@ -9,13 +9,14 @@ holds ``{"vectors": [...]}``, a vector being::
      "case": {...}, "expected": {...}, "notes": "...",
      "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
 
-``case`` and ``expected`` are exactly what :func:`numaspec.protocol.reference_result` takes and
-gives: a merge request and its response, or ``{"steps": [node-protocol request, ...]}`` run on a
-fresh node session and ``{"answers": [...]}``.  ``hints`` is for sessions with a hints step.
-A ``predict`` vector stores ``{"steps": [create, admit, remove ...], "pod": {...}}`` and the
-predict answer; each instance's case is that with what a scheduler sees derived from it
-(``kubelet_version``, ``nrt``, ``node``: :func:`numaspec.topology_export.predict_case`), so
-the NodeResourceTopology is never written by hand nor stale.
+``case`` and ``expected`` are exactly what
+:func:`numaspec.protocols.adapter_protocol.reference_result` takes and gives: a merge request and
+its response, or ``{"steps": [node-protocol request, ...]}`` run on a fresh node session and
+``{"answers": [...]}``.  ``hints`` is for sessions with a hints step. A ``predict`` vector stores
+``{"steps": [create, admit, remove ...], "pod": {...}}`` and the predict answer; each instance's
+case is that with what a scheduler sees derived from it (``kubelet_version``, ``nrt``, ``node``:
+:func:`numaspec.protocols.adapter_protocol.predict_case`), so the NodeResourceTopology is never
+written by hand nor stale.
 ``derived: hand`` answers were worked out by hand from a source and are never rewritten;
 ``derived: reference`` answers are filled in from the reference by ``write``.  IDs never
 change once published; a vector that turns out wrong is fixed, not renamed.
@@ -23,7 +24,7 @@ change once published; a vector that turns out wrong is fixed, not renamed.
 **Releases.**  A vector's case names one release (:func:`case_version`: the merge request's
 ``kubelet_version``, a session's ``kubeletVersion``), but it holds in a range of them: the
 intersection of the ``Holds in`` ranges of the rules it cites (spec chapters), of what the op
-models (merge 1.18-1.37, the node ops :data:`numaspec.nodeconfig.NODE_VERSIONS`) and of the
+models (merge 1.18-1.37, the node ops :data:`numaspec.node.nodeconfig.NODE_VERSIONS`) and of the
 optional ``releases`` field (``"1.24-1.37"`` with an en dash as in ``Holds in``, or a hyphen;
 or one release ``"1.30"``), which states it instead of the rules (to narrow it, or to keep a
 vector that shows a rule not yet holding at its own release; ``check`` verifies every release
@@ -60,16 +61,16 @@ from typing import Any
 
 import attrs
 
-from numaspec.bitmask import NumaMask
 from numaspec.conformance.cases.agreement import answers_agree
 from numaspec.conformance.cases.device_equivalence import normalize_session
-from numaspec.conformance.cases.rules import parse_rules, spec_dir
 from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
-from numaspec.hints import TopologyHint
-from numaspec.policy import MergeOutcome
-from numaspec.versions import NEWEST, OLDEST, parse_version
-from numaspec.wire import MergeRequest, decode_merge_request
+from numaspec.protocols.merge_protocol import MergeRequest, decode_merge_request
+from numaspec.rules import parse_rules, spec_dir
+from numaspec.topology.hints import TopologyHint
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.policies import MergeOutcome
+from numaspec.topology.versions import NEWEST, OLDEST, parse_version
 
 __all__ = [
     "DERIVATIONS",
@@ -172,7 +173,7 @@ def case_version(op: str, case: Any) -> str:
     newest), or the first create step's.  ``""`` when that version is not one numaspec models
     for the op (a vector about refusing it holds for every implementation), or when there is
     no create step."""
-    from numaspec.nodeconfig import NODE_VERSIONS
+    from numaspec.node.nodeconfig import NODE_VERSIONS
 
     raw: Any = None
     if op == "merge":
@@ -229,7 +230,7 @@ def format_range(first: int, last: int) -> str:
 def _op_range(op: str) -> tuple[int, int]:
     if op == "merge":
         return OLDEST.minor, NEWEST.minor
-    from numaspec.nodeconfig import NODE_VERSIONS
+    from numaspec.node.nodeconfig import NODE_VERSIONS
 
     return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
 
@@ -308,7 +309,7 @@ def _derived(op: str, case: Any) -> Any:
     """PRED-1: a predict instance carries what the scheduler sees, derived from its steps."""
     if op != "predict":
         return case
-    from numaspec.topology_export import predict_case
+    from numaspec.protocols.adapter_protocol import predict_case
 
     return predict_case(case)
 
@@ -543,7 +544,7 @@ def _kubelet_message_problem(want: Any, got: Any, ambiguous: bool) -> str | None
 
 
 def _merge_is_ambiguous(request: MergeRequest) -> bool:
-    from numaspec.options import feature_gate_errors, policy_option_errors
+    from numaspec.topology.options import feature_gate_errors, policy_option_errors
 
     # Up to 1.30 kubelet stops at the first refused gate it meets, so count the gates that
     # would be refused one by one, not the errors of the whole map.
@@ -763,7 +764,7 @@ def _disagreement(vector: Vector, reference: Any, differences: list[str],
 
 def _references(vector: Vector) -> list[tuple[Instance, Any]]:
     """Every instance of the vector with the reference's answer to it."""
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     return [(i, reference_result(vector.op, i.case)) for i in instances(vector)]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import attrs
 
-from numaspec.affinity import (
+from numaspec.errors import InvalidFieldError
+from numaspec.node.affinity import (
     AFFINITY_ANNOTATION,
     ANTI_AFFINITY_ANNOTATION,
     MEMORY_ENHANCEMENT_ANNOTATION,
 )
-from numaspec.errors import InvalidFieldError
 
 __all__ = ["AFFINITY_LABELS", "MACHINES", "POD_SETS", "Bounds", "initial_nodes", "machine",
            "pod_alphabet"]

@@ -30,7 +30,7 @@ def _names(text: str, where: str) -> tuple[str, ...]:
 
 
 def bounds_from_args(args: argparse.Namespace) -> Bounds:
-    from numaspec.versions import parse_version
+    from numaspec.topology.versions import parse_version
 
     releases = _names(args.releases, "--releases")
     for release in releases:
@@ -57,7 +57,7 @@ def _unclaimed(connection: Connection, op: str) -> Callable[[dict[str, Any]], st
 
 def _runner(impl: str, op: str) -> tuple[Any, Any]:
     """The reference in process, or any implementation through the protocol (CHECK-4)."""
-    from numaspec.protocol import REFERENCE_IMPL
+    from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
     if impl == REFERENCE_IMPL:
         return ReferenceRunner(affinity=op == "affinity"), None

@@ -2,7 +2,7 @@
 (spec/checking.md, CHECK-8).
 
 CrossHair cannot build a manager symbolically in any useful way: given a symbolic
-:class:`~numaspec.cpu.CPUTopology` it explores almost only empty machines, and a manager it
+:class:`~numaspec.node.cpu.CPUTopology` it explores almost only empty machines, and a manager it
 builds has never allocated anything, so a contract on ``remove_pod`` would hold vacuously.
 Each harness here therefore takes a few small ints and bools (the machine's shape, the
 requests, which pod goes first), builds a node concretely, runs the state-changing functions
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from numaspec.bitmask import NumaMask
-from numaspec.cpu_manager import CPUManagerOptions, StaticCPUManager
-from numaspec.devices import DeviceManager
-from numaspec.machine import Device, Machine
-from numaspec.memory import MemoryManager
-from numaspec.pods import Container, Pod
-from numaspec.rejection import Rejection
-from numaspec.versions import parse_version
+from numaspec.node.cpu_manager import CPUManagerOptions, StaticCPUManager
+from numaspec.node.devices import DeviceManager
+from numaspec.node.machine import Device, Machine
+from numaspec.node.memory import MemoryManager
+from numaspec.node.pods import Container, Pod
+from numaspec.node.rejection import Rejection
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.versions import parse_version
 
 __all__ = ["CPUSession", "DeviceSession", "MemorySession", "cpu_allocate_release",
            "cpu_session", "devices_allocate_release", "devices_session",
@@ -128,10 +128,10 @@ def cpu_session(manager: type[StaticCPUManager], *, sockets: int, threads: int, 
 def cpu_allocate_release(*, sockets: int, threads: int, reserved: int, first: int, second: int,
                          numa: int, distribute: bool, drop_first: bool) -> CPUSession:
     """Checks ``StaticCPUManager.allocate``, ``remove_pod`` and ``remove_container``
-    (reference/cpu_manager.py) with ``take_by_topology`` (reference/cpu_assignment.py), packed
-    and distributed: CPU-9, CPU-17, INV-4, INV-5, INV-6.  The CPUs each pod gets are available
-    and exactly as many as it asks; the reserved CPUs are never assigned; the two pods share
-    none and assigned CPUs leave the shared pool; a removal gives back exactly what the pod
+    (reference/node/cpu_manager.py) with ``take_by_topology`` (reference/node/cpu_assignment.py),
+    packed and distributed: CPU-9, CPU-17, INV-4, INV-5, INV-6.  The CPUs each pod gets are
+    available and exactly as many as it asks; the reserved CPUs are never assigned; the two pods
+    share none and assigned CPUs leave the shared pool; a removal gives back exactly what the pod
     held, and removing both restores the pool.
 
     pre: 1 <= sockets <= 2 and 1 <= threads <= 2 and 1 <= reserved <= 2
@@ -221,7 +221,7 @@ def memory_allocate_release(*, nodes: int, memory_gib: int, reserved_gib: int, f
                             second: int, numa: int, preferred: bool,
                             drop_first: bool) -> MemorySession:
     """Checks ``MemoryManager.allocate``, ``_reserve``, ``remove_pod`` and
-    ``remove_container`` (reference/memory.py): MEM-6, MEM-7, MEM-9, INV-1, INV-9.  In every
+    ``remove_container`` (reference/node/memory.py): MEM-6, MEM-7, MEM-9, INV-1, INV-9.  In every
     state, free + reserved = allocatable for every NUMA node and memory type; the memory
     reserved is what the admitted pods asked; removing both pods restores the initial state.
 
@@ -303,7 +303,7 @@ def devices_session(manager: type[DeviceManager], *, nodes: int, per_node: int, 
 
 def devices_allocate_release(*, nodes: int, per_node: int, first: int, init: int, second: int,
                              numa: int, drop_first: bool) -> DeviceSession:
-    """Checks ``DeviceManager.allocate`` and ``remove_pod`` (reference/devices.py): DEV-4,
+    """Checks ``DeviceManager.allocate`` and ``remove_pod`` (reference/node/devices.py): DEV-4,
     DEV-5, DEV-7, INV-4, INV-6.  No device is held by two pods, or by a pod's init container
     and another pod; an admitted container holds exactly what it asked; removing a pod frees
     exactly its devices, and removing both frees every device.

@@ -26,7 +26,7 @@ from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alph
 from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_machine import allocatable_violation
 from numaspec.conformance.properties.node_sessions import check_answers
-from numaspec.node_wire import NodeSession
+from numaspec.protocols.node_protocol import NodeSession
 
 __all__ = ["Counterexample", "Report", "explore"]
 

@@ -22,12 +22,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from numaspec.bitmask import iterate_masks
 from numaspec.conformance.implementations.claims import Claims
 from numaspec.errors import AdapterError, NumaspecError
-from numaspec.policy import MergeOutcome
-from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion
-from numaspec.wire import MergeRequest, evaluate_request
+from numaspec.protocols.merge_protocol import MergeRequest, evaluate_request
+from numaspec.topology.masks import iterate_masks
+from numaspec.topology.policies import MergeOutcome
+from numaspec.topology.versions import SUPPORTED_VERSIONS, KubeletVersion
 
 __all__ = [
     "ErrorAnswer",
@@ -85,19 +85,19 @@ class ReferenceImplementation:
 
     def affinity_session(self, case: Any) -> Any:
         """An ``affinity`` session (spec chapter affinity.md), for the affinity properties."""
-        from numaspec.protocol import reference_result
+        from numaspec.protocols.adapter_protocol import reference_result
 
         return reference_result("affinity", case)
 
     def node_session(self, case: Any) -> Any:
         """A ``node`` session, for P-NODE-SESSION."""
-        from numaspec.protocol import reference_result
+        from numaspec.protocols.adapter_protocol import reference_result
 
         return reference_result("node", case)
 
     def hints_session(self, case: Any) -> Any:
         """A ``hints`` session, for P-HINTS-SESSION."""
-        from numaspec.protocol import reference_result
+        from numaspec.protocols.adapter_protocol import reference_result
 
         return reference_result("hints", case)
 

@@ -13,8 +13,8 @@ starts from a clean process.
 
 ``--impl module:object`` (:class:`InProcessConnection`): ``object`` (or what calling it
 returns) is either a JSON-level adapter (``start()`` and ``run(op, case)``, see
-:class:`numaspec.protocol.JsonAdapter`) or a merge implementation with ``merge(request)``
-(:class:`numaspec.conformance.implementations.adapter.MergeImplementation`).
+:class:`numaspec.protocols.adapter_protocol.JsonAdapter`) or a merge implementation with
+``merge(request)`` (:class:`numaspec.conformance.implementations.adapter.MergeImplementation`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ from numaspec.conformance.implementations.adapter import (
 from numaspec.conformance.implementations.claims import Claims, claims_of
 from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
-from numaspec.protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
-from numaspec.wire import bounded_int, decode_merge_request, encode_error, finite_float
+from numaspec.protocols.adapter_protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
+from numaspec.protocols.merge_protocol import decode_merge_request, encode_error
+from numaspec.strict_json import bounded_int, finite_float
 
 __all__ = [
     "DEFAULT_MAX_LINE",
@@ -239,7 +240,7 @@ class MergeObjectAdapter:
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         from numaspec.conformance.implementations.adapter import ErrorAnswer
-        from numaspec.wire import encode_outcome
+        from numaspec.protocols.merge_protocol import encode_outcome
 
         if op != "merge":
             return {"skipped": True, "message": f"a merge implementation has no {op!r}"}

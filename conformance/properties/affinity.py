@@ -22,7 +22,7 @@ import attrs
 from hypothesis import example, given, note
 from hypothesis import strategies as st
 
-from numaspec.affinity import (
+from numaspec.node.affinity import (
     AFFINITY_ANNOTATION,
     ANTI_AFFINITY_ANNOTATION,
     MEMORY_ENHANCEMENT_ANNOTATION,
@@ -527,7 +527,7 @@ def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> No
 def affinity_equivalence(impl: AffinityImplementation, session: Session) -> None:
     """Every answer of an affinity session is the reference's."""
     from numaspec.conformance.cases.vectors import compare
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     case = session.case(impl)
     note(f"request: {json.dumps(case, separators=(',', ':'))}")

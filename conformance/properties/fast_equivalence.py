@@ -2,12 +2,12 @@
 a Hypothesis property over the whole merge input space, and an exhaustive enumeration of a
 small domain.
 
-Both compare :func:`numaspec.fast_merge.fast_best_hint` (or any function of the same shape:
+Both compare :func:`numaspec.topology.fast_merge.fast_best_hint` (or any function of the same shape:
 the mutants in ``tests/mutants/fast_merge_mutants.py`` are wrong ones) with the walk over the
-cross product, :func:`numaspec.merge.best_hint`, on the same arguments.  The property draws
+cross product, :func:`numaspec.topology.merge.best_hint`, on the same arguments.  The property draws
 large lists on purpose (up to :data:`MAX_WALK` permutations), every release, prefer-closest
 with distance rows (some too large for a double to sum exactly), stray bits, empty masks,
-hints without an affinity, empty lists, and the fast merge's :class:`~numaspec.fast_merge.
+hints without an affinity, empty lists, and the fast merge's :class:`~numaspec.topology.fast_merge.
 Tuning`, so that every regime answers.  ``python -m numaspec.conformance.properties.
 fast_equivalence --nodes 2 --lists 3 --hints 2`` runs the enumeration at other bounds.
 """
@@ -22,19 +22,19 @@ from collections.abc import Callable, Iterator, Sequence
 import attrs
 from hypothesis import strategies as st
 
-from numaspec.bitmask import NumaMask
 from numaspec.conformance.properties.strategies import distances_for, machines, versions
-from numaspec.fast_merge import DEFAULT_TUNING, Tuning, fast_best_hint
-from numaspec.hints import TopologyHint
-from numaspec.merge import MergeMode, best_hint
-from numaspec.numa import NumaInfo
-from numaspec.options import PolicyOptions
-from numaspec.versions import KubeletVersion, parse_version
+from numaspec.topology.fast_merge import DEFAULT_TUNING, Tuning, fast_best_hint
+from numaspec.topology.hints import TopologyHint
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.merge import MergeMode, best_hint
+from numaspec.topology.numa import NumaInfo
+from numaspec.topology.options import PolicyOptions
+from numaspec.topology.versions import KubeletVersion, parse_version
 
 __all__ = ["FastCase", "Exhaustion", "FastMerger", "check_fast_equivalence", "domain",
            "exhaust", "fast_cases"]
 
-#: A merge of the fast merge's shape (:func:`numaspec.fast_merge.fast_best_hint`).
+#: A merge of the fast merge's shape (:func:`numaspec.topology.fast_merge.fast_best_hint`).
 FastMerger = Callable[..., TopologyHint]
 
 #: The most permutations a drawn case makes: the definitional walk answers each in well
@@ -44,7 +44,7 @@ MAX_WALK = 6000
 
 @attrs.frozen
 class FastCase:
-    """One merge, as :func:`~numaspec.merge.best_hint` takes it, and a tuning."""
+    """One merge, as :func:`~numaspec.topology.merge.best_hint` takes it, and a tuning."""
 
     lists: tuple[tuple[TopologyHint, ...], ...]
     numa: NumaInfo

@@ -23,7 +23,6 @@ import attrs
 from hypothesis import assume, example, given, note
 from hypothesis import strategies as st
 
-from numaspec.bitmask import NumaMask
 from numaspec.conformance.cases.agreement import answers_agree
 from numaspec.conformance.implementations.adapter import (
     ErrorAnswer,
@@ -50,11 +49,12 @@ from numaspec.conformance.properties.strategies import (
     merge_requests_with_faults,
     provider_like_hints,
 )
-from numaspec.hints import TopologyHint, flatten_provider_hints
-from numaspec.options import option_maturity
-from numaspec.policy import MergeOutcome
-from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion
-from numaspec.wire import MergeRequest, encode_merge_request
+from numaspec.protocols.merge_protocol import MergeRequest, encode_merge_request
+from numaspec.topology.hints import TopologyHint, flatten_provider_hints
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.options import option_maturity
+from numaspec.topology.policies import MergeOutcome
+from numaspec.topology.versions import SUPPORTED_VERSIONS, KubeletVersion
 
 #: The registry and the merge judgement are re-exported: they were first defined here.
 __all__ = ["PROPERTIES", "Property", "answers_agree", "claimed_options", "fit_to", "register"]

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from numaspec.conformance.properties.node_strategies import node_requests, pods
-from numaspec.node_wire import NodeSession
+from numaspec.protocols.node_protocol import NodeSession
 
-__all__ = ["NodeImplementation", "ReferenceNode", "allocatable_violation",
-           "irregular_memory_groups", "make_node_machine", "rejected_step_change",
-           "spanning_reservations"]
+__all__ = ["NodeImplementation", "ReferenceNode", "StateChecks", "allocatable_violation",
+           "bad_steps", "irregular_memory_groups", "make_node_machine", "rejected_step_change",
+           "spanning_reservations", "without_memory"]
 
 
 class NodeImplementation(Protocol):
@@ -54,8 +54,8 @@ def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]])
     None if nothing.  It needs the node in process: no protocol answer carries allocatable."""
     import attrs
 
-    from numaspec.fit import node_allocatable, pod_requests
-    from numaspec.node_wire import decode_pod
+    from numaspec.node.fit import node_allocatable, pod_requests
+    from numaspec.protocols.node_protocol import decode_pod
 
     node = session.node
     assert node is not None
@@ -111,7 +111,7 @@ def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, 
                     holders[item] = (uid, name)
 
 
-class _Checks:
+class StateChecks:
     """INV-1..INV-9 on one state answer (JSON), for the node that was created."""
 
     def __init__(self, node: dict[str, Any]) -> None:
@@ -258,7 +258,7 @@ def spanning_reservations() -> Iterator[list[tuple[int, ...]]]:
     in Go map order, even a refused pod's)."""
     from unittest import mock
 
-    from numaspec.memory import MemoryManager
+    from numaspec.node.memory import MemoryManager
 
     spans: list[tuple[int, ...]] = []
     original = MemoryManager._reserve
@@ -322,7 +322,7 @@ def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
     return None
 
 
-def _without_memory(answer: Any) -> Any:
+def without_memory(answer: Any) -> Any:
     """A state answer without its memory part (ADMIT-10 after F-MEM-OVERLAP)."""
     if isinstance(answer, dict) and isinstance(answer.get("state"), dict):
         return {"state": {k: v for k, v in answer["state"].items() if k != "memory"}}
@@ -338,7 +338,7 @@ def _reserved_sums(memory: dict[str, Any]) -> dict[str, int]:
     return sums
 
 
-def _bad_steps(live: dict[str, dict[str, Any]], counter: int) -> st.SearchStrategy[Any]:
+def bad_steps(live: dict[str, dict[str, Any]], counter: int) -> st.SearchStrategy[Any]:
     """Steps every node refuses with an error (NWIRE-2, NWIRE-3): each must leave the state
     as it was (ADMIT-10)."""
     uid = f"bad{counter}"
@@ -398,7 +398,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             self.counter = 0
             self.node: dict[str, Any] | None = None
             self.initial: dict[str, Any] | None = None
-            self.checks: _Checks | None = None
+            self.checks: StateChecks | None = None
             self.comparing = compare
             self.overlap = False
 
@@ -450,7 +450,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             # (a case numaspec does not model) is not a test case.
             assume("ok" in answer)
             self.node = request["node"]
-            self.checks = _Checks(request["node"])
+            self.checks = StateChecks(request["node"])
             self.initial = self._send({"op": "state"})
 
         @precondition(lambda self: self.node is not None)
@@ -469,7 +469,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             if transactional and not decision["admitted"]:
                 after = self._send({"op": "state"})
                 if self.overlap:
-                    before, after = _without_memory(before), _without_memory(after)
+                    before, after = without_memory(before), without_memory(after)
                 change = rejected_step_change(before, after,
                                               refused_admission=True, uid=pod["uid"])
                 if change is not None:
@@ -496,7 +496,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             def bad_step(self, data: st.DataObject) -> None:
                 """ADMIT-10: a step answered with an error leaves the state exactly as it was."""
                 self.counter += 1
-                step = data.draw(_bad_steps(self.live, self.counter), label="bad step")
+                step = data.draw(bad_steps(self.live, self.counter), label="bad step")
                 before = self._send({"op": "state"})
                 self.transcript.append(json.dumps(step, separators=(",", ":")))
                 answer = self.impl.handle(step)

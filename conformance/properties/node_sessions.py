@@ -32,12 +32,12 @@ from hypothesis import strategies as st
 
 from numaspec.conformance.implementations.claims import NodeClaims, claims_of
 from numaspec.conformance.properties.node_machine import (
-    _bad_steps,
-    _Checks,
-    _without_memory,
+    StateChecks,
+    bad_steps,
     irregular_memory_groups,
     rejected_step_change,
     spanning_reservations,
+    without_memory,
 )
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.conformance.properties.registry import register
@@ -88,7 +88,7 @@ def node_sessions(draw: st.DrawFn, claims: NodeClaims | None = None,
         elif kind == "bad":
             # Never a tried pod again: whether it is live is the implementation's answer, and
             # re-admitting a refused pod's UID is a case kubelet never meets (findings.md 19).
-            steps.append(draw(_bad_steps({}, index)))
+            steps.append(draw(bad_steps({}, index)))
         else:
             pod = draw(pods(f"pod{index}", devices))
             if hints:
@@ -112,8 +112,8 @@ def _fit_alternatives(session: Any, step: dict[str, Any]) -> list[tuple[str, str
     """ADMIT-8: when an admission would fail the resource fit on a hugepage or extended
     resource first, kubelet names any of the failing ones (its Go map order)."""
     from numaspec.errors import NumaspecError
-    from numaspec.fit import fit_rejections
-    from numaspec.node_wire import decode_pod
+    from numaspec.node.fit import fit_rejections
+    from numaspec.protocols.node_protocol import decode_pod
 
     node = session.node
     if node is None or step.get("op") != "admit":
@@ -137,8 +137,8 @@ def _reference_answers(steps: list[dict[str, Any]], affinity: bool = False
     is not checked on memory from there on).  ``affinity``: an ``affinity`` session
     (AWIRE-1)."""
     from numaspec.errors import NumaspecError
-    from numaspec.node_wire import NodeSession
-    from numaspec.wire import encode_error
+    from numaspec.protocols.merge_protocol import encode_error
+    from numaspec.protocols.node_protocol import NodeSession
 
     session = NodeSession(affinity=affinity)
     answers: list[Any] = []
@@ -200,7 +200,7 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
 
     assert "ok" in answers[0], f"the node did not start: {json.dumps(answers[0])[:300]}"
     node = steps[0]["node"]
-    checks = _Checks(node)
+    checks = StateChecks(node)
     policy = node.get("config", {}).get("topologyManagerPolicy", "none")
     live: dict[str, dict[str, Any]] = {}
     initial = answers[1]
@@ -225,7 +225,7 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
             if last_state is not None and not changed and (refused is not None or errored):
                 before, after = last_state, answer
                 if overlap is not None and index >= overlap:
-                    before, after = _without_memory(before), _without_memory(after)
+                    before, after = without_memory(before), without_memory(after)
                 change = rejected_step_change(before, after,
                                               refused_admission=refused is not None,
                                               uid=refused)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import attrs
 
-from numaspec.bitmask import NumaMask
-from numaspec.hints import TopologyHint, flatten_provider_hints, permutations
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.topology.hints import TopologyHint, flatten_provider_hints, permutations
+from numaspec.topology.masks import NumaMask
 
 __all__ = [
     "Candidate",

@@ -72,7 +72,7 @@ def predict_sessions(draw: st.DrawFn, claims: PredictClaims | None = None,
 def _settled(case: dict[str, Any]) -> dict[str, Any]:
     """The stored case with only the admissions kubelet accepted (PRED-1: every step of a
     predict session succeeds; a rejected admit leaves nothing behind anyway)."""
-    from numaspec.protocol import reference_result
+    from numaspec.protocols.adapter_protocol import reference_result
 
     answers = reference_result("node", {"steps": case["steps"]})["answers"]
     kept = [step for step, answer in zip(case["steps"], answers, strict=True)
@@ -103,7 +103,7 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
                                               data: st.DataObject | None) -> None:
     """A pod the implementation says fits is one the node admits."""
     from numaspec.conformance.cases.predictions import judge
-    from numaspec.topology_export import predict_case, reference_predict, scheduler_case
+    from numaspec.protocols.adapter_protocol import predict_case, reference_predict, scheduler_case
 
     claims = claims_of(impl).predict
     versions = tuple(v for v in impl.node_kubelet_versions

@@ -30,7 +30,7 @@ import attrs
 
 from numaspec.conformance.cases.shapes import DEFAULT_MAX_PERMUTATIONS, LARGE_NUMA_NODES, SHAPES
 from numaspec.errors import InvalidFieldError
-from numaspec.versions import SUPPORTED_VERSIONS
+from numaspec.topology.versions import SUPPORTED_VERSIONS
 
 __all__ = [
     "DEFAULT_MAX_PERMUTATIONS",

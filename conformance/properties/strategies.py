@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import attrs
 from hypothesis import strategies as st
 
-from numaspec.bitmask import NumaMask, iterate_masks
-from numaspec.hints import ProviderHints, TopologyHint
-from numaspec.options import option_maturity
-from numaspec.versions import SUPPORTED_VERSIONS, KubeletVersion
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.topology.hints import ProviderHints, TopologyHint
+from numaspec.topology.masks import NumaMask, iterate_masks
+from numaspec.topology.options import option_maturity
+from numaspec.topology.versions import SUPPORTED_VERSIONS, KubeletVersion
 
 __all__ = [
     "BOUNDARY_MINORS",

@@ -30,7 +30,7 @@ class BenchPiece:
 
     def __call__(self, piece: range, _tick: object = None) -> tuple[int, float, int, str]:
         """(cases, seconds, disagreements, implementation name) for the cases of ``piece``."""
-        from numaspec.protocol import reference_result
+        from numaspec.protocols.adapter_protocol import reference_result
 
         requests = random_merge_cases(len(piece), self.seed, start=piece.start)
         expected = [reference_result("merge", case) for case in requests]

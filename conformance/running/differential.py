@@ -33,7 +33,7 @@ from numaspec.conformance.implementations.connection import Answer, Connection, 
 from numaspec.conformance.properties.random_cases import CaseShape, permutations
 from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, NumaspecError
-from numaspec.protocol import reference_result
+from numaspec.protocols.adapter_protocol import reference_result
 
 __all__ = ["Differential", "PieceResult", "differential", "shrink_merge_case"]
 

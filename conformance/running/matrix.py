@@ -105,8 +105,9 @@ def split_label(value: str) -> tuple[str | None, str]:
 
 def add_parser(sub: Any) -> Any:
     """``numaspec matrix`` on the ``numaspec`` command's subparsers; the group its run
-    options go in (``numaspec.cli.run_options``, shared with ``numaspec conformance``)."""
-    from numaspec.protocol import REFERENCE_IMPL
+    options go in (``numaspec.conformance.cli.run_options``, shared with ``numaspec
+    conformance``)."""
+    from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
     matrix = sub.add_parser(
         "matrix", help="run the suite against several implementations (or read their "
@@ -186,7 +187,7 @@ def load_column(path: str | Path, *, label: str | None = None, source: str = "re
 
 def _chapters(spec: Path) -> list[dict[str, Any]]:
     """The chapters with rules, in spec/README.md's order: file, prefixes, what it covers."""
-    from numaspec.conformance.cases.rules import parse_rules
+    from numaspec.rules import parse_rules
 
     row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|\s*$")
     listed: list[dict[str, Any]] = []
@@ -326,7 +327,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
                  notes: Sequence[str] = ()) -> dict[str, Any]:
     """The matrix (``matrix.json``) of ``columns``; paths in it are relative to ``out``."""
     from numaspec import __version__
-    from numaspec.conformance.cases.rules import spec_dir
+    from numaspec.rules import spec_dir
 
     out = Path(out)
     chapters = _chapters(spec or spec_dir())
@@ -819,7 +820,7 @@ def main(args: argparse.Namespace, *, stream: Any = None) -> int:
     output directory that cannot be written), 130 / 143 when a run was interrupted (the
     matrix of what ran is still written)."""
     from numaspec.errors import InvalidFieldError
-    from numaspec.protocol import REFERENCE_IMPL
+    from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
     out_stream = stream if stream is not None else sys.stdout
     entries = list(args.columns or [{"impl": REFERENCE_IMPL, "label": None,

@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from numaspec.conformance.cases.rules import rule_link
 from numaspec.errors import InvalidFieldError, MalformedJSONError
+from numaspec.rules import rule_link
 
 __all__ = [
     "BAD_VERDICTS",
@@ -254,7 +254,7 @@ def _rules_text(record: Mapping[str, Any], *, markdown: bool) -> str:
 
 def _why(record: Mapping[str, Any]) -> list[str]:
     """EXPLAIN-4: one line per trace of the reference's reasoning for the case."""
-    from numaspec.explain import summarize
+    from numaspec.protocols.explain import summarize
 
     return [summarize(t) for t in record.get("explain") or () if isinstance(t, dict)]
 

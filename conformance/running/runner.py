@@ -48,7 +48,7 @@ from numaspec.conformance.running.reports import (
     terminal_summary,
 )
 from numaspec.errors import InvalidFieldError, NumaspecError
-from numaspec.protocol import PROTOCOL_VERSION, REFERENCE_IMPL
+from numaspec.protocols.adapter_protocol import PROTOCOL_VERSION, REFERENCE_IMPL
 
 __all__ = ["Case", "Outcome", "RunConfig", "for_implementation", "load_cases", "run_case",
            "run_conformance", "select"]
@@ -215,7 +215,7 @@ def suite_version(vector_files: Sequence[str] = ()) -> str:
 def run_case(connection: Connection, case: Case) -> Outcome:
     """RUN-1: send one vector, compare the answer with the expected one."""
     from numaspec.conformance.cases.vectors import compare
-    from numaspec.protocol import sent_case
+    from numaspec.protocols.adapter_protocol import sent_case
 
     answer = connection.run(case.op, sent_case(case.op, case.case))
     if answer.status == "result" and case.op == "predict":
@@ -249,7 +249,7 @@ class _ProtocolMerge:
     """A merge implementation for the properties, answering through a connection."""
 
     def __init__(self, connection: Connection, subsets: Callable[..., Any] | None) -> None:
-        from numaspec.versions import SUPPORTED_VERSIONS
+        from numaspec.topology.versions import SUPPORTED_VERSIONS
 
         self.connection = connection
         impl = connection.implementation
@@ -301,7 +301,7 @@ class _ProtocolMerge:
         not a property's counterexample: the property stops at once (no shrinking through
         an adapter that answers the wrong operation)."""
         from numaspec.conformance.cases.vectors import decode_answer
-        from numaspec.wire import encode_merge_request
+        from numaspec.protocols.merge_protocol import encode_merge_request
 
         case = encode_merge_request(request)
         result = self._run("merge", case)
@@ -468,7 +468,7 @@ _MAX_TRACE = 200_000
 
 def _explain(record: dict[str, Any]) -> None:
     """EXPLAIN-4: a failing case's record carries the reference's reasoning for it."""
-    from numaspec.explain import explain_case
+    from numaspec.protocols.explain import explain_case
 
     case = record.get("counterexample", record.get("case"))
     if case is None:

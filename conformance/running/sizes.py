@@ -30,7 +30,7 @@ import attrs
 
 from numaspec.errors import NumaspecError
 from numaspec.limits import MAX_MERGE_STEPS
-from numaspec.wire import decode_merge_request, encode_outcome, evaluate_request
+from numaspec.protocols.merge_protocol import decode_merge_request, encode_outcome, evaluate_request
 
 __all__ = ["DEFAULT_SHAPES", "Row", "Shape", "measure", "parse_shapes", "render", "sizes"]
 

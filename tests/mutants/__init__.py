@@ -27,10 +27,10 @@ from numaspec.conformance.properties.oracle import (
     target_of,
 )
 from numaspec.errors import NumaspecError
-from numaspec.hints import flatten_provider_hints, permutations
-from numaspec.policy import MergeOutcome, check_startup, filter_single_numa_hints
-from numaspec.versions import SUPPORTED_VERSIONS
-from numaspec.wire import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.topology.hints import flatten_provider_hints, permutations
+from numaspec.topology.policies import MergeOutcome, check_startup, filter_single_numa_hints
+from numaspec.topology.versions import SUPPORTED_VERSIONS
 
 __all__ = ["KILLED_BY", "MUTANTS", "MUTATIONS", "BruteForce"]
 

@@ -16,13 +16,13 @@ from unittest import mock
 
 import attrs
 
-from numaspec.admission import Node
-from numaspec.affinity import AffinityTerms, Placed, Region, Selector, admissible_region
-from numaspec.hints import ProviderHints, TopologyHint
-from numaspec.pods import Pod
-from numaspec.protocol import reference_result
-from numaspec.scheduling import NodeScheduler, Verdict
-from numaspec.versions import SUPPORTED_VERSIONS
+from numaspec.node.admission import Node
+from numaspec.node.affinity import AffinityTerms, Placed, Region, Selector, admissible_region
+from numaspec.node.pods import Pod
+from numaspec.node.scheduling import NodeScheduler, Verdict
+from numaspec.protocols.adapter_protocol import reference_result
+from numaspec.topology.hints import ProviderHints, TopologyHint
+from numaspec.topology.versions import SUPPORTED_VERSIONS
 
 __all__ = ["AFFINITY_KILLED_BY", "AFFINITY_MUTATIONS", "AffinityMutant"]
 
@@ -43,7 +43,7 @@ def _region_without(strip: Callable[[AffinityTerms], AffinityTerms]
 
 def _marks_preferred(hints: ProviderHints, region: Region, numa_ids: Sequence[int]
                      ) -> ProviderHints:
-    from numaspec.affinity import filter_hints
+    from numaspec.node.affinity import filter_hints
 
     kept = filter_hints(hints, region, numa_ids)
     if kept is None or len(region.allowed) == len(numa_ids):
@@ -80,19 +80,19 @@ def _patched(target: str, replacement: Any) -> Iterator[None]:
 
 
 _PATCHES: dict[str, Callable[[], AbstractContextManager[None]]] = {
-    "or_keys": lambda: _patched("numaspec.affinity.Selector.matches", _or_keys),
+    "or_keys": lambda: _patched("numaspec.node.affinity.Selector.matches", _or_keys),
     "ignore_existing_anti": lambda: _patched(
-        "numaspec.admission.admissible_region", _region_without_others_anti()),
+        "numaspec.node.admission.admissible_region", _region_without_others_anti()),
     "ignore_exclusive": lambda: _patched(
-        "numaspec.admission.admissible_region",
+        "numaspec.node.admission.admissible_region",
         _region_without(lambda t: attrs.evolve(t, exclusive=False))),
-    "filter_marks_preferred": lambda: _patched("numaspec.admission.filter_hints",
+    "filter_marks_preferred": lambda: _patched("numaspec.node.admission.filter_hints",
                                                _marks_preferred),
-    "scheduler_ignores_fit": lambda: _patched("numaspec.scheduling.NodeScheduler.check",
+    "scheduler_ignores_fit": lambda: _patched("numaspec.node.scheduling.NodeScheduler.check",
                                               _check_without_fit),
-    "no_hard_check": lambda: _patched("numaspec.admission.Node._allocate",
+    "no_hard_check": lambda: _patched("numaspec.node.admission.Node._allocate",
                                       _allocate_unchecked),
-    "empty_value_malformed": lambda: _patched("numaspec.affinity._value", _empty_is_a_value),
+    "empty_value_malformed": lambda: _patched("numaspec.node.affinity._value", _empty_is_a_value),
 }
 
 

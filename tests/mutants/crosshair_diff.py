@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable
 
 from mutants.crosshair_mutant import narrower_by_lowest_node
 from mutants.fast_merge_mutants import _fewest_below
-from numaspec.bitmask import NumaMask
-from numaspec.devices import DeviceManager
-from numaspec.fast_merge import _choose_count
-from numaspec.machine import Device, Machine
-from numaspec.pods import Container, Pod
-from numaspec.versions import parse_version
+from numaspec.node.devices import DeviceManager
+from numaspec.node.machine import Device, Machine
+from numaspec.node.pods import Container, Pod
+from numaspec.topology.fast_merge import _choose_count
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.versions import parse_version
 
 __all__ = ["DOMAINS", "PAIRS"]
 

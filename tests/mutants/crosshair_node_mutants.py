@@ -17,9 +17,9 @@ from numaspec.conformance.checking.contracts import (
     devices_session,
     memory_session,
 )
-from numaspec.cpu_manager import StaticCPUManager
-from numaspec.devices import DeviceManager
-from numaspec.memory import MemoryManager
+from numaspec.node.cpu_manager import StaticCPUManager
+from numaspec.node.devices import DeviceManager
+from numaspec.node.memory import MemoryManager
 
 
 class ReservedCPUsHandedOut(StaticCPUManager):

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from numaspec.admission import Node
-from numaspec.bitmask import NumaMask
-from numaspec.node_wire import NodeSession
+from numaspec.node.admission import Node
+from numaspec.protocols.node_protocol import NodeSession
+from numaspec.topology.masks import NumaMask
 
 
 def _classes(create: dict[str, Any]) -> dict[str, dict[str, str]]:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
-from numaspec.protocol import ReferenceAdapter, serve_adapter
+from numaspec.protocols.adapter_protocol import ReferenceAdapter, serve_adapter
 
 
 class MutantAdapter(ReferenceAdapter):

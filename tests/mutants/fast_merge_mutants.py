@@ -2,7 +2,7 @@
 
 Each is the reference's fast merge with one step replaced the way a hurried optimisation
 might get it wrong; ``FAST_MUTANTS`` maps a name to a function of
-:func:`numaspec.fast_merge.fast_best_hint`'s shape.
+:func:`numaspec.topology.fast_merge.fast_best_hint`'s shape.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from unittest import mock
 
-from numaspec import fast_merge as fm
-from numaspec.hints import TopologyHint
+from numaspec.topology import fast_merge as fm
+from numaspec.topology.hints import TopologyHint
 
 __all__ = ["FAST_MUTANTS"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-import numaspec.wire
-from numaspec import cli
-from numaspec.admission import Decision, Node
-from numaspec.pods import Pod
+import numaspec.strict_json
+from numaspec.conformance import cli
+from numaspec.node.admission import Decision, Node
+from numaspec.node.pods import Pod
 
 
 def _unbounded_integers() -> None:
@@ -19,13 +19,13 @@ def _unbounded_integers() -> None:
     def convert(text: str) -> int:
         return int(text)
 
-    numaspec.wire.bounded_int = convert
+    numaspec.strict_json.bounded_int = convert
 
 
 def _serve_unguarded() -> None:
     """PROTO-1 broken: ``serve`` lets an unexpected exception end the stream (a traceback and
     a crash), and integers are unbounded as above."""
-    import numaspec.protocol
+    import numaspec.protocols.adapter_protocol
 
     _unbounded_integers()
 
@@ -33,16 +33,16 @@ def _serve_unguarded() -> None:
         import json
 
         for raw in stdin:  # type: ignore[attr-defined]
-            request = numaspec.wire.decode_json_line(raw.rstrip(b"\r\n"))
+            request = numaspec.strict_json.decode_json_line(raw.rstrip(b"\r\n"))
             if isinstance(request, dict) and request.get("cmd") == "stop":
                 return 0
-            answer = (numaspec.protocol._answer(adapter, request)  # type: ignore[arg-type]
+            answer = (numaspec.protocols.adapter_protocol._answer(adapter, request)  # type: ignore[arg-type]
                       if isinstance(request, dict) else {"seq": None, "errored": True})
             stdout.write(json.dumps(answer) + "\n")  # type: ignore[attr-defined]
             stdout.flush()  # type: ignore[attr-defined]
         return 0
 
-    numaspec.protocol.serve_adapter = serve
+    numaspec.protocols.adapter_protocol.serve_adapter = serve
 
 
 def _refusals_keep_allocations() -> None:

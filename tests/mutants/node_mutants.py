@@ -8,14 +8,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from numaspec.admission import Decision, Node
-from numaspec.bitmask import NumaMask, iterate_masks
-from numaspec.cpu_manager import StaticCPUManager
-from numaspec.hints import ProviderHints, TopologyHint
-from numaspec.memory import MemoryManager
-from numaspec.node_wire import NodeSession
-from numaspec.pods import Container, Pod
-from numaspec.policy import MergeOutcome
+from numaspec.node.admission import Decision, Node
+from numaspec.node.cpu_manager import StaticCPUManager
+from numaspec.node.memory import MemoryManager
+from numaspec.node.pods import Container, Pod
+from numaspec.protocols.node_protocol import NodeSession
+from numaspec.topology.hints import ProviderHints, TopologyHint
+from numaspec.topology.masks import NumaMask, iterate_masks
+from numaspec.topology.policies import MergeOutcome
 
 
 def _init_reuse_ignored(node: Node) -> None:

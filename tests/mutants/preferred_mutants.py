@@ -9,11 +9,11 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from numaspec.bitmask import NumaMask
-from numaspec.devices import DeviceManager
-from numaspec.machine import Machine
-from numaspec.pods import Container, Pod
-from numaspec.versions import KubeletVersion
+from numaspec.node.devices import DeviceManager
+from numaspec.node.machine import Machine
+from numaspec.node.pods import Container, Pod
+from numaspec.topology.masks import NumaMask
+from numaspec.topology.versions import KubeletVersion
 
 __all__ = ["PREFERRED_KILLED_BY", "PREFERRED_MUTANTS", "Allocator", "reference"]
 

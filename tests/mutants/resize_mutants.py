@@ -1,6 +1,6 @@
 """Deliberately wrong in-place resizes: the property of tests/test_resize.py (RESIZE-6,
 RESIZE-7) must reject every one.  ``RESIZE_MUTANTS`` maps a name to a function of
-:func:`numaspec.resize.resize`'s shape, wrong in one way."""
+:func:`numaspec.node.resize.resize`'s shape, wrong in one way."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from numaspec.admission import Node
-from numaspec.pods import PodResources
-from numaspec.resize import ContainerResize, PodResourcesResize, ResizeResult, _desired, resize
+from numaspec.node.admission import Node
+from numaspec.node.pods import PodResources
+from numaspec.node.resize import ContainerResize, PodResourcesResize, ResizeResult, _desired, resize
 
 __all__ = ["POD_LEVEL_RESIZE_MUTANTS", "RESIZE_MUTANTS"]
 

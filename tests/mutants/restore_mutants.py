@@ -1,7 +1,7 @@
 """Deliberately wrong state-file round trips: the round-trip property of tests/test_operator.py
 (OPS-9, OPS-2) must reject every one.  ``RESTORE_MUTANTS`` maps a name to a pair
-``(write, restore)`` of :func:`numaspec.restore.state_files`'s and
-:func:`numaspec.restore.restore_state`'s shapes, each wrong in one way."""
+``(write, restore)`` of :func:`numaspec.operators.restore.state_files`'s and
+:func:`numaspec.operators.restore.restore_state`'s shapes, each wrong in one way."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
-from numaspec import restore
-from numaspec.admission import Node
-from numaspec.importers.checkpoints import (
+from numaspec.node.admission import Node
+from numaspec.operators import restore
+from numaspec.operators.importers.checkpoints import (
     DeviceEntry,
     encode_device_checkpoint,
     encode_memory_manager_state,

@@ -1,5 +1,5 @@
 """Deliberately wrong allocators for prefer-align-cpus-by-uncorecache (CPU-19, CPU-20).  Each
-has the signature of :func:`numaspec.cpu_assignment.take_by_topology` as the static policy
+has the signature of :func:`numaspec.node.cpu_assignment.take_by_topology` as the static policy
 calls it with the option on; tests/test_uncore.py must reject every one of them
 (``UNCORE_KILLED_BY`` names the test that does)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from numaspec.cpu import CPUTopology
-from numaspec.cpu_assignment import take_by_topology
-from numaspec.versions import KubeletVersion
+from numaspec.node.cpu import CPUTopology
+from numaspec.node.cpu_assignment import take_by_topology
+from numaspec.topology.versions import KubeletVersion
 
 #: (topology, free CPUs, request, release) -> the CPUs handed out.
 Allocator = Callable[[CPUTopology, Iterable[int], int, KubeletVersion], frozenset[int]]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from numaspec.admission import Decision, Node
-from numaspec.node_wire import NodeSession
-from numaspec.pods import Pod
+from numaspec.node.admission import Decision, Node
+from numaspec.node.pods import Pod
+from numaspec.protocols.node_protocol import NodeSession
 
 
 class _Unlimited(dict[str, int]):

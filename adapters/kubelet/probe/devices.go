@@ -124,7 +124,7 @@ type deviceSpec struct {
 }
 
 // parseDevices decodes and checks machine.devices as numaspec does
-// (reference/node_wire.py decode_machine, reference/machine.py): a resource
+// (reference/protocols/node_protocol.py decode_machine, reference/node/machine.py): a resource
 // is an extended resource name (the registration server's check), ids are
 // unique within a resource, a device's NUMA nodes are the machine's.
 func parseDevices(raw map[string]json.RawMessage, m *common.Machine) (map[string][]*pluginapi.Device, *common.NodeError) {

@@ -1,0 +1,371 @@
+"""The ``numaspec`` command: the one program over the reference and the suite.
+
+It sits above both (``tests/test_imports.py``): the reference's own commands are served by
+:mod:`numaspec.protocols.serve` and :mod:`numaspec.operators.explain_command`, the suite's by
+:mod:`numaspec.conformance.commands`; this module only reads the command line.
+
+* ``numaspec merge``: one JSON merge request per line on stdin, one JSON response per line on
+  stdout, in order, flushed per line; a bad line gets an error line and the stream goes on.
+* ``numaspec node``: the node line protocol (create a node, admit, remove, state), one JSON
+  request per line, one answer per line.
+* ``numaspec serve``: the reference behind the adapter protocol (``spec/adapter-protocol.md``).
+* ``numaspec explain``: would this pod be admitted on my node, where, and if not, why, from the
+  node's own files (:mod:`numaspec.operators.explain_command`).
+* ``numaspec conformance``: run the conformance suite against an implementation, and the
+  tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``,
+  ``matrix`` (:mod:`numaspec.conformance.commands`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from numaspec.about import __version__
+from numaspec.conformance import commands
+from numaspec.conformance.cases import shapes as cases
+from numaspec.conformance.cases.vectors import add_subcommands
+from numaspec.conformance.checking import bounds as b
+from numaspec.conformance.running import sharding
+from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
+from numaspec.operators.explain_command import add_parser as add_explain_parser
+from numaspec.operators.explain_command import run as run_explain
+from numaspec.protocols import adapter_protocol, serve
+from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
+from numaspec.protocols.merge_protocol import DEFAULT_MAX_MERGE_STEPS
+
+__all__ = ["SERVE_IMPL", "main", "run_options"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for a mistyped subcommand or choice."""
+
+    def error(self, message: str) -> NoReturn:
+        import difflib
+        import re
+
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if found:
+            choices = re.findall(r"'([^']*)'", found.group(2))
+            close = difflib.get_close_matches(found.group(1), choices, n=2, cutoff=0.5)
+            if close:
+                message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+        super().error(message)
+
+
+_DESCRIPTION = ("numaspec: the executable reference specification of kubelet's NUMA alignment "
+                "(the Topology Manager's merge, the CPU, Memory and Device Managers' hints and "
+                "allocations, node admission), and the conformance suite that holds other "
+                "implementations to it.")
+_EPILOG = ("Each command has its own help: numaspec COMMAND --help.  The rules are in the spec "
+           "(numaspec rule ID prints one).")
+
+
+def _command(sub: Any, name: str, summary: str, details: str = "") -> Any:
+    """A subcommand: ``summary`` in the command list, with ``details`` as its description."""
+    text = summary[0].upper() + summary[1:] + "."
+    return sub.add_parser(name, help=summary, description=f"{text}  {details}".strip())
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="numaspec", description=_DESCRIPTION, epilog=_EPILOG)
+    parser.add_argument("--version", action="version", version=f"numaspec {__version__}",
+                        help="print numaspec's version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    merge = _command(sub, "merge", "answer JSON merge requests, one per line",
+                     "Reads one merge request per line on stdin (spec/merge-protocol.md) and "
+                     "writes one response per line on stdout; a bad line gets an error line "
+                     "and the stream goes on.")
+    merge.add_argument("--max-merge-steps", dest="max_steps", type=int,
+                       default=DEFAULT_MAX_MERGE_STEPS, metavar="N",
+                       help="with --definitional: refuse (error kind merge-too-large) a "
+                            "merge of more than N steps (permutations x hint lists; WIRE-4)")
+    merge.add_argument("--definitional", action="store_true",
+                       help="walk every permutation as kubelet does (the spec's meaning, "
+                            "within --max-merge-steps) instead of the fast merge (FAST-1..7), "
+                            "which returns the same answer without the cross product")
+    merge.add_argument("--explain", action="store_true",
+                       help="each response carries the merge's trace as 'explain': the lists "
+                            "merged, the candidates kept and the rule for each (EXPLAIN-2)")
+
+    node = _command(sub, "node", "answer node-protocol requests (create, admit, hints, "
+                                 "remove, state)",
+                    "Reads one node-protocol request per line on stdin "
+                    "(spec/node-protocol.md) and writes one answer per line.")
+    node.add_argument("--affinity", action="store_true",
+                      help="the node runs NUMA-level inter-pod affinity, and the scheduler's "
+                           "steps are open (spec/affinity.md, AWIRE-1..AWIRE-3)")
+    node.add_argument("--explain", action="store_true",
+                      help="each admit answer carries the admission's trace as 'explain': "
+                           "every provider's hints, the merge, who refused and by which rule "
+                           "(EXPLAIN-3)")
+    _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
+             "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference can "
+             "be run as an --impl like any other implementation.")
+
+    conf = _command(sub, "conformance", "run the conformance suite against an implementation",
+                    "Runs every vector and property against --impl and writes a JSON Lines "
+                    "report, a Markdown summary and JUnit XML (RUN-6).  Exit status: 0 "
+                    "conforms, 1 a case failed, 4 bad usage.")
+    _impl_argument(conf)
+    conf.add_argument("--expectations", default=None, metavar="MANIFEST",
+                      help="the implementation's expectations manifest (known deviations)")
+    conf.add_argument("--out", default="numaspec-report", metavar="DIR",
+                      help="directory of the reports (default: numaspec-report)")
+    conf.add_argument("--report", default=None, metavar="FILE",
+                      help="JSON Lines report path (default: DIR/report.jsonl)")
+    conf.add_argument("--markdown", default=None, metavar="FILE",
+                      help="Markdown summary path (default: DIR/summary.md)")
+    conf.add_argument("--junitxml", default=None, metavar="FILE",
+                      help="JUnit XML path (default: DIR/junit.xml)")
+    run_options(conf)
+
+    replay = _command(sub, "replay", "re-run one case and print both answers",
+                      "Sends one case (from a report, a vector file, or a case given as JSON) "
+                      "to --impl and prints its answer beside the reference's.")
+    replay.add_argument("file", help="a report (.jsonl), a vector file, or one case as JSON")
+    replay.add_argument("--id", default=None, help="the case to re-run (vector or property ID)")
+    _impl_argument(replay)
+    replay.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds the implementation may take to answer (default 10)")
+    replay.add_argument("--explain", action="store_true",
+                        help="also print the reference's reasoning for the case (EXPLAIN-4)")
+
+    expect = _command(sub, "expectations",
+                      "write an expectations manifest from a report's failures",
+                      "Each failed case becomes an entry to fill with its reason and link "
+                      "(PROTO-5).")
+    expect.add_argument("report", help="a JSON Lines report of numaspec conformance")
+    expect.add_argument("--previous", default=None, metavar="MANIFEST",
+                        help="carry reasons and links over from this manifest")
+    expect.add_argument("-o", "--output", default=None, metavar="FILE",
+                        help="write here instead of stdout")
+
+    render = _command(sub, "report", "print the summary of a JSON Lines report")
+    render.add_argument("report", help="a report.jsonl written by numaspec conformance")
+    render.add_argument("--format", choices=("terminal", "markdown", "junit"),
+                        default="terminal", help="terminal (default), markdown or junit")
+
+    vectors = _command(sub, "vectors", "check, rewrite or list the spec vectors",
+                       "The language-neutral vectors of spec/vectors (spec/vectors/README.md).")
+    add_subcommands(vectors)
+
+    rule = _command(sub, "rule", "print a rule of the spec: statement, releases, upstream, "
+                                 "checks",
+                    "Prints each named rule as the spec states it: the kubelet releases where "
+                    "it holds, the upstream file and function it describes, the vectors, "
+                    "properties and tests that check it, and its link.")
+    rule.add_argument("ids", nargs="+", metavar="ID", help="a rule ID such as MERGE-8")
+    rule.add_argument("--json", action="store_true", help="print the rules as JSON")
+
+    _check_parser(sub)
+
+    diff = _command(sub, "differential",
+                    "random merge cases: the reference against an implementation",
+                    "Draws --cases merge cases from --seed (case i of a seed replays alone), "
+                    "sends them to --impl and reports each disagreement, shrunk.")
+    _impl_argument(diff)
+    diff.add_argument("--cases", type=int, default=20_000, metavar="N",
+                      help="how many random cases (default 20,000)")
+    diff.add_argument("--seed", type=int, default=0, help="the campaign's seed (default 0)")
+    diff.add_argument("--out", default=None, metavar="FILE",
+                      help="write the disagreements here, one JSON Lines record each "
+                           "(replayable with numaspec replay FILE --id ID)")
+    diff.add_argument("--shrink", type=int, default=20, metavar="N",
+                      help="shrink the first N disagreements to minimal cases (default 20; "
+                           "0: none)")
+    _differential_options(diff)
+
+    fuzz = _command(sub, "fuzz", "fuzz numaspec's own commands (merge, node, node --affinity, "
+                                 "serve) and report what breaks",
+                    "Sends malformed and hostile request lines; a traceback, a hang, a crash "
+                    "or an answer that breaks the protocol is a finding.")
+    fuzz.add_argument("--requests", type=int, default=100_000,
+                      help="request lines to send, spread over the commands (default "
+                           "100,000)")
+    fuzz.add_argument("--seed", type=int, default=0, help="the campaign's seed (default 0)")
+    fuzz.add_argument("--command", dest="commands", action="append", default=[],
+                      choices=("merge", "node", "affinity", "serve"),
+                      help="fuzz only this command (repeatable; default: all four)")
+    fuzz.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                      help="seconds an answer may take before it counts as a hang")
+    fuzz.add_argument("--out", default=None, metavar="FILE",
+                      help="write the findings here as JSON Lines, with the lines that "
+                           "caused them")
+    fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bar (default: on a terminal, after two seconds)")
+
+    add_explain_parser(sub)  # numaspec explain: the operator's question about a real node
+
+    run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
+
+    bench = _command(sub, "bench", "merge cases per second through the protocol",
+                     "Times random merge cases sent to --impl, or with --sizes a table of "
+                     "single merges by size.")
+    _impl_argument(bench, default=SERVE_IMPL, shown="numaspec serve of this installation")
+    bench.add_argument("--cases", type=int, default=20_000, metavar="N",
+                       help="how many random cases (default 20,000)")
+    bench.add_argument("--seed", type=int, default=0, help="the cases' seed (default 0)")
+    bench.add_argument("--window", type=int, default=32,
+                       help="requests in flight (1: wait for each answer)")
+    sharding.add_arguments(bench, ray=False)
+    bench.add_argument("--sizes", nargs="?", const="", default=None, metavar="SHAPES",
+                       help="instead: a table of one merge per shape NODESxPROVIDERSxHINTS "
+                            "(comma-separated; default: 2x2x3 to 16x4x65535), timed for the "
+                            "fast merge, the definitional walk and --against, with peak memory "
+                            "(spec/fast-merge.md)")
+    bench.add_argument("--against", default=None, metavar="IMPL",
+                       help="the implementation in the --sizes table (default: kubelet 1.37's "
+                            "adapter, when adapters/kubelet is built)")
+    bench.add_argument("--max-permutations", type=int, default=20_000_000, metavar="N",
+                       help="--sizes: shapes of more permutations are not sent to --against")
+    return parser
+
+
+def _check_parser(sub: Any) -> None:
+    """``numaspec check``: the node's model checker (spec/checking.md)."""
+    check = _command(
+        sub, "check", "explore every node and step sequence within bounds (model checking)",
+        "From every initial node within the bounds, runs every sequence of admits and "
+        "removes of a pod alphabet up to --depth, breadth-first, each distinct state once, "
+        "and checks INV-1..INV-9 and ADMIT-10 after every step, INV-10 when the "
+        "implementation runs in process, and with --pods affinity the affinity invariants "
+        "(CHECK-1..CHECK-7).  A violation is reported as the shortest session that shows "
+        "it, which numaspec node replays.  Exit status: 0 no violation, 1 a violation, 4 bad "
+        "usage.")
+    _impl_argument(check)
+    defaults = b.Bounds()
+
+    def listed(name: str, values: tuple[str, ...], known: Any, text: str) -> None:
+        check.add_argument(f"--{name}", default=",".join(values), metavar="A,B",
+                           help=f"{text} (default {','.join(values)}; known: "
+                                f"{', '.join(known)})")
+
+    check.add_argument("--releases", default=",".join(defaults.releases), metavar="A,B",
+                       help="kubelet releases of the initial nodes (default "
+                            f"{','.join(defaults.releases)})")
+    check.add_argument("--machines", default=",".join(defaults.machines), metavar="A,B",
+                       help="machine shapes, sockets x NUMA nodes per socket x cores per NUMA "
+                            "node x threads per core, at most "
+                            f"{'x'.join(map(str, b.SHAPE_LIMITS))}, optionally @ the memory per "
+                            f"NUMA node (default {','.join(defaults.machines)}; e.g. "
+                            f"{', '.join(b.MACHINES)}, 2x2x4x1@2Gi)")
+    listed("policies", defaults.policies, b.POLICIES, "Topology Manager policies")
+    listed("scopes", defaults.scopes, b.SCOPES, "Topology Manager scopes")
+    listed("cpu", defaults.cpu, b.CPU_CONFIGS, "CPU Manager configurations")
+    listed("memory", defaults.memory, b.MEMORY_CONFIGS, "Memory Manager policies")
+    check.add_argument("--pods", default=defaults.pods, choices=tuple(b.POD_SETS),
+                       help=f"the pod alphabet (default {defaults.pods}; affinity: nodes "
+                       "running NUMA-level inter-pod affinity, their pods labelled and "
+                       "annotated)")
+    check.add_argument("--copies", type=int, default=defaults.copies, metavar="N",
+                       help="instances of each pod kind that may be on the node at once "
+                            f"(default {defaults.copies})")
+    check.add_argument("--depth", type=int, default=defaults.depth, metavar="N",
+                       help=f"the longest step sequence (default {defaults.depth})")
+    check.add_argument("--no-devices", action="store_true",
+                       help="machines without devices and no pod that asks for one (for an "
+                            "implementation that does not claim the Device Manager)")
+    check.add_argument("--hints", action="store_true",
+                       help="also ask each pod kind's hints in every state (judged only by "
+                            "the comparison with the reference, so with --impl)")
+    check.add_argument("--max-pods", type=int, default=None, metavar="N",
+                       help="the nodes' maxPods (default: kubelet's, 110)")
+    check.add_argument("--max-states", type=int, default=None, metavar="N",
+                       help="stop after N distinct states (the bounds are then not "
+                            "exhausted, and the report says so)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--out", default=None, metavar="FILE",
+                       help="write a counterexample's session here as JSON lines")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on a terminal, after two seconds)")
+
+
+def _differential_options(diff: argparse.ArgumentParser) -> None:
+    """``numaspec differential``'s shapes of cases, and where they run."""
+    diff.add_argument("--shape", choices=cases.SHAPES, default="small",
+                      help="small: 1 to 8 NUMA nodes and past them, every policy, option and "
+                           "gate (default); large: kubelet's providers on a big machine: "
+                           "--numa-nodes NUMA nodes with max-allowable-numa-nodes (kubelet "
+                           "1.31+) and full hint lists")
+    diff.add_argument("--max-permutations", type=int, default=cases.DEFAULT_MAX_PERMUTATIONS,
+                      metavar="N", help="--shape large: the most permutations (product of "
+                                        "the hint lists' lengths) of a case (default "
+                                        f"{cases.DEFAULT_MAX_PERMUTATIONS:,})")
+    low, high = cases.LARGE_NUMA_NODES
+    diff.add_argument("--numa-nodes", default=f"{low}-{high}", metavar="LOW-HIGH",
+                      help=f"--shape large: NUMA nodes of a machine (default {low}-{high})")
+    diff.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                      help="seconds per case before the implementation is restarted "
+                           "(default 30)")
+    sharding.add_arguments(diff)
+    diff.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bar (default: on a terminal, after two seconds)")
+
+
+#: ``numaspec serve`` of this very installation, as an ``--impl``.
+SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
+
+
+def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of a conformance run, shared by ``conformance`` and ``matrix``."""
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds per case before the implementation is killed "
+                             "(default 10)")
+    parser.add_argument("--max-line", type=int, default=None, metavar="BYTES",
+                        help="longest answer line accepted (default 1 MiB)")
+    parser.add_argument("--strict", action="store_true",
+                        help="validate every protocol message both ways against its schema")
+    parser.add_argument("--no-properties", action="store_true", help="run the vectors only")
+    parser.add_argument("--no-vectors", action="store_true", help="run the properties only")
+    parser.add_argument("--vectors", dest="vector_files", action="append", default=[],
+                        metavar="FILE", help="run the vectors of FILE instead of the spec's "
+                                             "(repeatable)")
+    parser.add_argument("--profile", default=None,
+                        choices=("dev", "ci", "nightly", "triage"),
+                        help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
+                             "without shrinking) (default: ci under CI, else dev)")
+    parser.add_argument("-k", dest="keyword", default=None,
+                        help="only cases whose ID contains this, or that cite this rule")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar (default: on a terminal, after two seconds)")
+
+
+def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL,
+                   shown: str | None = None) -> None:
+    parser.add_argument("--impl", default=default,
+                        help="exec:COMMAND (a subprocess speaking the adapter protocol) or "
+                             f"module:object (in-process Python); default: {shown or default}")
+
+
+def _serve(run: Any) -> int:
+    try:
+        return int(run())
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    if args.command == "merge":
+        return _serve(lambda: serve.serve_merge(sys.stdin.buffer, sys.stdout,
+                                                max_steps=args.max_steps, explain=args.explain,
+                                                definitional=args.definitional))
+    if args.command == "node":
+        return _serve(lambda: serve.serve_node(sys.stdin.buffer, sys.stdout,
+                                               affinity=args.affinity, explain=args.explain))
+    if args.command == "explain":
+        return run_explain(args)
+    if args.command == "serve":
+        # through the module, as each loop above: a test's mutant replaces the loop there
+        return _serve(lambda: adapter_protocol.serve_adapter(adapter_protocol.ReferenceAdapter(),
+                                                             sys.stdin.buffer, sys.stdout))
+    return commands.dispatch(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,373 @@
+"""Which free CPUs the static policy hands out (spec chapter ``cpu.md``, CPU-10, CPU-12, CPU-13,
+CPU-19, CPU-20).
+
+``pkg/kubelet/cm/cpumanager/cpu_assignment.go``: ``takeByTopologyNUMAPacked`` and
+``takeByTopologyNUMADistributed``, with ``takeUncoreCache`` (prefer-align-cpus-by-uncorecache).
+Everything here is a pure function of the machine's CPU topology, the CPUs still free and the
+number wanted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+from numaspec.errors import NotModelledError
+from numaspec.node.cpu import CPUTopology
+
+__all__ = ["CPUAllocationError", "take_by_topology"]
+
+
+class CPUAllocationError(Exception):
+    """The allocator cannot find the CPUs; ``str()`` is kubelet's message.  Internal: the CPU
+    Manager turns it into an admission failure, never an exception of the public API."""
+
+
+_UNITS = ("numa", "socket", "core", "uncore")
+
+
+class _Accumulator:
+    """CPU-10: the CPUs still free (``details``), those taken so far and how many are still
+    needed.  Units (NUMA nodes, sockets, cores) are sorted by how few free CPUs they have,
+    then by id: the fullest unit is used first, which packs pods together."""
+
+    def __init__(self, topo: CPUTopology, available: Iterable[int], needed: int,
+                 spread: bool) -> None:
+        self.topo = topo
+        self.free = frozenset(available)
+        self.needed = needed
+        self.result: set[int] = set()
+        self.spread = spread
+        self._by_cpu = topo.by_cpu()
+        # NWIRE-5: each unit's CPUs, and its count of free ones kept up to date as CPUs are
+        # taken, so that no query walks every CPU of the machine.
+        self._members: dict[str, dict[int, frozenset[int]]] = {}
+        self._free_count: dict[str, dict[int, int]] = {}
+        for attr in _UNITS:
+            self._members[attr] = topo.members(attr)
+            counts: dict[int, int] = {}
+            for cpu in self.free:
+                unit = getattr(self._by_cpu[cpu], attr)
+                counts[unit] = counts.get(unit, 0) + 1
+            self._free_count[attr] = counts
+        n_sockets = len(topo.sockets())
+        n_cores = len(self._members["core"])
+        self.cpus_per_socket = len(topo.cpus) // n_sockets if n_sockets else 0
+        self.cpus_per_core = len(topo.cpus) // n_cores if n_cores else 0
+        # CPU-10: NUMA nodes are the larger unit unless a socket holds several of them.
+        self.numa_first = n_sockets >= len(topo.numa_nodes())
+
+    # -- views of the free CPUs ---------------------------------------------------------------
+
+    def free_in(self, attr: str, unit: int) -> list[int]:
+        """The free CPUs of one unit (``attr`` is numa, socket, core or uncore), by id."""
+        return sorted(self._members[attr].get(unit, frozenset()) & self.free)
+
+    def _count(self, attr: str, unit: int) -> int:
+        return self._free_count[attr].get(unit, 0)
+
+    def _all_in(self, attr: str, unit: int) -> frozenset[int]:
+        return self._members[attr].get(unit, frozenset())
+
+    def _sorted(self, attr: str, units: Iterable[int]) -> list[int]:
+        return sorted(set(units), key=lambda u: (self._count(attr, u), u))
+
+    def _units(self, attr: str, within: str | None = None, outer: int | None = None
+               ) -> set[int]:
+        if within is None:
+            return {u for u, n in self._free_count[attr].items() if n > 0}
+        assert outer is not None
+        return {getattr(self._by_cpu[c], attr)
+                for c in self._members[within].get(outer, frozenset()) & self.free}
+
+    def sorted_numa(self) -> list[int]:
+        if self.numa_first:
+            return self._sorted("numa", self._units("numa"))
+        return [n for s in self.sorted_sockets() for n in self._sorted(
+            "numa", self._units("numa", "socket", s))]
+
+    def sorted_sockets(self) -> list[int]:
+        if self.numa_first:
+            return [s for n in self.sorted_numa() for s in self._sorted(
+                "socket", self._units("socket", "numa", n))]
+        return self._sorted("socket", self._units("socket"))
+
+    def sorted_cores(self) -> list[int]:
+        if self.numa_first:
+            return [k for s in self.sorted_sockets() for k in self._sorted(
+                "core", self._units("core", "socket", s))]
+        return [k for n in self.sorted_numa() for k in self._sorted(
+            "core", self._units("core", "numa", n))]
+
+    def sorted_uncore(self) -> list[int]:
+        """CPU-19: NUMA node by NUMA node in CPU-10's order, the caches with a free CPU on that
+        node, fewest free CPUs (counted over the whole cache) first, then by id.  A cache
+        reaching over several NUMA nodes is listed once for each."""
+        return [u for n in self.sorted_numa() for u in self._sorted(
+            "uncore", self._units("uncore", "numa", n))]
+
+    def sorted_cpus(self) -> list[int]:
+        """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
+        sockets and takes each socket's free CPUs by id."""
+        if self.spread:
+            return [c for s in self.sorted_sockets() for c in self.free_in("socket", s)]
+        return [c for k in self.sorted_cores() for c in self.free_in("core", k)]
+
+    # -- taking -------------------------------------------------------------------------------
+
+    def take(self, cpus: Iterable[int]) -> None:
+        taken = set(cpus)
+        for cpu in taken & self.free:
+            info = self._by_cpu[cpu]
+            for attr in _UNITS:
+                self._free_count[attr][getattr(info, attr)] -= 1
+        self.result |= taken
+        self.free = self.free - taken
+        self.needed -= len(taken)
+
+    def _take_whole(self, attr: str, order: list[int], is_free: Callable[[int], bool]) -> None:
+        for unit in [u for u in order if is_free(u)]:
+            cpus = self._all_in(attr, unit)
+            if self.needed >= len(cpus):
+                self.take(cpus)
+
+    def take_full_numa(self) -> None:
+        self._take_whole("numa", self.sorted_numa(),
+                         lambda n: self._count("numa", n) == len(self._all_in("numa", n)))
+
+    def take_full_sockets(self) -> None:
+        self._take_whole("socket", self.sorted_sockets(),
+                         lambda s: self._count("socket", s) == self.cpus_per_socket)
+
+    def take_full_uncore(self) -> None:
+        """CPU-19: every wholly free cache (in :meth:`sorted_uncore`'s order, fixed before the
+        first is taken) whose size the request still needs.  A cache listed twice may be
+        taken twice: its CPUs are counted against the request each time, as kubelet does."""
+        self._take_whole("uncore", self.sorted_uncore(),
+                         lambda u: self._count("uncore", u) == len(self._all_in("uncore", u)))
+
+    def take_partial_uncore(self, cache: int, round_up: bool) -> None:
+        """CPU-20: finish the request inside one cache: its free cores by id, as many as the
+        request needs (the request over the threads per core, rounded up from 1.34, down
+        before), their free CPUs; from 1.34 an odd request on cores of several threads leaves
+        out the highest of them when there is one too many.  Taken only when exactly the
+        request remains."""
+        per_core = self.cpus_per_core
+        cores_needed = -(-self.needed // per_core) if round_up else self.needed // per_core
+        cores = sorted({self._by_cpu[c].core for c in self.free_in("uncore", cache)})
+        cpus = sorted(c for k in cores[:cores_needed] for c in self.free_in("core", k))
+        if round_up and self.needed % 2 != 0 and per_core > 1 and len(cpus) > self.needed:
+            cpus = cpus[:-1]
+        if len(cpus) == self.needed:
+            self.take(cpus)
+
+    def take_uncore_caches(self, round_up: bool) -> None:
+        """CPU-19: kubelet's ``takeUncoreCache``: walking the caches in :meth:`sorted_uncore`'s
+        order (fixed once), take whole caches while the request needs at least the machine's
+        CPUs per cache (CPUs over distinct cache ids), then try to finish in the current cache
+        (CPU-20)."""
+        caches = len(self._members["uncore"])
+        per_cache = len(self.topo.cpus) // caches if caches else 0
+        for cache in self.sorted_uncore():
+            if self.needed >= per_cache:
+                self.take_full_uncore()
+            if self.needed < 1:
+                return
+            self.take_partial_uncore(cache, round_up)
+            if self.needed < 1:
+                return
+
+    def take_full_cores(self) -> None:
+        self._take_whole("core", self.sorted_cores(),
+                         lambda k: self._count("core", k) == self.cpus_per_core)
+
+    def take_remaining(self) -> None:
+        for cpu in self.sorted_cpus():
+            self.take([cpu])
+            if self.needed < 1:
+                return
+
+
+def _start(topo: CPUTopology, available: frozenset[int], n: int, spread: bool
+           ) -> _Accumulator:
+    """CPU-10: an accumulator for ``n`` CPUs, refusing a request larger than what is free."""
+    if n > len(available):
+        raise CPUAllocationError("not enough cpus available to satisfy request: "
+                                 f"requested={n}, available={len(available)}")
+    return _Accumulator(topo, available, n, spread)
+
+
+def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool,
+            uncore: bool | None = None) -> set[int]:
+    """CPU-10: whole free NUMA nodes and sockets (larger unit first), then (CPU-19, when
+    ``uncore`` is not ``None``; ``True`` rounds CPU-20's core count up) uncore caches, then
+    whole free cores (not with the spread order, CPU-13), then single CPUs."""
+    acc = _start(topo, frozenset(available), n, spread)
+    if acc.needed < 1:
+        return set()
+    steps = ([acc.take_full_numa, acc.take_full_sockets] if acc.numa_first
+             else [acc.take_full_sockets, acc.take_full_numa])
+    if uncore is not None:
+        round_up = uncore
+        steps.append(lambda: acc.take_uncore_caches(round_up))
+    if not spread:
+        steps.append(acc.take_full_cores)
+    steps.append(acc.take_remaining)
+    for step in steps:
+        step()
+        if acc.needed < 1:
+            return acc.result
+    raise CPUAllocationError("failed to allocate cpus")
+
+
+def _round3(value: float) -> float:
+    return math.floor(value * 1000 + 0.5) / 1000 if value >= 0 else -_round3(-value)
+
+
+def _stddev(values: Sequence[int]) -> float:
+    """Go's ``standardDeviation`` in cpu_assignment.go: mean and result rounded to 3 places."""
+    mean = _round3(sum(float(v) for v in values) / len(values))
+    return _round3(math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+def _hand_out(after: dict[int, int], subset: Sequence[int], remainder: int, group: int) -> None:
+    """Round-robin ``group`` CPUs at a time over ``subset``.  Kubelet loops until the
+    remainder is gone; if every member has fallen below one group first, it loops forever."""
+    while remainder > 0:
+        progressed = False
+        for numa in subset:
+            if remainder == 0:
+                break
+            if after[numa] < group:
+                continue
+            after[numa] -= group
+            remainder -= group
+            progressed = True
+        if not progressed:
+            raise NotModelledError(
+                "kubelet's distribute-cpus-across-numa remainder loop never ends here "
+                f"(remainder {remainder}, NUMA nodes {list(subset)}, group size {group}); "
+                "see spec/findings.md", where="cpuManagerPolicyOptions")
+
+
+def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int, *,
+                 spread: bool, align_by_socket: bool) -> set[int]:
+    """CPU-12: distribute-cpus-across-numa: the fewest NUMA nodes that can share the request
+    evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed."""
+    available = frozenset(available)
+    if n % group != 0:
+        return _packed(topo, available, n, spread)
+    acc = _start(topo, available, n, spread)
+    if acc.needed < 1:
+        return set()
+    numas = acc.sorted_numa()
+    total_numa = len(topo.numa_nodes())
+    groups = (len(topo.cpus) - 1) // group + 1
+    per_numa = (groups - 1) // total_numa + 1
+    needed_groups = (n - 1) // group + 1
+    min_k = (needed_groups - 1) // per_numa + 1
+    max_k = min(needed_groups, len(numas))
+    free = {numa: len(acc.free_in("numa", numa)) for numa in numas}
+    for k in range(min_k, max_k + 1):
+        best_balance = math.inf
+        best_remainder: tuple[int, ...] = ()
+        best_combo: tuple[int, ...] | None = None
+        best_in_one_socket = False
+        for combo in itertools.combinations(numas, k):
+            if best_balance == 0 and (not align_by_socket or best_in_one_socket):
+                break
+            if sum(free[x] for x in combo) < n:
+                continue
+            if sum(free[x] // group for x in combo) * group < n:
+                continue
+            share = (n // k // group) * group
+            if align_by_socket:
+                share = min([share, *((free[x] // group) * group for x in combo)])
+            if any(free[x] < share for x in combo):
+                continue
+            after = dict(free)
+            for x in combo:
+                after[x] -= share
+            remainder = n - share * k
+            candidates = [x for x in combo if after[x] >= group]
+            local_best = math.inf
+            local_remainder: tuple[int, ...] = ()
+            if remainder == 0:
+                local_best = _stddev(list(after.values()))
+            size = len(candidates)
+            while remainder > 0 and size >= 1:
+                for subset in itertools.combinations(candidates, size):
+                    trial = dict(after)
+                    if sum(trial[x] for x in subset) < remainder:
+                        continue
+                    _hand_out(trial, subset, remainder, group)
+                    balance = _stddev(list(trial.values()))
+                    if balance < local_best:
+                        local_best, local_remainder = balance, subset
+                size -= 1
+            better = local_best < best_balance
+            in_one_socket = False
+            if align_by_socket:
+                in_one_socket = len({c.socket for c in topo.cpus if c.numa in combo}) == 1
+                if in_one_socket != best_in_one_socket:
+                    better = in_one_socket
+            if better:
+                best_balance, best_remainder, best_combo = local_best, local_remainder, combo
+                best_in_one_socket = in_one_socket
+        if best_combo is None:
+            continue
+        share = (n // len(best_combo) // group) * group
+        if align_by_socket:  # nothing is taken yet: ``free`` still holds
+            share = min([share, *((free[x] // group) * group for x in best_combo)])
+        for numa in best_combo:
+            acc.take(_packed(topo, acc.free_in("numa", numa), share, spread))
+        remainder = n - share * len(best_combo)
+        while remainder > 0:
+            progressed = False
+            for numa in best_remainder:
+                if remainder == 0:
+                    break
+                if len(acc.free_in("numa", numa)) < group:
+                    continue
+                acc.take(_packed(topo, acc.free_in("numa", numa), group, spread))
+                remainder -= group
+                progressed = True
+            if not progressed:
+                raise NotModelledError(
+                    "kubelet's distribute-cpus-across-numa allocation loop never ends here; "
+                    "see spec/findings.md", where="cpuManagerPolicyOptions")
+        if acc.needed > 0:
+            raise CPUAllocationError("accounting error, not enough CPUs allocated, "
+                                     f"remaining: {acc.needed}")
+        if acc.needed < 0:
+            raise CPUAllocationError("accounting error, too many CPUs allocated, "
+                                     f"remaining: {acc.needed}")
+        return acc.result
+    return _packed(topo, available, n, spread)
+
+
+def take_by_topology(
+    topo: CPUTopology,
+    available: Iterable[int],
+    n: int,
+    *,
+    distribute_across_numa: bool = False,
+    full_pcpus_only: bool = False,
+    spread: bool = False,
+    align_by_socket_in_distribution: bool = False,
+    prefer_uncore: bool = False,
+    uncore_rounds_up: bool = True,
+) -> frozenset[int]:
+    """CPU-10, CPU-12, CPU-13, CPU-19: ``n`` CPUs out of ``available``, chosen as the static
+    policy's ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with
+    kubelet's text.  ``prefer_uncore`` adds the uncore-cache step to the packed allocator
+    only (kubelet's distributed allocator never takes it); ``uncore_rounds_up`` is CPU-20's
+    1.34 change."""
+    if distribute_across_numa:
+        n_cores = len({c.core for c in topo.cpus})
+        group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
+        return frozenset(_distributed(topo, available, n, group, spread=spread,
+                                      align_by_socket=align_by_socket_in_distribution))
+    return frozenset(_packed(topo, available, n, spread,
+                             uncore_rounds_up if prefer_uncore else None))

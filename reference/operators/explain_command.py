@@ -1,0 +1,213 @@
+"""``numaspec explain``: would this pod be admitted on my node, where, and if not, why
+(spec chapter ``operators.md``, OPS-5..OPS-9).
+
+It reads the node's own files (the importers, :mod:`numaspec.operators.importers`), starts the node
+model, restores the running pods and their allocations, and explains the pod's admission;
+``--set`` adds a what-if, ``--largest`` the largest pod of this shape that still fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from numaspec.errors import InputFileError, InvalidFieldError, NumaspecError
+
+__all__ = ["add_parser", "run"]
+
+EXIT_OK, EXIT_REJECTED, EXIT_ERROR = 0, 1, 2
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "explain", help="would this pod be admitted on my node, where, and if not, why",
+        description="Explain a pod's admission on a node described by its own files: the "
+                    "machine (sysfs, hwloc XML or a numaspec machine JSON), the kubelet "
+                    "configuration, the running pods and kubelet's state files.  Exit status: "
+                    "0 admitted, 1 rejected, 2 bad input.")
+    machine = parser.add_argument_group("the machine (one of)")
+    machine.add_argument("--sysfs", metavar="DIR",
+                         help="a Linux sysfs tree (the node's /sys, or a copy of it)")
+    machine.add_argument("--lstopo", metavar="FILE", help="hwloc's XML (lstopo --of xml)")
+    machine.add_argument("--machine", metavar="FILE",
+                         help="a machine as the node protocol writes one (JSON)")
+    parser.add_argument("--devices", metavar="FILE",
+                        help="which PCI devices back each extended resource (YAML or JSON; "
+                             "with --sysfs or --lstopo)")
+    parser.add_argument("--kubelet-config", metavar="FILE", required=True,
+                        help="the KubeletConfiguration (YAML or JSON) or the configz endpoint's "
+                             "JSON")
+    version = parser.add_mutually_exclusive_group()
+    version.add_argument("--kubelet-version", metavar="VERSION",
+                         help="the node's kubelet release, such as 1.30.14")
+    version.add_argument("--node", metavar="FILE",
+                         help="the Node object (kubectl get node NAME -o yaml): its kubelet "
+                              "version")
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="kubelet's root directory (or a copy): cpu_manager_state, "
+                             "memory_manager_state, device-plugins/kubelet_internal_checkpoint")
+    parser.add_argument("--pods", metavar="FILE", action="append", default=[],
+                        help="the pods running on the node (kubectl get pods -A "
+                             "--field-selector spec.nodeName=NODE -o yaml); repeatable")
+    parser.add_argument("--pod", metavar="FILE", required=True,
+                        help="the pod to explain (a Pod, or a workload with a pod template)")
+    parser.add_argument("--name", metavar="NAME",
+                        help="which pod of --pod, when the file holds several")
+    parser.add_argument("--set", dest="changes", metavar="KEY=VALUE", action="append",
+                        default=[], help="what-if: change a KubeletConfiguration field (or "
+                                         "kubeletVersion) and show what changes; repeatable")
+    parser.add_argument("--largest", metavar="RESOURCE",
+                        help="the largest amount of RESOURCE (cpu, memory, hugepages-2Mi, an "
+                             "extended resource) the pod can ask for and still be admitted, "
+                             "and where it lands")
+    parser.add_argument("--container", metavar="NAME",
+                        help="with --largest: the container to grow (default: the first app "
+                             "container)")
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    return parser
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """The command; every bad input is one line on stderr and exit status 2."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        answer = _answer(args)
+    except NumaspecError as exc:
+        print(f"numaspec explain: {exc.kind}: {exc.describe()}", file=err)
+        return EXIT_ERROR
+    if args.json:
+        json.dump(answer, out, indent=2)
+        out.write("\n")
+    else:
+        from numaspec.operators.render import render
+
+        render(answer, out)
+    decision = _final_decision(answer)
+    return EXIT_OK if decision else EXIT_REJECTED
+
+
+def _final_decision(answer: dict[str, Any]) -> bool:
+    if answer.get("kind") == "largest":
+        return answer.get("largest") is not None
+    final = answer.get("after") if answer.get("kind") == "what-if" else answer
+    return bool(((final or {}).get("decision") or {}).get("admitted"))
+
+
+def _answer(args: argparse.Namespace) -> dict[str, Any]:
+    from numaspec.operators.questions import explain_pod, largest_pod, parse_change, what_if
+
+    changes = [parse_change(text) for text in args.changes]
+    files = node_files(args)
+    imported = _the_pod(args.pod, args.name)
+    pod, claims = imported.pod, imported.resource_claims
+    if args.largest:
+        if changes:
+            raise InvalidFieldError("--largest and --set are separate questions: ask one",
+                                    where="--largest")
+        return largest_pod(files, pod, args.largest, container=args.container)
+    if changes:
+        return what_if(files, pod, changes, resource_claims=claims)
+    return explain_pod(files, pod, resource_claims=claims)
+
+
+def node_files(args: argparse.Namespace) -> Any:
+    """The :class:`~numaspec.operators.questions.NodeFiles` the options name."""
+    from numaspec.operators.importers import checkpoints, kube_objects, kubelet_config
+    from numaspec.operators.questions import NodeFiles
+    from numaspec.operators.restore import RunningPod
+
+    sources: dict[str, str] = {}
+    machine = _machine(args, sources)
+    version: Any = args.kubelet_version
+    if version is not None:
+        from numaspec.topology.versions import parse_version
+
+        version = parse_version(version, where="--kubelet-version")
+    if args.node:
+        version = kubelet_config.read_kubelet_version(args.node)
+    config = kubelet_config.read_kubelet_config(args.kubelet_config, kubelet_version=version)
+    sources["config"] = args.kubelet_config
+    running = []
+    for path in args.pods:
+        for imported in kube_objects.read_pods(path):
+            running.append(RunningPod(imported.pod, imported.source, imported.phase,
+                                      imported.runtime_ids))
+    if args.pods:
+        sources["pods"] = ", ".join(args.pods)
+    cpu = memory = devices = None
+    if args.state_dir:
+        if not Path(args.state_dir).is_dir():
+            raise InputFileError("not a directory", where=args.state_dir)
+        cpu, memory, devices = checkpoints.read_state_dir(args.state_dir)
+        sources["state"] = args.state_dir
+        if not args.pods:
+            # OPS-10: the pods only as the state files know them; the answer says so.
+            from numaspec.operators.restore import pods_from_state
+
+            running = list(pods_from_state(cpu, memory, devices))
+            sources["pods"] = "the state files only (no --pods)"
+    return NodeFiles(machine, config, tuple(running), cpu, memory, devices, sources)
+
+
+def _machine(args: argparse.Namespace, sources: dict[str, str]) -> Any:
+    given = [name for name in ("sysfs", "lstopo", "machine") if getattr(args, name)]
+    if len(given) != 1:
+        raise InvalidFieldError("give the machine once: --sysfs DIR, --lstopo FILE or "
+                                "--machine FILE", where="--" + (given[1] if given else "sysfs"))
+    if args.devices and not (args.sysfs or args.lstopo):
+        raise InvalidFieldError("--devices maps PCI devices of --sysfs or --lstopo; a "
+                                "--machine file lists its devices itself", where="--devices")
+    if args.machine:
+        from numaspec.protocols.node_protocol import decode_machine
+
+        sources["machine"] = args.machine
+        raw = _read_json(args.machine)
+        try:
+            return decode_machine(raw.get("machine", raw) if isinstance(raw, dict) else raw,
+                                  where="machine")
+        except NumaspecError as exc:
+            raise exc.relocated(f"{args.machine}: {exc.where}") from None
+    devices = None
+    if args.devices:
+        from numaspec.operators.importers.sysfs import read_device_map
+
+        devices = read_device_map(args.devices)
+    if args.sysfs:
+        from numaspec.operators.importers.sysfs import read_sysfs
+
+        sources["machine"] = args.sysfs
+        return read_sysfs(args.sysfs, devices=devices)
+    from numaspec.operators.importers.hwloc import read_lstopo_xml
+
+    sources["machine"] = args.lstopo
+    return read_lstopo_xml(args.lstopo, devices=devices)
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(f"cannot read: {exc.strerror or exc}", where=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(f"not JSON: {exc.msg} at line {exc.lineno}", where=path) from None
+
+
+def _the_pod(path: str, name: str | None) -> Any:
+    from numaspec.operators.importers.kube_objects import read_pods
+
+    pods = read_pods(path)
+    if name is not None:
+        pods = [p for p in pods if name in (p.pod.name, p.pod.uid)]
+        if not pods:
+            raise InputFileError(f"no pod named {name!r}", where=path)
+    if len(pods) != 1:
+        listed = ", ".join(p.pod.name for p in pods) or "none"
+        raise InputFileError(f"holds {len(pods)} pods ({listed}): name one with --name",
+                             where=path)
+    return pods[0]

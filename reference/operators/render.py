@@ -1,0 +1,259 @@
+"""The operator's answers as text on a terminal (spec chapter ``operators.md``, OPS-6..OPS-8),
+rendered with Rich: tables for the hints, the rules named with their titles and links.
+
+Only presentation: the answers are the JSON of :mod:`numaspec.operators.questions`, and ``--json``
+prints them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from numaspec.node.nodeconfig import format_cpuset
+
+__all__ = ["render"]
+
+
+def render(answer: Mapping[str, Any], out: TextIO) -> None:
+    """Print an explanation, a what-if or a largest-pod answer to ``out``."""
+    console = Console(file=out, highlight=False, soft_wrap=False,
+                      width=None if out.isatty() else 100)
+    kind = answer.get("kind")
+    if kind == "what-if":
+        _what_if(console, answer)
+    elif kind == "largest":
+        _largest(console, answer)
+    else:
+        _explanation(console, answer)
+
+
+def _hint(hint: Mapping[str, Any] | None) -> str:
+    if hint is None:
+        return "-"
+    numa = hint.get("numa")
+    where = "any NUMA node" if numa is None else "NUMA " + ",".join(map(str, numa))
+    return where + ("" if hint.get("preferred") else " (not preferred)")
+
+
+def _mask(hint: Mapping[str, Any]) -> str:
+    numa = hint.get("numa")
+    return "any" if numa is None else "{" + ",".join(map(str, numa)) + "}"
+
+
+def _hints(listed: Sequence[Mapping[str, Any]] | None) -> str:
+    if listed is None:
+        return "no preference"
+    if not listed:
+        return "none fits (no placement)"
+    preferred = [_mask(h) for h in listed if h.get("preferred")]
+    other = [_mask(h) for h in listed if not h.get("preferred")]
+    parts = []
+    if preferred:
+        parts.append("preferred " + " ".join(preferred))
+    if other:
+        parts.append("not preferred " + " ".join(other))
+    return " · ".join(parts)
+
+
+def _why(hints: Mapping[str, Any], merged: Mapping[str, Any] | None) -> str | None:
+    """A sentence for a merged hint that is not preferred: what each provider prefers."""
+    if merged is None or merged.get("preferred"):
+        return None
+    wanted = []
+    for provider, answer in hints.items():
+        for resource, listed in (answer or {}).items():
+            if listed is None:
+                continue
+            masks = [_mask(h) for h in listed if h.get("preferred")]
+            who = resource if resource == provider else f"{resource} ({provider})"
+            wanted.append(f"{who} " + (" or ".join(masks) if masks else "nothing"))
+    if not wanted:
+        return None
+    return "no placement is preferred by every provider: " + "; ".join(wanted)
+
+
+def _cpus(cpus: Sequence[int]) -> str:
+    return format_cpuset(cpus) or "-"
+
+
+def _size(amount: int) -> str:
+    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20)):
+        if amount and amount % size == 0:
+            return f"{amount // size}{suffix}"
+    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if amount >= size:
+            return f"{amount / size:.2f}{suffix}"
+    return str(amount)
+
+
+def _rules(console: Console, rules: Sequence[str]) -> None:
+    if not rules:
+        return
+    from numaspec.rules import rule_link, rules_by_id
+
+    known = rules_by_id()  # empty where the spec's chapters are not installed: IDs only
+    console.print(Text("Rules that decided", style="bold"))
+    for rule in rules:
+        found = known.get(rule)
+        link = rule_link(rule) if found is not None else None
+        line = Text(f"  {rule}", style="bold")
+        if found is not None:
+            line.append(f"  {found.title}")
+        console.print(line)
+        if link:
+            console.print(Text(f"      {link}", style="dim"), soft_wrap=True)
+
+
+def _header(console: Console, answer: Mapping[str, Any]) -> None:
+    node = answer.get("node") or {}
+    pod = answer.get("pod") or {}
+    tm = node.get("topology_manager") or {}
+    options = ", ".join(f"{k}={v}" for k, v in (tm.get("options") or {}).items())
+    console.print(Text(f"Pod {pod.get('name')} ({pod.get('qos')}) on kubelet "
+                       f"{node.get('kubelet_version')}", style="bold"))
+    cpu = node.get("cpu_manager") or {}
+    console.print(f"  Topology Manager {tm.get('policy')}, scope {tm.get('scope')}"
+                  + (f", options {options}" if options else ""))
+    console.print(f"  CPU Manager {cpu.get('policy')}"
+                  + (f" (reserved CPUs {_cpus(cpu['reserved'])})" if cpu.get("reserved") else "")
+                  + f"; Memory Manager {(node.get('memory_manager') or {}).get('policy')}")
+    console.print(f"  NUMA nodes {', '.join(map(str, node.get('numa_nodes') or []))}; "
+                  f"{node.get('cpus')} CPUs"
+                  + "".join(f"; {n} {r}" for r, n in (node.get("devices") or {}).items()))
+    restored = answer.get("restored") or {}
+    active = restored.get("active") or []
+    console.print(f"  Running pods restored: {len(active)}")
+    for line in [*(restored.get("terminated") or []), *(restored.get("stale") or [])]:
+        console.print(Text(f"  note: {line}", style="yellow"))
+    for line in restored.get("restart_warnings") or []:
+        console.print(Text(f"  warning: {line}", style="bold yellow"))
+    if restored.get("caveat"):
+        console.print(Text(f"  caveat: {restored['caveat']}", style="bold yellow"))
+
+
+def _decision(console: Console, answer: Mapping[str, Any]) -> None:
+    decision = answer.get("decision") or {}
+    if decision.get("admitted"):
+        console.print(Text("ADMITTED", style="bold green"))
+        table = Table(show_edge=False, pad_edge=False, box=None)
+        for column in ("container", "NUMA affinity", "CPUs", "memory", "devices"):
+            table.add_column(column)
+        for c in decision.get("containers") or []:
+            memory = ", ".join(f"{b['type']} {_size(b['size'])} on NUMA "
+                               f"{','.join(map(str, b['numa']))}" for b in c.get("memory") or [])
+            devices = ", ".join(f"{r}: {', '.join(ids)}"
+                                for r, ids in (c.get("devices") or {}).items())
+            table.add_row(c.get("name"), _hint(c.get("hint")), _cpus(c.get("cpus") or []),
+                          memory or "-", devices or "-")
+        console.print(table)
+        return
+    console.print(Text(f"REJECTED: {decision.get('reason')}", style="bold red")
+                  + Text(f"  {decision.get('message')}"))
+    refused = answer.get("refused") or {}
+    if refused:
+        console.print(f"  refused by: {refused.get('by')}, rule {refused.get('rule')}")
+
+
+def _steps(console: Console, trace: Mapping[str, Any]) -> None:
+    for step in trace.get("steps") or []:
+        who = step.get("container")
+        title = f"container {who}" if who else "the pod (pod scope)"
+        if step.get("hints") is None:
+            console.print(Text(f"{title}: the none policy asks no provider "
+                               f"({step.get('rule')})", style="bold"))
+            continue
+        console.print(Text(title, style="bold"))
+        table = Table(show_edge=False, pad_edge=False, box=None)
+        table.add_column("provider")
+        table.add_column("resource")
+        table.add_column("hints")
+        for provider, hints in (step.get("hints") or {}).items():
+            if hints is None:
+                table.add_row(provider, "-", "no opinion")
+                continue
+            if not hints:
+                table.add_row(provider, "-", "no hints (nothing it manages, or nothing fits)")
+                continue
+            for resource, listed in hints.items():
+                table.add_row(provider, resource, _hints(listed))
+        console.print(table)
+        merge = step.get("merge") or {}
+        result = merge.get("result") or {}
+        kept = merge.get("kept") or []
+        why = kept[-1].get("rule") if kept else merge.get("nothing_kept")
+        console.print(f"  merged hint: {_hint(result.get('hint'))}"
+                      + (f" (chosen by {why})" if why else "")
+                      + f"; {merge.get('decided_by')} "
+                      + ("admits" if result.get("admit") else "refuses"))
+        because = _why(step.get("hints") or {}, result.get("hint"))
+        if because:
+            console.print(f"  {because}")
+
+
+def _free(console: Console, free: Mapping[str, Any]) -> None:
+    if not free:
+        return
+    console.print(Text("Free for exclusive use, per NUMA node", style="bold"))
+    for numa, entry in free.items():
+        parts = []
+        if "cpus" in entry:
+            parts.append(f"CPUs {_cpus(entry['cpus'])} ({len(entry['cpus'])})")
+        for kind, amount in (entry.get("memory") or {}).items():
+            parts.append(f"{kind} {_size(amount)}")
+        for resource, ids in (entry.get("devices") or {}).items():
+            parts.append(f"{resource} {len(ids)}")
+        console.print(f"  NUMA {numa}: " + ("; ".join(parts) or "-"))
+
+
+def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
+    if "startup_error" in answer:
+        error = answer["startup_error"]
+        console.print(Text(f"kubelet would not start: {error.get('message')}", style="bold red"))
+        return
+    _header(console, answer)
+    for note in answer.get("notes") or []:
+        console.print(Text(f"  note: {note}", style="yellow"))
+    console.print()
+    _decision(console, answer)
+    console.print()
+    _steps(console, answer.get("trace") or {})
+    console.print()
+    _rules(console, answer.get("rules") or [])
+    console.print()
+    _free(console, answer.get("free") or {})
+
+
+def _what_if(console: Console, answer: Mapping[str, Any]) -> None:
+    console.print(Text("What if: " + ", ".join(answer.get("changes") or []), style="bold"))
+    if answer.get("note"):
+        console.print(Text(f"note: {answer['note']}", style="yellow"))
+    differences = answer.get("differences") or []
+    if differences:
+        for line in differences:
+            console.print(f"  {line}")
+    else:
+        console.print("  nothing changes in the decision")
+    console.print()
+    console.print(Text("── before ──", style="dim"))
+    _explanation(console, answer.get("before_drained") or answer.get("before") or {})
+    console.print(Text("── after ──", style="dim"))
+    _explanation(console, answer.get("after") or {})
+
+
+def _largest(console: Console, answer: Mapping[str, Any]) -> None:
+    what = f"{answer.get('resource')} of container {answer.get('container')}"
+    if answer.get("largest") is None:
+        console.print(Text(f"No amount of {what} is admitted (in steps of "
+                           f"{answer.get('unit')}; {answer.get('searched')} tried): the rest "
+                           "of the pod does not fit as it is", style="bold red"))
+        return
+    console.print(Text(f"Largest {what} admitted: {answer.get('largest')} "
+                       f"({answer.get('searched')} sizes tried, in steps of "
+                       f"{answer.get('unit')})", style="bold"))
+    _decision(console, {"decision": answer.get("decision")})
+    _rules(console, answer.get("rules") or [])

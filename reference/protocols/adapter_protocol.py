@@ -1,0 +1,285 @@
+"""The adapter protocol, implementation side (spec chapter ``adapter-protocol.md``).
+
+An implementation runs as a long-lived process: it reads one JSON request per line on stdin
+and writes one JSON answer per line on stdout; stderr is for diagnostics only.
+
+* ``{"cmd": "start", "version": 1}`` → ``{"ready": true, "version": 1, "implementation":
+  {...}}`` (PROTO-2);
+* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity" | "predict",
+  "case": {...}}``
+  → exactly one
+  of ``{"seq": n, "result": ...}``, ``{"seq": n, "skipped": true, "message": ...}`` or
+  ``{"seq": n, "errored": true, "context": {"message": ...}}`` (PROTO-3, PROTO-4);
+* ``{"cmd": "stop"}`` → no answer; the process exits (PROTO-5).
+
+This module holds the reference's own answers (:func:`reference_result`), the reference as an
+adapter (:class:`ReferenceAdapter`) and :func:`serve_adapter`, the loop that puts any
+in-process adapter (an object with ``start()`` and ``run(op, case)``) behind the protocol:
+``numaspec serve`` is ``serve_adapter(ReferenceAdapter())``.  The ``predict`` operation's
+cases are here too (spec chapter ``predict.md``, PRED-1, PRED-2): what a scheduler-side
+implementation is sent (:func:`predict_case`, :func:`scheduler_case`) and the reference's
+answer, the node's own admission (:func:`reference_predict`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any, BinaryIO, Protocol, TextIO
+
+from numaspec.about import __version__
+from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
+from numaspec.node.admission import Node
+from numaspec.node.fit import fit_rejection
+from numaspec.node.nodeconfig import NODE_VERSIONS
+from numaspec.node.predict import scheduler_view
+from numaspec.protocols.merge_protocol import (
+    decode_merge_request,
+    encode_error,
+    encode_outcome,
+    evaluate_request,
+    request_lines,
+)
+from numaspec.protocols.node_protocol import NodeSession, decode_pod
+from numaspec.strict_json import decode_json_line
+from numaspec.topology.masks import iterate_masks
+from numaspec.topology.versions import SUPPORTED_VERSIONS
+
+__all__ = [
+    "OPERATIONS",
+    "PROTOCOL_VERSION",
+    "REFERENCE_IMPL",
+    "REFERENCE_OPERATIONS",
+    "SCHEDULER_FIELDS",
+    "JsonAdapter",
+    "ReferenceAdapter",
+    "predict_case",
+    "reference_predict",
+    "reference_result",
+    "scheduler_case",
+    "sent_case",
+    "serve_adapter",
+]
+
+#: PROTO-2: the protocol version this numaspec speaks.
+PROTOCOL_VERSION = 1
+
+#: The reference, in-process: the default ``--impl``.
+REFERENCE_IMPL = "numaspec.protocols.adapter_protocol:ReferenceAdapter"
+
+#: PROTO-3: the operations a case can ask for.
+OPERATIONS = ("merge", "hints", "node", "affinity", "predict")
+#: PRED-1: the operations the reference answers as an implementation.  ``predict`` asks a
+#: scheduler what it makes of a node it sees only through its NodeResourceTopology; the
+#: reference is the node whose admission judges that answer, not a scheduler.
+REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity")
+
+#: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
+_NODE_OPS = ("hints", "node", "affinity")
+
+
+class JsonAdapter(Protocol):
+    """An implementation at the JSON level, in-process: what :func:`serve_adapter` serves.
+
+    ``start()`` returns the ``implementation`` object of the start answer; ``run(op, case)``
+    returns the answer without ``seq`` (``{"result": ...}``, ``{"skipped": true, ...}`` or
+    ``{"errored": true, ...}``).
+    """
+
+    def start(self) -> dict[str, Any]: ...
+
+    def run(self, op: str, case: Any) -> dict[str, Any]: ...
+
+
+def _steps(case: Any) -> list[Any]:
+    if not isinstance(case, dict) or set(case) != {"steps"} or not isinstance(case["steps"],
+                                                                                list):
+        raise InvalidFieldError('a hints or node case is {"steps": [request, ...]}',
+                                where="case")
+    return case["steps"]
+
+
+def reference_result(op: str, case: Any) -> Any:
+    """PROTO-3: the reference's ``result`` for one case.
+
+    ``merge``: the merge response of ``spec/merge-protocol.md`` (an ``{"error": ...}`` object
+    for a request the reference refuses).  ``hints`` and ``node``: ``{"answers": [...]}``, one
+    node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
+    ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
+    Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
+    """
+    if op == "merge":
+        try:
+            return encode_outcome(evaluate_request(decode_merge_request(case)))
+        except NumaspecError as exc:
+            return encode_error(exc)
+    if op in _NODE_OPS:
+        session = NodeSession(affinity=op == "affinity")
+        answers = []
+        for step in _steps(case):
+            try:
+                answers.append(session.handle(step))
+            except NumaspecError as exc:
+                answers.append(encode_error(exc))
+        return {"answers": answers}
+    if op == "predict":
+        try:
+            return reference_predict(case)
+        except NumaspecError as exc:
+            return encode_error(exc)
+    raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
+
+
+def sent_case(op: str, case: Any) -> Any:
+    """PRED-1: what an implementation is sent for a case: the case itself, except that a
+    predict case goes without the node session it was derived from (the scheduler sees the
+    node only through its NodeResourceTopology)."""
+    if op == "predict" and isinstance(case, dict):
+        return scheduler_case(case)
+    return case
+
+
+class ReferenceAdapter:
+    """numaspec's reference behind the adapter protocol."""
+
+    def start(self) -> dict[str, Any]:
+        return {
+            "name": "numaspec-reference",
+            "version": __version__,
+            "language": "python",
+            "homepage": "https://github.com/numaspec/numaspec",
+            "issues": "https://github.com/numaspec/numaspec/issues",
+            "kubelet_versions": [str(v) for v in SUPPORTED_VERSIONS],
+            "node_kubelet_versions": [f"1.{m}" for m in NODE_VERSIONS],
+            "operations": list(REFERENCE_OPERATIONS),
+            # PROTO-7: numaspec's line format is the reference's own interface.
+            "claims": {"format": True},
+        }
+
+    def subsets(self, nodes: list[int]) -> list[tuple[int, ...]]:
+        """MASK-3: the reference's subset enumeration (an in-process capability)."""
+        return [mask.nodes for mask in iterate_masks(nodes)]
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        try:
+            return {"result": reference_result(op, case)}
+        except NumaspecError as exc:
+            return {"errored": True, "context": {"message": exc.describe()}}
+
+
+def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] | None:
+    cmd = request.get("cmd")
+    if cmd == "start":
+        version = request.get("version")
+        if version != PROTOCOL_VERSION:
+            return {"ready": False, "version": PROTOCOL_VERSION,
+                    "message": f"this adapter speaks protocol version {PROTOCOL_VERSION}, "
+                               f"not {version!r}"}
+        return {"ready": True, "version": PROTOCOL_VERSION, "implementation": adapter.start()}
+    if cmd == "run":
+        seq = request.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return {"seq": None, "errored": True,
+                    "context": {"message": "run: 'seq' must be an integer"}}
+        try:
+            body = adapter.run(str(request.get("op")), request.get("case"))
+        except Exception as exc:  # the adapter's own bug: caught, reported, stream goes on
+            body = {"errored": True, "context": {
+                "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()}}
+        return {"seq": seq, **body}
+    raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, stop)", where="cmd")
+
+
+def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
+    """Answer the adapter protocol on ``stdin``/``stdout`` until ``stop`` or end of input.
+
+    PROTO-1, WIRE-5: every line gets one answer, whatever it holds; a line that is not a
+    request, or that the adapter fails on, is answered as ``errored`` and the stream goes
+    on."""
+    for line in request_lines(stdin):
+        try:
+            if isinstance(line, NumaspecError):
+                raise line
+            request = decode_json_line(line)
+            if not isinstance(request, dict):
+                raise MalformedJSONError("a request is a JSON object")
+            if request.get("cmd") == "stop":
+                return 0
+            answer = _answer(adapter, request)
+        except NumaspecError as exc:
+            answer = {"seq": None, "errored": True, "context": {"message": exc.describe()}}
+        except Exception as exc:  # a bug in the reference must not end the stream
+            answer = {"seq": None, "errored": True, "context": {
+                "message": f"numaspec failed on this line: {type(exc).__name__}: {exc}"}}
+        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        stdout.flush()
+    return 0
+
+
+# --- predict: a scheduler's view of a node, judged by the node (PRED-1, PRED-2) ----------------
+
+#: PRED-1: the fields of a predict case a scheduler-side implementation receives.
+SCHEDULER_FIELDS = ("kubelet_version", "nrt", "node", "pod")
+
+
+def _session(steps: Sequence[Any], where: str) -> tuple[Node, str]:
+    """The node after ``steps`` (create, admit, remove), which must all succeed."""
+    session = NodeSession()
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict) or step.get("op") not in ("create", "admit", "remove"):
+            raise InvalidFieldError("a predict case's steps are create, admit and remove "
+                                    "requests of the node protocol", where=f"{where}[{index}]")
+        try:
+            session.handle(step)
+        except NumaspecError as exc:
+            raise InvalidFieldError(f"step {index} of the node session fails: "
+                                    f"{exc.describe()}", where=f"{where}[{index}]") from None
+    if session.node is None:
+        raise InvalidFieldError("the steps create no node", where=where)
+    version = str(session.node.version)
+    return session.node, version
+
+
+def predict_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """PRED-1: a stored predict case (``{"steps", "pod"}``) with what the scheduler sees
+    derived from it: ``kubelet_version``, ``nrt`` and ``node`` added."""
+    if not isinstance(case, Mapping) or set(case) - {"steps", "pod", *SCHEDULER_FIELDS} \
+            or not isinstance(case.get("steps"), list) or "pod" not in case:
+        raise InvalidFieldError("a predict case is {\"steps\": [node-protocol create/admit/"
+                                "remove requests], \"pod\": <admit pod>}", where="case")
+    node, version = _session(case["steps"], "case.steps")
+    return {"kubelet_version": version, "steps": case["steps"], **scheduler_view(node),
+            "pod": case["pod"]}
+
+
+def scheduler_case(case: Mapping[str, Any]) -> dict[str, Any]:
+    """PRED-1: the part of a predict case sent to an implementation: never the steps."""
+    return {k: case[k] for k in SCHEDULER_FIELDS if k in case}
+
+
+def reference_predict(case: Mapping[str, Any]) -> dict[str, Any]:
+    """PRED-2: the reference's answer: the node's own admission of the pod, on a copy of the
+    node after the steps (the whole admission, resource fit included)."""
+    if not isinstance(case, Mapping) or not isinstance(case.get("steps"), list):
+        raise InvalidFieldError("a predict case needs its node session's steps",
+                                where="case.steps")
+    node, _ = _session(case["steps"], "case.steps")
+    pod = decode_pod(case.get("pod"))
+    decision = copy.deepcopy(node).admit(pod)
+    if not decision.admitted:
+        answer: dict[str, Any] = {"fits": False, "reason": decision.reason,
+                                  "message": decision.message}
+        if fit_rejection(pod, node.pods.values(), node.allocatable) is not None:
+            # PRED-3: the pod does not fit the node's allocatable as a whole (ADMIT-8),
+            # whichever of kubelet's handlers rejected it first.
+            answer["node_fit"] = False
+        return answer
+    placed = {c.name: list(c.hint.numa_affinity.nodes) for c in decision.containers
+              if c.hint.numa_affinity is not None}
+    answer = {"fits": True}
+    if placed:
+        answer["numa_nodes"] = placed
+    return answer

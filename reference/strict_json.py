@@ -1,0 +1,123 @@
+"""JSON as numaspec reads it, strictly (spec chapter ``merge-protocol.md``, WIRE-3, WIRE-5).
+
+Every line protocol (``numaspec merge``, ``node``, ``serve``) and the affinity annotations read
+JSON the same way: one value per line, UTF-8, no repeated key in an object, no ``NaN`` or
+``Infinity``, integers of at most ``MAX_INT_DIGITS`` digits and numbers a double holds; a value
+of the wrong type is ``invalid-field`` naming where it is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from numaspec.errors import InvalidFieldError, LimitExceededError, MalformedJSONError
+from numaspec.limits import MAX_INT_DIGITS, MAX_LINE_BYTES
+
+__all__ = [
+    "bounded_int",
+    "decode_json_line",
+    "expect",
+    "finite_float",
+    "string_map",
+    "type_name",
+]
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InvalidFieldError(f"key {key!r} appears twice in one object")
+            seen.add(key)
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidFieldError(f"{name} is not a JSON number")
+
+
+def bounded_int(text: str) -> int:
+    """WIRE-5: an integer literal of at most MAX_INT_DIGITS digits (checked before it is
+    converted: Python refuses to convert more than 4,300 digits, and a long one is slow)."""
+    digits = len(text) - (text[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise LimitExceededError(f"an integer of {digits} digits ({text[:12]}...): numaspec "
+                                 f"reads integers of at most {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def finite_float(text: str) -> float:
+    """WIRE-5: a number that overflows a double (``1e999``) is refused, as Go's decoder
+    refuses it, rather than read as infinity."""
+    if len(text) > MAX_LINE_BYTES:  # pragma: no cover - bounded by the line already
+        raise LimitExceededError("a number longer than a request line")
+    value = float(text)
+    if not math.isfinite(value):
+        raise InvalidFieldError(f"the number {text[:24]} is out of range")
+    return value
+
+
+#: A run of more digits than an integer may have (WIRE-5): only a line holding one needs each
+#: integer literal checked as it is read.
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def decode_json_line(line: str | bytes) -> Any:
+    """Parse one line of JSON; anything else raises :class:`MalformedJSONError`."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = f"the line is not UTF-8: {exc.reason} at byte {exc.start}"
+            raise MalformedJSONError(msg) from None
+    if not line.strip():
+        raise MalformedJSONError("the line is empty")
+    try:
+        if _LONG_DIGITS.search(line) is None:  # no integer can be too long: parse them in C
+            return json.loads(line, object_pairs_hook=_no_duplicate_keys,
+                              parse_constant=_reject_constant, parse_float=finite_float)
+        return json.loads(line, object_pairs_hook=_no_duplicate_keys,
+                          parse_constant=_reject_constant, parse_int=bounded_int,
+                          parse_float=finite_float)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSONError(
+            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise MalformedJSONError("JSON nested too deeply") from None
+
+
+def type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def expect(value: object, kind: type | tuple[type, ...], what: str, where: str) -> None:
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in (
+        kind if isinstance(kind, tuple) else (kind,)))
+    if not ok:
+        raise InvalidFieldError(f"expected {what}, got {type_name(value)}", where=where)
+
+
+def string_map(value: object, where: str,
+                what: str = "a string (kubelet takes option values as strings)"
+                ) -> dict[str, str]:
+    expect(value, dict, "an object of strings", where)
+    assert isinstance(value, dict)
+    for key, item in value.items():
+        expect(item, str, what, f"{where}.{key}")
+    return dict(value)

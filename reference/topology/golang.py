@@ -1,0 +1,67 @@
+"""Go's ``strconv`` and ``fmt``, as far as kubelet's option values and messages use them (spec
+chapter ``options.md``, OPT-3, OPT-4; the CPU Manager's options, CPU-14).
+
+kubelet reads a policy option's value with ``strconv.ParseBool`` or ``strconv.Atoi`` and quotes
+values in its messages with ``%q`` (``strconv.Quote``); a map in a message is printed with
+``%v``.  numaspec states the texts as Go prints them, so its messages can be compared with
+kubelet's word for word (RUN-11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["GoSyntaxError", "go_atoi", "go_map", "go_parse_bool", "go_quote"]
+
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote`` for the strings options can hold (printable text as is)."""
+    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+             "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+    out = []
+    for ch in text:
+        if ch in named:
+            out.append(named[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+class GoSyntaxError(ValueError):
+    """A value Go's ``strconv`` refuses; the message is Go's own."""
+
+
+def go_parse_bool(text: str) -> bool:
+    """OPT-3: Go's ``strconv.ParseBool``; raises ``ValueError`` with Go's message."""
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    raise GoSyntaxError(f"strconv.ParseBool: parsing {go_quote(text)}: invalid syntax")
+
+
+def go_atoi(text: str) -> int:
+    """OPT-4: Go's ``strconv.Atoi`` on a 64-bit platform; raises ``ValueError`` with Go's
+    message.  An optional sign, then decimal digits only (no spaces, no underscores)."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        raise GoSyntaxError(f"strconv.Atoi: parsing {go_quote(text)}: invalid syntax")
+    value = int(digits) * (-1 if text[:1] == "-" else 1)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise GoSyntaxError(f"strconv.Atoi: parsing {go_quote(text)}: value out of range")
+    return value
+
+
+def go_map(raw: Mapping[str, str]) -> str:
+    """Go's ``%v`` of a ``map[string]string``: keys sorted, ``map[k:v k:v]``."""
+    return "map[" + " ".join(f"{k}:{raw[k]}" for k in sorted(raw)) + "]"

@@ -1,0 +1,270 @@
+"""Topology Manager policies and the start-up checks around them (spec chapter ``policies.md``).
+
+Sources: ``pkg/kubelet/cm/topologymanager/policy_none.go``, ``policy_best_effort.go``,
+``policy_restricted.go``, ``policy_single_numa_node.go`` (``Merge``,
+``filterSingleNumaHints``) and ``NewManager`` in ``topology_manager.go``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
+from numaspec.limits import MAX_MERGE_STEPS
+from numaspec.topology.fast_merge import DEFAULT_TUNING, Tuning, fast_merge
+from numaspec.topology.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.topology.merge import MergeMode, best_hint, target_count
+from numaspec.topology.numa import NumaInfo
+from numaspec.topology.options import (
+    PolicyOptions,
+    feature_gate_errors,
+    options_allowed_errors,
+    parse_policy_options,
+)
+from numaspec.topology.versions import NEWEST, KubeletVersion
+
+if TYPE_CHECKING:
+    from numaspec.topology.trace import MergeTrace
+
+__all__ = [
+    "MergeOutcome",
+    "Policy",
+    "check_startup",
+    "filter_single_numa_hints",
+    "merge_for_policy",
+    "topology_merge",
+]
+
+
+class Policy(enum.Enum):
+    """The four Topology Manager policies, by the names kubelet's configuration uses."""
+
+    NONE = "none"
+    BEST_EFFORT = "best-effort"
+    RESTRICTED = "restricted"
+    SINGLE_NUMA_NODE = "single-numa-node"
+
+
+@attrs.frozen
+class MergeOutcome:
+    """The hint the Topology Manager settles on and whether the policy admits it."""
+
+    hint: TopologyHint
+    admit: bool
+
+    def __str__(self) -> str:
+        """As the merge protocol writes a response (WIRE-1)."""
+        return f'{{"hint":{self.hint},"admit":{"true" if self.admit else "false"}}}'
+
+
+def _unknown_policy(policy: str, version: KubeletVersion, *, validated: bool) -> UnknownPolicyError:
+    if validated and version.minor >= 24:
+        listed = " ".join(f'"{p.value}"' for p in Policy)
+        msg = (f"invalid configuration: topologyManagerPolicy (--topology-manager-policy) "
+               f'"{policy}" must be one of: [{listed}]')
+    elif validated:
+        msg = f"invalid configuration: topologyManagerPolicy non-allowable value: {policy}"
+    else:
+        msg = f'unknown policy: "{policy}"'
+    known = ", ".join(p.value for p in Policy)
+    return UnknownPolicyError(f"{msg} (known: {known})", where="policy", kubelet_message=msg)
+
+
+def _check_node_count(numa: NumaInfo, limit: int) -> None:
+    if len(numa.nodes) > limit:
+        msg = f"unsupported on machines with more than {limit} NUMA Nodes"
+        raise TooManyNumaNodesError(
+            f"{msg} (the machine has {len(numa.nodes)})", where="numa_nodes", kubelet_message=msg
+        )
+
+
+def check_startup(
+    policy: str,
+    numa: NumaInfo,
+    version: KubeletVersion,
+    raw_options: Mapping[str, str] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> tuple[Policy, PolicyOptions]:
+    """POLICY-6: the checks a kubelet makes before its Topology Manager runs, in its order.
+
+    0. VER-2: feature gates the release does not have, or locked to another value, stop the
+       kubelet before anything else; POLICY-5: an empty policy name defaults to ``none``;
+    1. POLICY-5: from 1.20, configuration validation rejects an unknown policy name first;
+    2. OPT-1: from 1.26, options with their gate off stop the kubelet, whatever the policy;
+    3. then ``NewManager``:
+
+       * 1.18-1.25: more than 8 NUMA nodes (unless ``none``), then the policy name;
+         policy options do not exist and are ignored;
+       * 1.26-1.27: options parsed (``none`` too), distances (OPT-6), node count (unless
+         ``none``), policy name;
+       * 1.28+: ``none`` stops here (POLICY-1); options parsed (OPT-1..OPT-4), distances
+         (OPT-6), node count against the limit (OPT-5), policy name.
+    """
+    raw = raw_options or {}
+    # VER-2: the configuration's feature gates are set before anything reads it.
+    gate_errors = feature_gate_errors(feature_gates or {}, version)
+    if gate_errors:
+        raise gate_errors[0]
+    # POLICY-5: the configuration's defaulting turns an empty name into the default, none.
+    policy = policy or Policy.NONE.value
+    known = policy in {p.value for p in Policy}
+    if not known and version.minor >= 20:
+        raise _unknown_policy(policy, version, validated=True)
+    allowed = options_allowed_errors(raw, version, feature_gates)
+    if allowed:
+        raise allowed[0]
+    if policy == Policy.NONE.value and version.minor >= 28:
+        return Policy.NONE, PolicyOptions()
+    options = parse_policy_options(raw, version, feature_gates)
+    if options.prefer_closest_numa_nodes:
+        numa.require_distances()
+    if policy != Policy.NONE.value:
+        _check_node_count(numa, options.max_allowable_numa_nodes)
+    if not known:
+        raise _unknown_policy(policy, version, validated=False)
+    return Policy(policy), options
+
+
+def filter_single_numa_hints(
+    lists: Sequence[Sequence[TopologyHint]],
+) -> list[tuple[TopologyHint, ...]]:
+    """POLICY-4: keep only preferred hints that have no affinity or exactly one node.
+
+    A list may end up empty, and then no permutation exists at all.
+    """
+    return [
+        tuple(
+            h for h in hints
+            if h.preferred and (h.numa_affinity is None or h.numa_affinity.count() == 1)
+        )
+        for hints in lists
+    ]
+
+
+def _check_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> None:
+    """WIRE-4: the definitional merge's work, refused above the budget."""
+    if any(len(hints) == 0 for hints in lists):
+        return  # no permutation at all
+    permutations, more = 1, ""
+    for index, hints in enumerate(lists):
+        permutations *= len(hints)
+        if permutations > max_steps and index < len(lists) - 1:
+            more = "at least "  # refused whatever the rest holds: no need to multiply on
+            break
+    steps = permutations * max(1, len(lists))
+    if steps > max_steps:
+        raise MergeTooLargeError(
+            f"the hints make {more}{_count(permutations)} permutations of {len(lists)} lists, "
+            f"{more}{_count(steps)} merge steps, more than the budget of {max_steps}",
+            where="providers")
+
+
+def _count(number: int) -> str:
+    """A count as a message prints it: in full, or its order of magnitude when it has more
+    digits than are worth reading (and than Python converts: 4,300)."""
+    if number.bit_length() <= 200:
+        return str(number)
+    return f"about 2**{number.bit_length() - 1}"
+
+
+def merge_for_policy(
+    policy: Policy,
+    providers: Sequence[ProviderHints],
+    numa: NumaInfo,
+    options: PolicyOptions,
+    version: KubeletVersion,
+    *,
+    max_steps: int = MAX_MERGE_STEPS,
+    trace: MergeTrace | None = None,
+    definitional: bool = False,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> MergeOutcome:
+    """The policy's ``Merge``: the hint and the admit decision (POLICY-1..POLICY-4).
+
+    The hint is the fast merge's (FAST-1..FAST-7, :mod:`numaspec.topology.fast_merge`), equal to the
+    definitional walk's by proof and test.  ``definitional=True`` walks the cross product
+    instead (:func:`numaspec.topology.merge.best_hint`, the spec's meaning); WIRE-4: that walk, of
+    more than ``max_steps`` steps (permutations x hint lists), raises
+    :class:`~numaspec.errors.MergeTooLargeError` before it starts.  ``trace``, when given,
+    records the reasoning (:mod:`numaspec.protocols.explain`): the definitional walk's when it fits
+    the budget, else the fast merge's (EXPLAIN-2)."""
+    if trace is not None:
+        trace.start(policy.value, providers, version, numa)
+    if policy is Policy.NONE:
+        # POLICY-1: no hint at all, always admitted; the providers are not consulted.
+        return _traced(trace, MergeOutcome(TopologyHint(None, False), True), "POLICY-1")
+    lists = flatten_provider_hints(providers)
+    if policy is Policy.SINGLE_NUMA_NODE:
+        lists = filter_single_numa_hints(lists)
+    walk = definitional or (trace is not None and _fits_budget(lists, max_steps))
+    if definitional:
+        _check_budget(lists, max_steps)
+    mode: MergeMode = ("single-numa-node" if policy is Policy.SINGLE_NUMA_NODE
+                       else "best-effort" if policy is Policy.BEST_EFFORT else "restricted")
+    if trace is not None:
+        trace.lists(lists, filtered=policy is Policy.SINGLE_NUMA_NODE,
+                    target=target_count(lists) if version.ranks_non_preferred_by_target_count
+                    else None)
+    if walk:
+        hint = best_hint(lists, numa, version, mode, options,
+                         keep=None if trace is None else trace.keep)
+    else:
+        found = fast_merge(lists, numa, version, mode, options, tuning=tuning,
+                           witness=trace is not None)
+        if trace is not None:
+            trace.fast(found)
+        hint = found.hint
+    if policy is Policy.SINGLE_NUMA_NODE:
+        if hint.numa_affinity == numa.default_affinity():
+            hint = TopologyHint(None, hint.preferred)
+        return _traced(trace, MergeOutcome(hint, hint.preferred), "POLICY-4")
+    # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
+    return _traced(trace, MergeOutcome(hint, True if policy is Policy.BEST_EFFORT
+                                       else hint.preferred),
+                   "POLICY-2" if policy is Policy.BEST_EFFORT else "POLICY-3")
+
+
+def _fits_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> bool:
+    try:
+        _check_budget(lists, max_steps)
+    except MergeTooLargeError:
+        return False
+    return True
+
+
+def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> MergeOutcome:
+    if trace is not None:
+        trace.result(outcome.hint, outcome.admit, rule)
+    return outcome
+
+
+def topology_merge(
+    providers: Sequence[ProviderHints],
+    numa_nodes: Sequence[int] | NumaInfo,
+    policy: str,
+    *,
+    version: KubeletVersion = NEWEST,
+    policy_options: Mapping[str, str] | None = None,
+    numa_distances: Mapping[int, Sequence[int]] | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    max_steps: int = MAX_MERGE_STEPS,
+    trace: MergeTrace | None = None,
+    definitional: bool = False,
+) -> MergeOutcome:
+    """Start a Topology Manager as ``version`` would and merge ``providers`` under ``policy``.
+
+    The one-call entry point: start-up checks (POLICY-6), then the policy's merge (the fast
+    merge, or the definitional walk with ``definitional=True``).
+    ``numa_nodes`` may be a :class:`~numaspec.topology.numa.NumaInfo` already built (its distances
+    then stand, ``numa_distances`` is not read).
+    Raises a :class:`~numaspec.errors.NumaspecError` where kubelet would refuse to start.
+    """
+    numa = (numa_nodes if isinstance(numa_nodes, NumaInfo)  # a machine already checked
+            else NumaInfo(tuple(numa_nodes), numa_distances))
+    chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
+    return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
+                            trace=trace, definitional=definitional)

@@ -1,0 +1,91 @@
+"""kubelet versions and what changed between them (spec chapter ``versions.md``).
+
+numaspec models kubelet minor releases; patch releases of one minor never changed the merge
+(VER-1), so a version is a minor number.  Each behaviour switch is a named predicate here, and
+each predicate names the rule it gates, so ``grep`` finds every version-dependent line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from numaspec.errors import UnsupportedVersionError
+
+__all__ = [
+    "NEWEST",
+    "OLDEST",
+    "SUPPORTED_VERSIONS",
+    "KubeletVersion",
+    "parse_version",
+]
+
+_VERSION_RE = re.compile(r"^v?1\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+@attrs.frozen(order=True)
+class KubeletVersion:
+    """A kubelet minor release, 1.<minor>."""
+
+    minor: int
+
+    def __str__(self) -> str:
+        return f"1.{self.minor}"
+
+    # --- behaviour switches -----------------------------------------------------------------
+
+    @property
+    def merge_requires_equal_masks(self) -> bool:
+        """MERGE-3 (1.24+) instead of MERGE-2: PR #108052."""
+        return self.minor >= 24
+
+    @property
+    def ranks_non_preferred_by_target_count(self) -> bool:
+        """MERGE-8 (1.24+) instead of MERGE-7: PR #108154."""
+        return self.minor >= 24
+
+    @property
+    def has_policy_options(self) -> bool:
+        """OPT-1: the policy-options mechanism exists from 1.26 (PR #112914)."""
+        return self.minor >= 26
+
+    @property
+    def has_max_allowable_numa_nodes(self) -> bool:
+        """OPT-5: ``max-allowable-numa-nodes`` exists from 1.31 (KEP-4622)."""
+        return self.minor >= 31
+
+    @property
+    def uncore_partial_rounds_up(self) -> bool:
+        """CPU-20: from 1.34 the cores asked of one uncore cache are the request over the
+        threads per core rounded up (an odd request leaving out one thread); before, rounded
+        down."""
+        return self.minor >= 34
+
+
+#: The oldest modelled release: 1.18 is the first with the filter-then-merge single-numa-node
+#: policy that every later release keeps (1.17's own algorithm is not modelled).
+OLDEST = KubeletVersion(18)
+#: The newest release numaspec has been checked against.
+NEWEST = KubeletVersion(37)
+SUPPORTED_VERSIONS = tuple(KubeletVersion(m) for m in range(OLDEST.minor, NEWEST.minor + 1))
+
+
+def parse_version(text: object, *, where: str = "kubelet_version") -> KubeletVersion:
+    """VER-1: ``"1.30"``, ``"v1.30"``, ``"1.30.4"`` and ``"v1.30.4-rc.0"`` all mean 1.30."""
+    if not isinstance(text, str):
+        raise UnsupportedVersionError(
+            f"expected a version string such as \"1.30\", got {type(text).__name__}", where=where
+        )
+    match = _VERSION_RE.match(text.strip())
+    if match is None:
+        raise UnsupportedVersionError(
+            f"{text!r} is not a kubelet version (expected \"1.<minor>\" or \"v1.<minor>.<patch>\")",
+            where=where,
+        )
+    version = KubeletVersion(int(match.group(1)))
+    if not OLDEST <= version <= NEWEST:
+        raise UnsupportedVersionError(
+            f"kubelet {version} is not modelled; supported: {OLDEST} to {NEWEST}", where=where
+        )
+    return version
