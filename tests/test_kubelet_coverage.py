@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from kubelet_builds import EVERY_RUN, GROUPS, TABLE_RELEASES, UNCOVERED, Release, select
 from kubelet_rule_coverage import TABLE, render
+from regenerate import COMMAND
 
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.rules import parse_rules
@@ -130,6 +131,6 @@ def test_selection() -> None:
 
 def test_the_rule_coverage_table_is_current() -> None:
     """adapters/kubelet/COVERAGE.md says, per rule, which pinned releases run it; it follows
-    the vectors, the manifests and the spec (regenerate: python tests/kubelet_rule_coverage.py)."""
+    the vectors, the manifests and the spec (regenerate: python tests/regenerate.py)."""
     assert TABLE.read_text(encoding="utf-8") == render(), \
-        "adapters/kubelet/COVERAGE.md is stale: run python tests/kubelet_rule_coverage.py"
+        f"adapters/kubelet/COVERAGE.md is stale: run {COMMAND}"

@@ -20,6 +20,7 @@ from conftest import REPO
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mutants.restore_mutants import RESTORE_MUTANTS
+from regenerate import COMMAND
 
 from numaspec.conformance.cli import main
 from numaspec.conformance.properties.node_strategies import node_requests, pods
@@ -170,7 +171,8 @@ def test_the_committed_state_files_are_what_make_state_writes(scenario: str) -> 
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for path, text in module.state(scenario).items():
-        assert (OPERATOR / scenario / "state" / path).read_text("utf-8") == text, path
+        assert (OPERATOR / scenario / "state" / path).read_text("utf-8") == text, \
+            f"tests/fixtures/operator/{scenario}/state/{path} is stale: run {COMMAND}"
 
 
 @pytest.mark.parametrize("release", ["1_30", "1_37"])

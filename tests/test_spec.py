@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from conftest import REPO
+from regenerate import COMMAND
 
 from numaspec.conformance.speccheck import check, parse_rules
 from numaspec.topology.versions import NEWEST, OLDEST
@@ -14,7 +15,7 @@ from numaspec.topology.versions import NEWEST, OLDEST
 
 def test_spec_and_suite_agree() -> None:
     problems = check(REPO / "spec", REPO / "tests")
-    hint = "\n(fix: python -m numaspec.conformance.speccheck --fix)"
+    hint = f"\n(fix: {COMMAND}, which rewrites the Checked by lines)"
     assert problems == [], "\n".join(problems) + hint
 
 
