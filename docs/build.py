@@ -1,12 +1,13 @@
-"""Build numaspec's documentation site from the spec, strictly.
+"""Build numaspec's documentation site from the spec and the guides, strictly.
 
-    python docs/build.py [--out DIR] [--spec DIR]
+    python docs/build.py [--out DIR] [--spec DIR] [--guides DIR]
 
-The site is generated, never written by hand: every page is made at build time from what the
-checkout already has, so nothing in it is written twice.
+The site is generated: every page is made at build time from what the checkout already has,
+so nothing in it is written twice.
 
-* a page per chapter of ``spec/`` (in spec/README.md's order), where each rule's heading
-  carries its ID as its anchor (``merge/#MERGE-8``), whatever its title;
+* a page per chapter of ``spec/`` (in spec/README.md's order, grouped by the parts its bold
+  "**Part ...**" lines name), where each rule's heading carries its ID as its anchor
+  (``merge/#MERGE-8``), whatever its title;
 * under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
   was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
   the rule's ``Holds in``), and its ``Checked by`` entries linked to the vectors, the
@@ -14,10 +15,14 @@ checkout already has, so nothing in it is written twice.
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
   spec's vector files and the property registry;
 * the comparison of implementations (``adapters/comparison/matrix.md``) when the checkout
-  has it.
+  has it;
+* the guides, the one part written by hand (``docs/guides/*.md``), under "Guides".  A guide's
+  links are written relative to ``docs/guides/`` so that they also work when browsing the
+  repository: a link to another guide or to a spec chapter becomes the site's page, a link to
+  any other file of the checkout a GitHub link.
 
-Strict: a rule ID of a known prefix that is not a rule, a link to a page or an anchor that
-does not exist, and any MkDocs warning stop the build with one line per problem.
+Strict: a rule ID of a known prefix that is not a rule, a link to a page, a file or an anchor
+that does not exist, and any MkDocs warning stop the build with one line per problem.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -39,6 +45,11 @@ from numaspec.rules import Rule, parse_rules
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = "https://github.com/numaspec/numaspec/blob/main/"
 KUBERNETES = "https://github.com/kubernetes/kubernetes/blob/"
+GUIDES = REPO / "docs" / "guides"
+#: The guides in the site's order; a guide not named here follows them, by file name.
+GUIDE_ORDER = ("reference.md", "adapters.md", "operators.md", "fuzzing.md",
+               "kubelet-and-peers.md", "model-checking.md", "what-is-checked.md",
+               "benchmarks.md")
 
 _HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
 _META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
@@ -57,13 +68,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the HTML goes (default: site/ in the checkout)")
     parser.add_argument("--spec", default=str(REPO / "spec"), metavar="DIR",
                         help="the spec chapters to publish (default: the checkout's spec/)")
+    parser.add_argument("--guides", default=str(GUIDES), metavar="DIR",
+                        help="the hand-written guides to publish (default: docs/guides/; their "
+                             "links are read as if they were there)")
     parser.add_argument("--keep-sources", default=None, metavar="DIR",
                         help="also keep the generated Markdown and mkdocs.yml here")
     args = parser.parse_args(argv)
     from numaspec.errors import NumaspecError
 
     try:
-        pages = build(Path(args.spec), Path(args.out), keep=args.keep_sources)
+        pages = build(Path(args.spec), Path(args.out), keep=args.keep_sources,
+                      guides=Path(args.guides))
     except NumaspecError as exc:
         print(f"docs: the spec does not read: {exc.describe()}", file=sys.stderr)
         return 1
@@ -74,11 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def build(spec: Path, out: Path, *, keep: str | None = None) -> int:
-    """Generate the Markdown from ``spec`` and build it with MkDocs strictly into ``out``."""
+def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUIDES) -> int:
+    """Generate the Markdown from ``spec`` and ``guides`` and build it with MkDocs strictly
+    into ``out``."""
     with tempfile.TemporaryDirectory(prefix="numaspec-docs-") as tmp:
         source = Path(tmp) / "docs"
-        nav = generate(spec, source)
+        nav = generate(spec, source, guides)
         config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
         config.update(docs_dir=str(source), site_dir=str(out.resolve()), nav=nav,
                       strict=True)
@@ -120,7 +136,7 @@ def _mkdocs(config_file: Path) -> None:
 # --- the pages -------------------------------------------------------------------------------
 
 
-def generate(spec: Path, docs: Path) -> list[object]:
+def generate(spec: Path, docs: Path, guides: Path = GUIDES) -> list[object]:
     """Write the site's Markdown into ``docs``; the navigation, in order."""
     rules = parse_rules(spec)
     site = _Site(spec, {r.id: r.file.removesuffix(".md") for r in rules},
@@ -137,11 +153,23 @@ def generate(spec: Path, docs: Path) -> list[object]:
     nav: list[object] = [{"Home": "index.md"}]
     (docs / "index.md").write_text(site.page((spec / "README.md").read_text(encoding="utf-8"),
                                              "README.md"), encoding="utf-8")
+    guide_names = _guides(guides)
+    if guide_names:
+        (docs / "guides").mkdir()
+        for name in guide_names:
+            text = (guides / name).read_text(encoding="utf-8")
+            (docs / "guides" / name).write_text(site.guide(text, name, guide_names),
+                                                encoding="utf-8")
+        nav.append({"Guides": [f"guides/{name}" for name in guide_names]})
     spec_nav: list[object] = []
-    for name in chapters:
-        text = (spec / name).read_text(encoding="utf-8")
-        (docs / name).write_text(site.page(text, name), encoding="utf-8")
-        spec_nav.append(name)
+    for part, names in site.parts():
+        for name in names:
+            text = (spec / name).read_text(encoding="utf-8")
+            (docs / name).write_text(site.page(text, name), encoding="utf-8")
+        if part:
+            spec_nav.append({part: names})
+        else:
+            spec_nav.extend(names)
     if (spec / "vectors" / "README.md").is_file():
         (docs / "vectors" / "README.md").write_text(site.page(
             (spec / "vectors" / "README.md").read_text(encoding="utf-8"), "vectors/README.md"),
@@ -161,6 +189,12 @@ def generate(spec: Path, docs: Path) -> list[object]:
     if site.problems:
         raise SiteError("\n".join(sorted(set(site.problems))))
     return nav
+
+
+def _guides(folder: Path) -> list[str]:
+    """The guides' file names, in the site's order."""
+    found = {p.name for p in folder.glob("*.md")} if folder.is_dir() else set()
+    return [n for n in GUIDE_ORDER if n in found] + sorted(found - set(GUIDE_ORDER))
 
 
 class _Site:
@@ -187,6 +221,26 @@ class _Site:
         rest = sorted(p.name for p in self.spec.glob("*.md")
                       if p.name not in listed and p.name != "README.md")
         return [name for name in listed if (self.spec / name).is_file()] + rest
+
+    def parts(self) -> list[tuple[str | None, list[str]]]:
+        """The chapters grouped as spec/README.md groups its tables: under the bold line
+        ("**Part I: ...**") above each; chapters it does not list come last, ungrouped."""
+        readme = (self.spec / "README.md").read_text(encoding="utf-8")
+        groups: list[tuple[str | None, list[str]]] = []
+        label: str | None = None
+        for line in readme.splitlines():
+            bold = re.match(r"^\*\*([^*]+)\*\*", line)
+            if bold:
+                label = bold.group(1).strip()
+                continue
+            row = re.match(r"^\| \[([\w.-]+\.md)\]", line)
+            if row and (self.spec / row.group(1)).is_file():
+                if not groups or groups[-1][0] != label:
+                    groups.append((label, []))
+                groups[-1][1].append(row.group(1))
+        listed = {name for _, names in groups for name in names}
+        rest = [name for name in self.chapters() if name not in listed]
+        return groups + ([(None, rest)] if rest else [])
 
     def page(self, text: str, name: str) -> str:
         out: list[str] = []
@@ -270,15 +324,18 @@ class _Site:
         except InvalidFieldError:
             return None
 
-    def inline(self, line: str, name: str, where: str) -> str:
-        """Links rewritten for the site, and rule IDs linked outside code spans."""
+    def inline(self, line: str, name: str, where: str,
+               target: Callable[[str], str] | None = None) -> str:
+        """Links rewritten for the site (by ``target``, a chapter's rewriting unless given),
+        and rule IDs linked outside code spans."""
         pieces: list[str] = []
         last = 0
         for link in _LINK.finditer(line):
             if line[:link.start()].count("`") % 2:
                 continue  # inside a code span
             pieces.append(self._plain(line[last:link.start()], name, where))
-            pieces.append(f"[{link.group(1)}]({self.target(link.group(2), name)})")
+            rewritten = target(link.group(2)) if target else self.target(link.group(2), name)
+            pieces.append(f"[{link.group(1)}]({rewritten})")
             last = link.end()
         pieces.append(self._plain(line[last:], name, where))
         return "".join(pieces)
@@ -322,6 +379,77 @@ class _Site:
             relative = _relative(inside, name)
             return relative + (self._fragment("#" + fragment) if fragment else "")
         return f"{GITHUB}{resolved.as_posix()}"
+
+    # -- guides ------------------------------------------------------------------------------
+
+    def guide(self, text: str, name: str, guides: list[str]) -> str:
+        """A hand-written guide (``docs/guides/<name>``) as the site needs it: its links
+        rewritten and checked, rule IDs linked and checked, code blocks left alone."""
+        out: list[str] = []
+        fenced = False
+        for number, line in enumerate(text.splitlines(), 1):
+            where = f"docs/guides/{name}:{number}"
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                out.append(line)
+                continue
+            if fenced:
+                out.append(line)
+                continue
+            out.append(self.inline(line, f"guides/{name}", where,
+                                   partial(self.guide_target, guides=guides, where=where)))
+        return "\n".join(out) + "\n"
+
+    def guide_target(self, target: str, guides: list[str], where: str) -> str:
+        """A guide's link, written relative to docs/guides/, as the site needs it: another
+        guide or a spec chapter (or a file the site copies from spec/) is the site's page, any
+        other file of the checkout its GitHub page; a file that is not there is a problem.
+        Anchors are left to MkDocs, which checks them."""
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            return target
+        path, _, fragment = target.partition("#")
+        anchor = f"#{fragment}" if fragment else ""
+        resolved = posixpath.normpath(posixpath.join("docs/guides", path))
+        if path.startswith("/") or resolved == ".." or resolved.startswith("../"):
+            self.problems.append(f"{where}: {target!r} points outside the repository")
+            return target
+        if posixpath.dirname(resolved) == "docs/guides" and resolved.endswith(".md"):
+            guide = posixpath.basename(resolved)
+            if guide not in guides:
+                self.problems.append(f"{where}: {target!r} is not a guide")
+            return guide + anchor
+        local = REPO / resolved
+        if resolved == "spec" or resolved.startswith("spec/"):
+            inside = resolved.removeprefix("spec").lstrip("/")
+            site = self._spec_page(inside)
+            if site is not None:
+                return "../" + site + (self._fragment(anchor) if anchor else "")
+            local = self.spec / inside
+            if not local.exists():
+                self.problems.append(f"{where}: {target!r} is not in the spec")
+                return target
+        elif not local.exists():
+            self.problems.append(f"{where}: {target!r} is not in the checkout")
+            return target
+        kind = "tree" if local.is_dir() else "blob"
+        return f"{GITHUB.replace('/blob/', f'/{kind}/')}{resolved}{anchor}"
+
+    def _spec_page(self, inside: str) -> str | None:
+        """Where the site has a file of spec/ (``inside`` that folder), if it has it."""
+        if inside in ("", "README.md"):
+            return "index.md"
+        if (self.spec / inside).is_dir():
+            readme = f"{inside}/README.md"
+            return readme if (self.spec / readme).is_file() else None
+        if not (self.spec / inside).is_file():
+            return None
+        if "/" not in inside:
+            return inside if inside in self.chapters() else None
+        if inside == "vectors/README.md" or (
+                inside.split("/", maxsplit=1)[0] in ("schemas", "data", "vectors")
+                and inside.endswith(".json")):
+            return inside
+        return None
 
     def _fragment(self, fragment: str) -> str:
         """A GitHub heading slug of a rule becomes the rule's ID."""

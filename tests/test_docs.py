@@ -1,4 +1,5 @@
-"""The docs site (docs/build.py): generated from spec/, built strictly, one anchor per rule ID."""
+"""The docs site (docs/build.py): generated from spec/ and the hand-written guides of
+docs/guides/, built strictly, one anchor per rule ID."""
 
 from __future__ import annotations
 
@@ -74,6 +75,58 @@ def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added:
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1
     assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+GUIDES = REPO / "docs" / "guides"
+
+
+def test_the_guides_are_on_the_site(site: Path) -> None:
+    guides = sorted(p.stem for p in GUIDES.glob("*.md"))
+    assert "adapters" in guides
+    for name in guides:
+        assert (site / "guides" / name / "index.html").is_file(), name
+    # in the navigation, as its own section, before the chapters grouped by spec/README.md's
+    # four parts
+    home = (site / "index.html").read_text("utf-8")
+    assert home.index("Guides") < home.index("Part I: the Topology Manager")
+    assert home.index("Part I: the Topology Manager") < home.index("Part IV: operators")
+    reference = (site / "guides" / "reference" / "index.html").read_text("utf-8")
+    # a link to a chapter, written relative to docs/guides/, is the chapter's page; a rule ID
+    # links to its anchor; another guide is the guide's page
+    assert 'href="../../merge-protocol/"' in reference
+    assert 'href="../../merge/#MERGE-8"' in reference
+    assert 'href="../fuzzing/"' in reference
+    peers = (site / "guides" / "kubelet-and-peers" / "index.html").read_text("utf-8")
+    # any other file of the checkout is its GitHub page
+    assert 'href="https://github.com/numaspec/numaspec/blob/main/adapters/kubelet/README.md"' \
+        in peers
+
+
+@pytest.mark.parametrize(("added", "complaint"), [
+    ("MASK-99 is cited here.",
+     "docs/guides/reference.md:{line}: MASK-99 is not a rule of the spec"),
+    ("See [the rule](../../spec/merge.md#merge-999).",
+     "does not contain an anchor '#merge-999'"),
+    ("See [a chapter](../../spec/nowhere.md).", "'../../spec/nowhere.md' is not in the spec"),
+    ("See [a file](../../adapters/nowhere.go).",
+     "'../../adapters/nowhere.go' is not in the checkout"),
+    ("See [a guide](nowhere.md).", "'nowhere.md' is not a guide"),
+    ("See [a section](adapters.md#nowhere).", "does not contain an anchor '#nowhere'"),
+    ("See [a file](../../../nowhere).", "points outside the repository"),
+    ("See [a file](/etc/hostname).", "points outside the repository"),
+])
+def test_a_broken_link_or_an_unknown_rule_in_a_guide_fails_the_build(
+        tmp_path: Path, added: str, complaint: str) -> None:
+    guides = tmp_path / "guides"
+    shutil.copytree(GUIDES, guides)
+    reference = guides / "reference.md"
+    text = reference.read_text("utf-8") + f"\n{added}\n"
+    reference.write_text(text, encoding="utf-8")
+    done = subprocess.run([*BUILD, "--guides", str(guides), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert complaint.format(line=len(text.splitlines())) in done.stderr
     assert "Traceback" not in done.stderr
 
 
