@@ -103,6 +103,14 @@ def test_the_guides_are_on_the_site(site: Path) -> None:
         in peers
 
 
+def test_the_readme_links_every_guide() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    linked = set(re.findall(r"\]\((docs/guides/[\w-]+\.md)[#)]", readme))
+    assert linked == {f"docs/guides/{p.name}" for p in GUIDES.glob("*.md")}
+    for target in re.findall(r"\]\((?!https?:)([^)#]+)", readme):
+        assert (REPO / target).exists(), target
+
+
 @pytest.mark.parametrize(("added", "complaint"), [
     ("MASK-99 is cited here.",
      "docs/guides/reference.md:{line}: MASK-99 is not a rule of the spec"),
