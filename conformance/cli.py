@@ -314,8 +314,11 @@ SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
 def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The options of a conformance run, shared by ``conformance`` and ``matrix``."""
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="seconds per case before the implementation is killed "
-                             "(default 10)")
+                        help="seconds the implementation gets per case before it is killed "
+                             "and restarted (RUN-2; default 10)")
+    parser.add_argument("--start-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds the implementation gets to answer start, at each "
+                             "(re)start (RUN-2; default 60)")
     parser.add_argument("--max-line", type=int, default=None, metavar="BYTES",
                         help="longest answer line accepted (default 1 MiB)")
     parser.add_argument("--strict", action="store_true",

@@ -12,6 +12,7 @@ from typing import Any
 
 from numaspec.conformance.implementations.connection import (
     DEFAULT_MAX_LINE,
+    DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
     connect,
 )
@@ -118,6 +119,7 @@ def _conformance(args: argparse.Namespace) -> int:
         impl=args.impl, out=args.out, report=args.report, markdown=args.markdown,
         junitxml=args.junitxml, expectations=args.expectations,
         timeout=args.timeout or DEFAULT_TIMEOUT, max_line=args.max_line or DEFAULT_MAX_LINE,
+        start_timeout=args.start_timeout or DEFAULT_START_TIMEOUT,
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files),
         profile=args.profile, keyword=args.keyword, progress=args.progress)

@@ -78,7 +78,10 @@ def test_results_of_the_wrong_shape_stop_a_property_at_once(tmp_path: Path) -> N
     ran = [r for r in records if r["verdict"] not in ("skipped", "not-run")]
     broken = [r for r in ran if r["verdict"] == "protocol-error"]
     assert broken, "no property met the wrong shape"
-    assert all("not a merge response" in r["message"] for r in broken)
+    # named by the answer's own check (a field a merge result does not have) or, for a shape
+    # with a merge result's fields, by the property's decoding (not a merge response)
+    assert all("not a merge response" in r["message"] or "in a merge result" in r["message"]
+               for r in broken)
     # the properties of other operations get the reference's own answers, and pass
     assert {r["verdict"] for r in ran} == {"protocol-error", "passed"}
     assert status == 1
@@ -114,3 +117,39 @@ def test_sigterm_writes_the_footer_and_every_report(tmp_path: Path) -> None:  # 
     assert (tmp_path / "summary.md").exists()
     assert (tmp_path / "junit.xml").exists()
     _no_orphans(run)
+
+
+def test_an_answer_nested_too_deep_is_a_protocol_error(tmp_path: Path) -> None:  # RUN-13
+    """An answer 100,000 arrays deep is that case's protocol error, like any malformed line:
+    the runner never follows it down its own stack."""
+    status, records, footer = _run("deep", tmp_path, "--vectors", SMALL, "--no-properties")
+    assert len(records) == 10
+    second = next(r for r in records if r["seq"] == 2)
+    assert second["verdict"] == "protocol-error"
+    assert "nested deeper than" in second["message"]
+    assert {r["verdict"] for r in records if r["seq"] != 2} == {"passed"}
+    assert status == 1
+    assert footer["exit_status"] == 1
+
+
+def test_a_start_answer_nested_too_deep_ends_the_run_with_a_reason(tmp_path: Path) -> None:
+    status, records, footer = _run("deep-start", tmp_path, "--vectors", SMALL,
+                                   "--no-properties")
+    assert records == []
+    assert "nested deeper than" in footer["aborted"]
+    assert status == 4
+
+
+def test_a_patch_release_declared_is_named_in_a_normal_run(tmp_path: Path) -> None:  # PROTO-2
+    """A declaration numaspec cannot read is named, with the fix, in every run (not only
+    under --strict), instead of a run that checks nothing and blames the adapter."""
+    out = tmp_path / "out"
+    done = subprocess.run(_command("patch-version", out, "--vectors", SMALL, "--no-properties"),
+                          capture_output=True, text=True, timeout=HANG, check=False)
+    _, records, footer = read_report(out / "report.jsonl")
+    assert records == []
+    assert done.returncode == 4
+    for text in (footer["aborted"], done.stdout):
+        assert "'1.30.14'" in text
+        assert "kubelet_versions[0]" in text
+        assert "'1.30'" in text

@@ -163,14 +163,46 @@ def test_an_adapter_that_cannot_start_still_gets_a_report(tmp_path: Path) -> Non
     assert "aborted" in printed
 
 
+def test_the_start_timeout_is_a_setting_of_its_own(tmp_path: Path) -> None:  # RUN-2
+    status, _, records, footer, _ = run(tmp_path / "short", misbehave("slow-start"),
+                                        start_timeout=0.5)
+    assert status == 4
+    assert records == []
+    assert "no answer to start within 0.5s" in footer["aborted"]
+    status, header, records, _, _ = run(tmp_path / "long", misbehave("slow-start"),
+                                        start_timeout=30.0)
+    assert status == 0
+    assert header["start_timeout"] == 30.0
+    assert {r["verdict"] for r in records} == {"passed"}
+
+
 def test_strict_mode_turns_schema_violations_into_protocol_errors(tmp_path: Path) -> None:
-    _, _, records, _, _ = run(tmp_path / "lax", misbehave("bad-schema"))
+    # a wrong type inside a result: a normal run judges the answer (it differs), --strict
+    # refuses it against the schema, naming the path
+    _, _, records, _, _ = run(tmp_path / "lax", misbehave("bad-type"))
+    typed = [r for r in records if r["op"] == "merge" and r["verdict"] != "passed"]
+    assert typed
     assert not any(r["verdict"] == "protocol-error" for r in records)
-    status, _, records, _, _ = run(tmp_path / "strict", misbehave("bad-schema"), strict=True)
-    merge = [r for r in records if r["op"] == "merge"]
-    assert all(r["verdict"] == "protocol-error" and "strict:" in r["message"] for r in merge)
-    assert "'extra'" in merge[0]["message"]
+    status, _, records, _, _ = run(tmp_path / "strict", misbehave("bad-type"), strict=True)
+    strict = [r for r in records if r["verdict"] == "protocol-error"]
+    assert strict
+    assert all("strict:" in r["message"] and "numa_affinity" in r["message"] for r in strict)
     assert status == 1
+
+
+@pytest.mark.parametrize("mode", ["bad-schema", "extra-field"])
+def test_a_normal_and_a_strict_run_refuse_the_same_fields(tmp_path: Path, mode: str) -> None:
+    """PROTO-3, PROTO-6: a field the protocol does not define, in the answer or at the top of
+    a result, is a protocol error in every run, not only under --strict (facts for the report
+    go in the start answer's implementation.metadata)."""
+    for strict in (False, True):
+        status, _, records, _, _ = run(tmp_path / str(strict), misbehave(mode), strict=strict)
+        merge = [r for r in records if r["op"] == "merge"]
+        assert merge
+        assert all(r["verdict"] == "protocol-error" for r in merge), (strict, merge[0])
+        assert all("'extra'" in r["message"] or "'debug'" in r["message"] for r in merge)
+        # bad-schema spoils merge results only; extra-field every answer: probably broken
+        assert status == (1 if mode == "bad-schema" else 3)
 
 
 # --- in-process implementations ------------------------------------------------------------

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import os
 import queue
+import re
 import shlex
 import shutil
 import signal
@@ -52,7 +54,9 @@ from numaspec.strict_json import bounded_int, finite_float
 
 __all__ = [
     "DEFAULT_MAX_LINE",
+    "DEFAULT_START_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "MAX_ANSWER_DEPTH",
     "Answer",
     "Connection",
     "ExecConnection",
@@ -65,14 +69,29 @@ __all__ = [
 
 #: RUN-2: an answer line longer than this is a protocol error (bytes, newline excluded).
 DEFAULT_MAX_LINE = 1 << 20
-#: RUN-2: seconds an implementation gets per case.
+#: RUN-2: seconds an implementation gets per case (``--timeout``).
 DEFAULT_TIMEOUT = 10.0
-_START_TIMEOUT = 60.0
+#: RUN-2: seconds an implementation gets to answer ``start`` (``--start-timeout``): a
+#: program that loads a large model or JIT-compiles may need more than a case does.
+DEFAULT_START_TIMEOUT = 60.0
+#: RUN-13: the deepest nesting an answer may have; no answer of any operation comes near it
+#: (a node session's answers nest about ten deep), and a deeper one would exhaust the
+#: runner's own stack on the way to a verdict.
+MAX_ANSWER_DEPTH = 100
 _STOP_GRACE = 2.0
 _OFFENDING = 300  # bytes of an offending line kept in the report
 _STDERR_KEEP = 64 * 1024
 
 Status = Literal["result", "skipped", "errored", "crashed", "timeout", "protocol-error"]
+
+
+#: PROTO-2: a declared kubelet release is a minor, ``"1.30"``.
+_MINOR = re.compile(r"^1\.(0|[1-9][0-9]*)$")
+
+
+def _minor_hint(text: str) -> str:
+    found = re.match(r"^v?(1\.\d+)", text.strip())
+    return f"here {found.group(1)!r}" if found else "for example '1.30'"
 
 
 @attrs.frozen
@@ -118,6 +137,14 @@ class Implementation:
             raise AdapterError(f"unknown operations {unknown} (known: {', '.join(OPERATIONS)})",
                                where=where)
         versions = strings("kubelet_versions")
+        for key, listed in (("kubelet_versions", versions),
+                            ("node_kubelet_versions", strings("node_kubelet_versions", ()))):
+            for index, version in enumerate(listed):
+                if not _MINOR.match(version):
+                    raise AdapterError(
+                        f"'implementation.{key}[{index}]' is {version!r}, not a kubelet minor "
+                        f"release: declare \"1.<minor>\" ({_minor_hint(version)}); a patch "
+                        "release goes in 'version' or 'metadata'", where=where)
         return cls(name=text("name"), version=text("version"), language=text("language"),
                    homepage=text("homepage"), issues=text("issues"),
                    kubelet_versions=versions,
@@ -187,13 +214,52 @@ def _reject_constant(name: str) -> Any:
 
 def load_answer(line: bytes) -> Any:
     """RUN-13: one answer line as JSON, or ``ValueError``: ``NaN``, ``Infinity``, integers
-    past WIRE-5's bound and numbers past a double are not JSON an implementation may send."""
-    return json.loads(line, parse_constant=_reject_constant, parse_int=bounded_int,
-                      parse_float=finite_float)
+    past WIRE-5's bound, numbers past a double and values nested deeper than
+    :data:`MAX_ANSWER_DEPTH` are not JSON an implementation may send."""
+    try:
+        value = json.loads(line, parse_constant=_reject_constant, parse_int=bounded_int,
+                           parse_float=finite_float)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels") from None
+    if too_deep(value):
+        raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
+    return value
+
+
+def too_deep(value: Any, limit: int = MAX_ANSWER_DEPTH) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` deep (walked without
+    recursion, so that the check itself cannot exhaust the stack)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+#: PROTO-3/PROTO-4: the fields of a run answer, each kind's own; anything else is a protocol
+#: error in every run, as in a ``--strict`` one (extras belong in ``context`` or, for the
+#: implementation as a whole, in the start answer's ``metadata``).
+_ANSWER_FIELDS = {"result": frozenset({"seq", "result"}),
+                  "skipped": frozenset({"seq", "skipped", "message", "issue_url"}),
+                  "errored": frozenset({"seq", "errored", "context"})}
+#: PROTO-3: the fields of each operation's result (its schema's top level); ``--strict``
+#: checks the rest of the result against the schema too.
+_RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
+                  "hints": frozenset({"answers"}), "node": frozenset({"answers"}),
+                  "affinity": frozenset({"answers"}),
+                  "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"})}
 
 
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:
     """PROTO-3/PROTO-4: one decoded run answer → an Answer (a protocol error if it is none)."""
+    if too_deep(answer):  # an in-process answer is not read through load_answer
+        return Answer("protocol-error",
+                      message=f"the answer is nested deeper than {MAX_ANSWER_DEPTH} levels",
+                      offending="(not shown: too deep to print)")
     if not isinstance(answer, dict):
         return Answer("protocol-error", message="the answer is not a JSON object",
                       offending=_truncate(json.dumps(answer)))
@@ -213,8 +279,22 @@ def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: st
                       message="a run answer holds exactly one of result, skipped, errored; "
                               f"this one has {kinds or 'none'}",
                       offending=_truncate(json.dumps(answer)))
+    extra = sorted(set(answer) - _ANSWER_FIELDS[kinds[0]])
+    if extra:
+        return Answer("protocol-error",
+                      message=f"unknown fields {extra} in a {kinds[0]} answer (allowed: "
+                              f"{', '.join(sorted(_ANSWER_FIELDS[kinds[0]]))}; facts for the "
+                              "report go in the start answer's implementation.metadata)",
+                      offending=_truncate(json.dumps(answer)))
     if kinds == ["result"]:
-        return Answer("result", result=answer["result"])
+        result = answer["result"]
+        allowed = _RESULT_FIELDS.get(op)
+        if allowed is not None and isinstance(result, dict) and set(result) - allowed:
+            return Answer("protocol-error",
+                          message=f"unknown fields {sorted(set(result) - allowed)} in a {op} "
+                                  f"result (allowed: {', '.join(sorted(allowed))})",
+                          offending=_truncate(json.dumps(answer)))
+        return Answer("result", result=result)
     if kinds == ["skipped"]:
         return Answer("skipped", message=str(answer.get("message", "")),
                       issue_url=str(answer.get("issue_url", "")))
@@ -265,6 +345,7 @@ class InProcessConnection:
     """
 
     def __init__(self, adapter: JsonAdapter, *, timeout: float = DEFAULT_TIMEOUT,
+                 start_timeout: float = DEFAULT_START_TIMEOUT,
                  strict: StrictChecker | None = None, label: str = "") -> None:
         self.adapter = adapter
         self.timeout = timeout
@@ -275,15 +356,15 @@ class InProcessConnection:
         self._jobs: queue.Queue[tuple[Callable[[], Any], queue.Queue[tuple[bool, Any]]]] = (
             queue.Queue())
         threading.Thread(target=self._work, daemon=True, name="numaspec-impl").start()
-        ok, value = self._call(adapter.start, _START_TIMEOUT)
+        ok, value = self._call(adapter.start, start_timeout)
         if not ok:
             raise AdapterError(f"start() failed: {value}", where=label or "--impl")
-        if strict is not None:
-            problem = strict.start_problem({"ready": True, "version": PROTOCOL_VERSION,
-                                            "implementation": value})
-            if problem:
-                raise AdapterError(f"strict: {problem}", where=label or "--impl")
         self.implementation = Implementation.from_json(value, label or "--impl")
+        # PROTO-2: checked against its schema in every run, as an exec adapter's start answer
+        problem = start_checker().start_problem({"ready": True, "version": PROTOCOL_VERSION,
+                                                 "implementation": value})
+        if problem:
+            raise AdapterError(problem, where=label or "--impl")
 
     def _work(self) -> None:
         while True:
@@ -534,7 +615,8 @@ class ExecConnection:
     """RUN-1..RUN-3: an implementation as a subprocess speaking the adapter protocol."""
 
     def __init__(self, command: str, *, timeout: float = DEFAULT_TIMEOUT,
-                 start_timeout: float = _START_TIMEOUT, max_line: int = DEFAULT_MAX_LINE,
+                 start_timeout: float = DEFAULT_START_TIMEOUT,
+                 max_line: int = DEFAULT_MAX_LINE,
                  strict: StrictChecker | None = None, env: dict[str, str] | None = None,
                  cwd: str | None = None, max_failed_starts: int = 3) -> None:
         self.argv = shlex.split(command)
@@ -587,9 +669,6 @@ class ExecConnection:
         except (ValueError, NumaspecError) as exc:
             return self._failed_start(process, f"start answer is not JSON ({exc}): "
                                                f"{_truncate(line)}")
-        problem = self.strict.start_problem(answer) if self.strict is not None else None
-        if problem:
-            return self._failed_start(process, f"strict: {problem}")
         if not isinstance(answer, dict) or answer.get("ready") is not True:
             return self._failed_start(process, f"not ready: {_truncate(json.dumps(answer))}")
         if answer.get("version") != PROTOCOL_VERSION:
@@ -600,6 +679,12 @@ class ExecConnection:
             implementation = Implementation.from_json(answer.get("implementation"), "start")
         except AdapterError as exc:
             return self._failed_start(process, exc.describe())
+        # PROTO-2: the start answer is checked against its schema in every run, so that a
+        # normal run and a --strict one accept the same declarations (after the checks above,
+        # whose messages say more about the common mistakes).
+        problem = start_checker().start_problem(answer)
+        if problem:
+            return self._failed_start(process, problem)
         if not hasattr(self, "implementation"):
             self.implementation = implementation
         self._process = process
@@ -735,12 +820,12 @@ class ExecConnection:
 
 
 def connect(spec: str, *, timeout: float = DEFAULT_TIMEOUT, max_line: int = DEFAULT_MAX_LINE,
-            strict: bool = False) -> Connection:
+            strict: bool = False, start_timeout: float = DEFAULT_START_TIMEOUT) -> Connection:
     """``exec:COMMAND`` or ``module:object`` → a started connection (RUN-1)."""
     checker = StrictChecker() if strict else None
     if spec.startswith("exec:"):
         return ExecConnection(spec[len("exec:"):], timeout=timeout, max_line=max_line,
-                              strict=checker)
+                              strict=checker, start_timeout=start_timeout)
     target = resolve_object(spec)
     if hasattr(target, "start") and hasattr(target, "run"):
         adapter: JsonAdapter = target
@@ -749,5 +834,12 @@ def connect(spec: str, *, timeout: float = DEFAULT_TIMEOUT, max_line: int = DEFA
     else:
         raise AdapterError(f"{spec} is neither an adapter (start() and run(op, case)) nor a "
                            "merge implementation (name and merge(request))", where="--impl")
-    return InProcessConnection(adapter, timeout=timeout, strict=checker, label=spec)
+    return InProcessConnection(adapter, timeout=timeout, strict=checker, label=spec,
+                               start_timeout=start_timeout)
+
+
+@functools.cache
+def start_checker() -> StrictChecker:
+    """The schemas' checker, built once: every run checks the start answer with it."""
+    return StrictChecker()
 

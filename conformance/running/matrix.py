@@ -782,7 +782,11 @@ def _move_run(work: Path, target: Path) -> Path:
 
 def _run_column(entry: Mapping[str, Any], args: argparse.Namespace, runs: Path, *,
                 index: int, total: int, taken: set[str]) -> tuple[Column, int]:
-    from numaspec.conformance.implementations.connection import DEFAULT_MAX_LINE, DEFAULT_TIMEOUT
+    from numaspec.conformance.implementations.connection import (
+        DEFAULT_MAX_LINE,
+        DEFAULT_START_TIMEOUT,
+        DEFAULT_TIMEOUT,
+    )
     from numaspec.conformance.running.runner import RunConfig, run_conformance
 
     work = runs / f"{index}.running"
@@ -790,6 +794,7 @@ def _run_column(entry: Mapping[str, Any], args: argparse.Namespace, runs: Path, 
     config = RunConfig(
         impl=entry["impl"], out=str(work), expectations=entry.get("expectations"),
         timeout=args.timeout or DEFAULT_TIMEOUT, max_line=args.max_line or DEFAULT_MAX_LINE,
+        start_timeout=args.start_timeout or DEFAULT_START_TIMEOUT,
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files), profile=args.profile, keyword=args.keyword,
         progress=args.progress, rule_table=False)

@@ -31,6 +31,7 @@ import attrs
 from numaspec.conformance.cases.expectations import FAILING, Manifest, load_manifest
 from numaspec.conformance.implementations.connection import (
     DEFAULT_MAX_LINE,
+    DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
     Answer,
     Connection,
@@ -135,6 +136,7 @@ class RunConfig:
     junitxml: str | None = None
     expectations: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    start_timeout: float = DEFAULT_START_TIMEOUT
     max_line: int = DEFAULT_MAX_LINE
     strict: bool = False
     properties: bool = True
@@ -550,7 +552,8 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         "type": "header", "tool": "numaspec", "tool_version": "", "suite_version": "",
         "protocol_version": PROTOCOL_VERSION, "started": _now(), "impl": config.impl,
         "implementation": None, "profile": None, "strict": config.strict,
-        "expectations": config.expectations, "timeout": config.timeout}
+        "expectations": config.expectations, "timeout": config.timeout,
+        "start_timeout": config.start_timeout}
     records: list[dict[str, Any]] = []
     footer: dict[str, Any] = {"type": "footer"}
     connection: Connection | None = None
@@ -581,6 +584,7 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
             selected = {c.id for c in cases}
             left_out = {r for c in known if c.id not in selected for r in c.rules}
         connection = connect(config.impl, timeout=config.timeout, max_line=config.max_line,
+                             start_timeout=config.start_timeout,
                              strict=config.strict)
         header["implementation"] = connection.implementation.raw
         cases = for_implementation(cases, connection.implementation)
