@@ -21,18 +21,18 @@ func PinnedVersion() string {
 	if pinnedVersion != "" {
 		return pinnedVersion
 	}
-	return linkedKubernetes()
+	return ModuleVersion(kubernetesModule)
 }
 
-// linkedKubernetes is the version of k8s.io/kubernetes in the binary's build
-// information ("" when it has none).
-func linkedKubernetes() string {
+// ModuleVersion is the version of the module path in this binary's build
+// information, its replacement's when replaced ("" when it has none).
+func ModuleVersion(path string) string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""
 	}
 	for _, dep := range info.Deps {
-		if dep.Path == kubernetesModule {
+		if dep.Path == path {
 			if dep.Replace != nil {
 				return dep.Replace.Version
 			}
@@ -46,7 +46,7 @@ func linkedKubernetes() string {
 // k8s.io/kubernetes the binary links: releases.json and the release's
 // go.mod disagree (../build.sh checks that too, before building).
 func checkPinnedVersion() {
-	linked := linkedKubernetes()
+	linked := ModuleVersion(kubernetesModule)
 	if pinnedVersion == "" || linked == "" || pinnedVersion == linked {
 		return
 	}
