@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Regenerate <dir>/go.mod for one kubelet release: require k8s.io/kubernetes
 # and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
-# in kubernetes' own go.mod) to the matching v0.X.Y; require common and, for
-# 1.29 and later, probe (the shared node probe, merge and adapter) and, for
-# 1.32 and later, podlevel (the pod-level resources defaulting), each replaced
-# by the local directory; a stub-vbom/ directory in <dir> replaces
-# the dead vbom.ml/util (1.18), and <dir>/extra.gomod, when present, is
-# appended verbatim (a dependency pinned so the binary runs). Then runs go mod
-# tidy.
+# in kubernetes' own go.mod) to the matching v0.X.Y; require the local modules
+# the release's main.go builds on, each replaced by its directory: common,
+# and for the merge-only releases (before 1.29) mergeonly; for 1.29 and later
+# release (the shim), probe, podlevel and machineinfo, whose directory is the
+# one of the cadvisor module kubernetes requires (machineinfo/libmodel for
+# github.com/google/cadvisor/lib, 1.37 on; else machineinfo/infov1). A
+# stub-vbom/ directory in <dir> replaces the dead vbom.ml/util (1.18), and
+# <dir>/extra.gomod, when present, is appended verbatim (a dependency pinned
+# so the binary runs). Then runs go mod tidy, which reads the shared packages'
+# files whatever their build tags (so they import only what every release
+# they serve has: README.md, Layout).
 # Usage: ./gen-gomod.sh v1.30.14 v1_30
 set -euo pipefail
 ver="$1"; dir="$2"
@@ -17,6 +21,13 @@ minor="${ver#v1.}"; minor="${minor%%.*}"
 cd "$here/$dir"
 gomod_file="$(go mod download -json "k8s.io/kubernetes@$ver" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
 mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" | sort -u)"
+if [ "$minor" -ge 29 ]; then
+  locals=(common machineinfo podlevel probe release)
+else
+  locals=(common mergeonly)
+fi
+machineinfo=machineinfo/infov1
+if grep -q '^\s*github.com/google/cadvisor/lib ' "$gomod_file"; then machineinfo=machineinfo/libmodel; fi
 {
   echo "module numaspec.invalid/kubelet-oracle/$dir"
   echo
@@ -24,14 +35,15 @@ mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" |
   echo
   echo "require ("
   echo "	k8s.io/kubernetes $ver"
-  echo "	numaspec.invalid/kubelet-oracle/common v0.0.0"
-  if [ "$minor" -ge 32 ]; then echo "	numaspec.invalid/kubelet-oracle/podlevel v0.0.0"; fi
-  if [ "$minor" -ge 29 ]; then echo "	numaspec.invalid/kubelet-oracle/probe v0.0.0"; fi
+  for m in "${locals[@]}"; do echo "	numaspec.invalid/kubelet-oracle/$m v0.0.0"; done
   echo ")"
   echo
-  echo "replace numaspec.invalid/kubelet-oracle/common => ../common"
-  if [ "$minor" -ge 32 ]; then echo "replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel"; fi
-  if [ "$minor" -ge 29 ]; then echo "replace numaspec.invalid/kubelet-oracle/probe => ../probe"; fi
+  echo "replace ("
+  for m in "${locals[@]}"; do
+    d="$m"; if [ "$m" = machineinfo ]; then d="$machineinfo"; fi
+    echo "	numaspec.invalid/kubelet-oracle/$m => ../$d"
+  done
+  echo ")"
   echo
   if [ -d stub-vbom ]; then
     echo "// vbom.ml/util is in the module graph (through k8s.io/kubectl) but no"

@@ -16,7 +16,11 @@ import (
 //
 // and -version (after the mode, or alone) prints the pinned k8s.io/kubernetes
 // version.
+//
+// A binary stamped with a version (PinnedVersion) other than the
+// k8s.io/kubernetes it links exits at once (status 2).
 func ReleaseMain(adapter Release, oracle Evaluator, newProbe func() NodeProbe) {
+	checkPinnedVersion()
 	args := os.Args[1:]
 	mode := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {

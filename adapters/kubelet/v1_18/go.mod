@@ -3,11 +3,8 @@ module numaspec.invalid/kubelet-oracle/v1_18
 go 1.26
 
 require (
-	k8s.io/apimachinery v0.18.19
-	k8s.io/apiserver v0.18.19
-	k8s.io/component-base v0.18.19
 	k8s.io/kubernetes v1.18.19
-	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/mergeonly v0.0.0
 )
 
 require (
@@ -55,8 +52,11 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.2.8 // indirect
 	k8s.io/api v0.18.19 // indirect
+	k8s.io/apimachinery v0.18.19 // indirect
+	k8s.io/apiserver v0.18.19 // indirect
 	k8s.io/client-go v0.18.19 // indirect
 	k8s.io/cloud-provider v0.18.19 // indirect
+	k8s.io/component-base v0.18.19 // indirect
 	k8s.io/cri-api v0.0.0 // indirect
 	k8s.io/csi-translation-lib v0.18.19 // indirect
 	k8s.io/klog v1.0.0 // indirect
@@ -65,11 +65,15 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20200324210504-a9aa75ae1b89 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v3 v3.0.1 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
+)
 
 // vbom.ml/util is in the module graph (through k8s.io/kubectl) but no
 // package of it is imported, and its origin no longer serves it: a stub.

@@ -3,12 +3,8 @@ module numaspec.invalid/kubelet-oracle/v1_23
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.43.1
-	k8s.io/apimachinery v0.23.17
-	k8s.io/apiserver v0.23.17
-	k8s.io/component-base v0.23.17
 	k8s.io/kubernetes v1.23.17
-	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/mergeonly v0.0.0
 )
 
 require (
@@ -23,6 +19,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.2 // indirect
+	github.com/google/cadvisor v0.43.1 // indirect
 	github.com/google/go-cmp v0.5.5 // indirect
 	github.com/google/gofuzz v1.1.0 // indirect
 	github.com/google/uuid v1.1.2 // indirect
@@ -58,8 +55,11 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.23.17 // indirect
+	k8s.io/apimachinery v0.23.17 // indirect
+	k8s.io/apiserver v0.23.17 // indirect
 	k8s.io/client-go v0.23.17 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
+	k8s.io/component-base v0.23.17 // indirect
 	k8s.io/component-helpers v0.23.17 // indirect
 	k8s.io/cri-api v0.0.0 // indirect
 	k8s.io/klog/v2 v2.30.0 // indirect
@@ -68,12 +68,16 @@ require (
 	k8s.io/kubelet v0.0.0 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20211116205334-6203023598ed // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20211020170558-c049b76a60c6 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.23.17.
 replace (

@@ -3,12 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_24
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.44.2
-	k8s.io/apimachinery v0.24.17
-	k8s.io/apiserver v0.24.17
 	k8s.io/component-base v0.24.17
 	k8s.io/kubernetes v1.24.17
-	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/mergeonly v0.0.0
 )
 
 require (
@@ -31,6 +28,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.2 // indirect
+	github.com/google/cadvisor v0.44.2 // indirect
 	github.com/google/gnostic v0.5.7-v3refs // indirect
 	github.com/google/go-cmp v0.5.5 // indirect
 	github.com/google/gofuzz v1.1.0 // indirect
@@ -75,6 +73,8 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.24.17 // indirect
+	k8s.io/apimachinery v0.24.17 // indirect
+	k8s.io/apiserver v0.24.17 // indirect
 	k8s.io/client-go v0.24.17 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-helpers v0.24.17 // indirect
@@ -86,12 +86,16 @@ require (
 	k8s.io/kubelet v0.0.0 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20220210201930-3a6ce19ff2f9 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20211208200746-9f7c6b3444d2 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.24.17.
 replace (

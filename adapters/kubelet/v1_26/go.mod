@@ -3,12 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_26
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.46.1
-	k8s.io/apimachinery v0.26.15
-	k8s.io/apiserver v0.26.15
 	k8s.io/component-base v0.26.15
 	k8s.io/kubernetes v1.26.15
-	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/mergeonly v0.0.0
 )
 
 require (
@@ -28,6 +25,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor v0.46.1 // indirect
 	github.com/google/gnostic v0.5.7-v3refs // indirect
 	github.com/google/go-cmp v0.5.9 // indirect
 	github.com/google/gofuzz v1.1.0 // indirect
@@ -66,6 +64,8 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.26.15 // indirect
+	k8s.io/apimachinery v0.26.15 // indirect
+	k8s.io/apiserver v0.26.15 // indirect
 	k8s.io/client-go v0.26.15 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-helpers v0.26.15 // indirect
@@ -78,12 +78,16 @@ require (
 	k8s.io/kubelet v0.26.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20221107191617-1a15be271d1d // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20220713155537-f223a00ba0e2 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.26.15.
 replace (

@@ -1,14 +1,21 @@
-// kubelet-adapter-v1.26: this release's one binary (../README.md): the
-// numaspec adapter protocol (merge only), or with "merge" the merge oracle.
-// 1.26 has no node probe and does not use package probe.
+// kubelet-adapter-<version>: this release's one binary (../README.md): the
+// numaspec adapter protocol (merge only), or with "merge" the merge oracle,
+// over ../mergeonly; no node probe. ../build.sh builds it with the release's
+// tags and version (releases.json). The feature gates its kubelet binary adds
+// outside pkg/features: the logging gates (cmd/kubelet/app/server.go's init)
+// and the metrics gates (pkg/kubelet/server's init).
 package main
 
 import (
-	"numaspec.invalid/kubelet-oracle/common"
-	"numaspec.invalid/kubelet-oracle/v1_26/release"
+	// This module's own import of k8s.io/kubernetes, which keeps the pinned
+	// release a direct requirement of go.mod (go mod tidy marks one only the
+	// shared packages import as indirect).
+	_ "k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+
+	logsapi "k8s.io/component-base/logs/api/v1"
+	metricsfeatures "k8s.io/component-base/metrics/features"
+
+	"numaspec.invalid/kubelet-oracle/mergeonly"
 )
 
-func main() {
-	release.Setup()
-	common.ReleaseMain(release.Adapter{}, release.Oracle{}, nil)
-}
+func main() { mergeonly.Main(logsapi.AddFeatureGates, metricsfeatures.AddFeatureGates) }

@@ -3,12 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_28
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.47.3
-	k8s.io/apimachinery v0.28.15
-	k8s.io/apiserver v0.28.15
 	k8s.io/component-base v0.28.15
 	k8s.io/kubernetes v1.28.15
-	numaspec.invalid/kubelet-oracle/common v0.0.0
+	numaspec.invalid/kubelet-oracle/mergeonly v0.0.0
 )
 
 require (
@@ -36,6 +33,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor v0.47.3 // indirect
 	github.com/google/cel-go v0.16.1 // indirect
 	github.com/google/gnostic-models v0.6.8 // indirect
 	github.com/google/go-cmp v0.5.9 // indirect
@@ -102,6 +100,8 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.28.15 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.28.15 // indirect
+	k8s.io/apiserver v0.28.15 // indirect
 	k8s.io/client-go v0.28.15 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-helpers v0.28.15 // indirect
@@ -116,13 +116,17 @@ require (
 	k8s.io/kubelet v0.28.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.1.2 // indirect
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.28.15.
 replace (

@@ -3,14 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_29
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.48.1
-	k8s.io/api v0.29.15
-	k8s.io/apimachinery v0.29.15
-	k8s.io/apiserver v0.29.15
 	k8s.io/kubernetes v1.29.15
-	k8s.io/utils v0.0.0-20230726121419-3b25d923346b
-	numaspec.invalid/kubelet-oracle/common v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
+	numaspec.invalid/kubelet-oracle/release v0.0.0
 )
 
 require (
@@ -49,6 +44,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor v0.48.1 // indirect
 	github.com/google/cel-go v0.17.7 // indirect
 	github.com/google/gnostic-models v0.6.8 // indirect
 	github.com/google/go-cmp v0.6.0 // indirect
@@ -125,7 +121,10 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.29.15 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.29.15 // indirect
+	k8s.io/apiserver v0.29.15 // indirect
 	k8s.io/client-go v0.29.15 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-base v0.29.15 // indirect
@@ -140,15 +139,23 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.29.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/utils v0.0.0-20230726121419-3b25d923346b // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.28.0 // indirect
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.1 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
-
-replace numaspec.invalid/kubelet-oracle/probe => ../probe
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
+	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
+	numaspec.invalid/kubelet-oracle/probe => ../probe
+	numaspec.invalid/kubelet-oracle/release => ../release
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.29.15.
 replace (

@@ -3,14 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_33
 go 1.26
 
 require (
-	github.com/google/cadvisor v0.52.1
-	k8s.io/api v0.33.13
-	k8s.io/apimachinery v0.33.13
 	k8s.io/kubernetes v1.33.13
-	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
-	numaspec.invalid/kubelet-oracle/common v0.0.0
-	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
+	numaspec.invalid/kubelet-oracle/release v0.0.0
 )
 
 require (
@@ -49,6 +44,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/btree v1.1.3 // indirect
+	github.com/google/cadvisor v0.52.1 // indirect
 	github.com/google/cel-go v0.23.2 // indirect
 	github.com/google/gnostic-models v0.6.9 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -117,7 +113,9 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.33.13 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.33.13 // indirect
 	k8s.io/apiserver v0.33.13 // indirect
 	k8s.io/client-go v0.33.13 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
@@ -134,6 +132,10 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.33.13 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -141,11 +143,13 @@ require (
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
-
-replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
-
-replace numaspec.invalid/kubelet-oracle/probe => ../probe
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
+	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
+	numaspec.invalid/kubelet-oracle/probe => ../probe
+	numaspec.invalid/kubelet-oracle/release => ../release
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.33.13.
 replace (

@@ -3,16 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_35
 go 1.26
 
 require (
-	github.com/go-logr/logr v1.4.3
-	github.com/google/cadvisor v0.53.0
-	k8s.io/api v0.35.8
-	k8s.io/apimachinery v0.35.8
-	k8s.io/klog/v2 v2.130.1
 	k8s.io/kubernetes v1.35.8
-	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4
-	numaspec.invalid/kubelet-oracle/common v0.0.0
-	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
+	numaspec.invalid/kubelet-oracle/release v0.0.0
 )
 
 require (
@@ -43,6 +36,7 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
 	github.com/go-openapi/jsonreference v0.20.2 // indirect
@@ -51,6 +45,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/btree v1.1.3 // indirect
+	github.com/google/cadvisor v0.53.0 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -122,7 +117,9 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.35.8 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.35.8 // indirect
 	k8s.io/apiserver v0.35.8 // indirect
 	k8s.io/client-go v0.35.8 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
@@ -133,11 +130,16 @@ require (
 	k8s.io/cri-client v0.0.0 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.35.8 // indirect
+	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kms v0.35.8 // indirect
 	k8s.io/kube-openapi v0.0.0-20250910181357-589584f1c912 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.35.8 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -145,11 +147,13 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
-
-replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
-
-replace numaspec.invalid/kubelet-oracle/probe => ../probe
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
+	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
+	numaspec.invalid/kubelet-oracle/probe => ../probe
+	numaspec.invalid/kubelet-oracle/release => ../release
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.35.8.
 replace (

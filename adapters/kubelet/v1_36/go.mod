@@ -3,16 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_36
 go 1.26.0
 
 require (
-	github.com/go-logr/logr v1.4.3
-	github.com/google/cadvisor v0.56.2
-	k8s.io/api v0.36.3
-	k8s.io/apimachinery v0.36.3
-	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.36.3
-	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2
-	numaspec.invalid/kubelet-oracle/common v0.0.0
-	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
+	numaspec.invalid/kubelet-oracle/release v0.0.0
 )
 
 require (
@@ -43,6 +36,7 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
 	github.com/go-openapi/jsonreference v0.20.2 // indirect
@@ -50,6 +44,7 @@ require (
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor v0.56.2 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -120,7 +115,9 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.36.3 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
@@ -131,12 +128,17 @@ require (
 	k8s.io/cri-client v0.0.0 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.36.3 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.36.3 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.36.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/streaming v0.36.3 // indirect
+	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -144,11 +146,13 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
-
-replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
-
-replace numaspec.invalid/kubelet-oracle/probe => ../probe
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
+	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
+	numaspec.invalid/kubelet-oracle/probe => ../probe
+	numaspec.invalid/kubelet-oracle/release => ../release
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.36.3.
 replace (

@@ -3,16 +3,9 @@ module numaspec.invalid/kubelet-oracle/v1_37
 go 1.26.0
 
 require (
-	github.com/go-logr/logr v1.4.3
-	github.com/google/cadvisor/lib v0.60.5
-	k8s.io/api v0.37.2
-	k8s.io/apimachinery v0.37.2
-	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.37.2
-	k8s.io/utils v0.0.0-20260626114624-be93311217bd
-	numaspec.invalid/kubelet-oracle/common v0.0.0
-	numaspec.invalid/kubelet-oracle/podlevel v0.0.0
 	numaspec.invalid/kubelet-oracle/probe v0.0.0
+	numaspec.invalid/kubelet-oracle/release v0.0.0
 )
 
 require (
@@ -39,6 +32,7 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
@@ -56,6 +50,7 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor/lib v0.60.5 // indirect
 	github.com/google/cel-go v0.29.2 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -121,7 +116,9 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+	k8s.io/api v0.37.2 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apimachinery v0.37.2 // indirect
 	k8s.io/apiserver v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
@@ -132,12 +129,17 @@ require (
 	k8s.io/cri-client v0.0.0 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.37.2 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.37.2 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubelet v0.37.2 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/streaming v0.37.2 // indirect
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
+	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
+	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -145,11 +147,13 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace numaspec.invalid/kubelet-oracle/common => ../common
-
-replace numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
-
-replace numaspec.invalid/kubelet-oracle/probe => ../probe
+replace (
+	numaspec.invalid/kubelet-oracle/common => ../common
+	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/libmodel
+	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel
+	numaspec.invalid/kubelet-oracle/probe => ../probe
+	numaspec.invalid/kubelet-oracle/release => ../release
+)
 
 // k8s.io/kubernetes requires its staging modules at v0.0.0; pin them to v0.37.2.
 replace (

@@ -1,0 +1,1 @@
+../machineinfo.go

@@ -1,0 +1,16 @@
+//go:build kubelet1.36
+
+package release
+
+// 1.36 on: admit attributes name the operation.
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+)
+
+// fitAttributes: what the resource fit's Admit gets for a pod being added
+// (1.36 passes the operation to the fit, not yet to the Topology Manager).
+func fitAttributes(pod *v1.Pod, others []*v1.Pod) *lifecycle.PodAdmitAttributes {
+	return &lifecycle.PodAdmitAttributes{Pod: pod, OtherPods: others, Operation: lifecycle.AddOperation}
+}
