@@ -37,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,11 +85,25 @@ def _quantity_table() -> None:
 
 
 def _checkpoints() -> None:
-    root = REPO / "adapters" / "kubelet" / "checkpoints"
-    for module in sorted(p.parent for p in root.glob("v1_*/go.mod")):
+    kubelet = REPO / "adapters" / "kubelet"
+    for module in sorted(p.parent for p in (kubelet / "checkpoints").glob("v1_*/go.mod")):
         out = REPO / "tests" / "fixtures" / "state" / module.name
-        subprocess.run(["go", "run", ".", str(out)], cwd=module, check=True,
-                       env={**os.environ, "GOFLAGS": "-mod=mod -p=1"})
+        tags = subprocess.run(["bash", str(kubelet / "build.sh"), "-tags", module.name],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        # written afresh (a writer that finds a state file restores from it), then copied over
+        # the fixtures, whose hand-kept files (pods.yaml, machine.json, ...) stay
+        with tempfile.TemporaryDirectory() as fresh:
+            done = subprocess.run(["go", "run", "-tags", tags, ".", fresh], cwd=module,
+                                  capture_output=True, text=True,
+                                  env={**os.environ, "GOFLAGS": "-mod=mod -p=1"})
+            if done.returncode != 0:
+                sys.stderr.write(done.stderr[-3000:])
+                raise subprocess.CalledProcessError(done.returncode, done.args)
+            for path in Path(fresh).rglob("*"):
+                if path.is_file():
+                    target = out / path.relative_to(fresh)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
 
 
 def _comparison() -> None:
