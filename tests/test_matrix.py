@@ -133,6 +133,8 @@ def test_counts_come_from_each_report(matrices: dict[str, Path]) -> None:
     assert (skip_node["skipped"] > 0, skip_node["failed"]) == (True, 0)
     assert (merge_only["not_claimed"] > 0, merge_only["skipped"]) == (True, 0)
     assert matrix["summary"]["failing"] == ["wrong"]
+    # skip-node skips node cases inside its claims: not failing, not green either (RUN-7)
+    assert matrix["summary"]["unchecked"] == [matrix["implementations"][2]["key"]]
     assert matrix["summary"]["same_suite"]
     # A rule row counts the cases citing the rule; a chapter's totals each case once.
     merge = next(c for c in matrix["chapters"] if c["file"] == "merge.md")

@@ -108,12 +108,15 @@ def test_wrong_answers_fail_with_the_differences(tmp_path: Path) -> None:
 
 
 def test_skipped_and_errored_answers_are_counted_not_hidden(tmp_path: Path) -> None:
-    status, _, records, _, printed = run(tmp_path / "s", misbehave("skip-node"))
+    status, _, records, footer, printed = run(tmp_path / "s", misbehave("skip-node"))
     skipped = [r for r in records if r["verdict"] == "skipped"]
-    assert status == 0
+    # RUN-7: skipped inside the claims (it claims every node), so not judged: never green
+    assert status == 5
     assert len(skipped) == 2
     assert all(r["skip_source"] == "implementation" and r["issue_url"] for r in skipped)
     assert "2 skipped (2 by implementation)" in printed
+    assert "NOT EVERYTHING CLAIMED WAS CHECKED" in printed
+    assert {u["id"] for u in footer["unjudged"]} == {r["id"] for r in skipped}
     status, _, records, _, _ = run(tmp_path / "e", misbehave("error-merge"))
     errored = [r for r in records if r["verdict"] == "errored"]
     assert status == 1
@@ -245,7 +248,8 @@ def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) ->
     assert status == 0
     assert {r["op"] for r in undeclared} == {"node"}
     assert "does not declare the 'node' operation" in undeclared[0]["message"]
-    assert "not claimed (2 undeclared)" in printed
+    assert "not claimed (2 operation not served)" in printed
+    assert "2 cases of the 'node' operation, which it does not serve" in printed
 
 
 # --- RUN-5: expectations -------------------------------------------------------------------
@@ -700,3 +704,19 @@ def test_the_suite_version_does_not_change_with_a_run_s_selection(tmp_path: Path
         headers.append(header["suite_version"])
     assert headers == [whole, whole, whole]
     assert suite_version() != whole  # the spec's vectors are another suite than SMALL
+
+
+@pytest.mark.parametrize("mode", ["stderr", "skip-node", "wrong", "hang-always"])
+def test_every_report_line_follows_the_report_schema(tmp_path: Path, mode: str) -> None:
+    """RUN-6: spec/schemas/report.schema.json describes every line a run writes, whatever
+    the run's end: green, unjudged (5), failing (1) or given up on (3)."""
+    from numaspec.conformance.implementations.strict import schema_registry
+
+    validator = jsonschema.Draft202012Validator({"$ref": "tag:numaspec,2026:report"},
+                                                registry=schema_registry())
+    status, _, _, _, _ = run(tmp_path, misbehave(mode), timeout=0.5)
+    assert status == {"stderr": 0, "skip-node": 5, "wrong": 1, "hang-always": 3}[mode]
+    for number, line in enumerate((tmp_path / "out" / "report.jsonl").read_text(
+            encoding="utf-8").splitlines(), 1):
+        problems = [e.message for e in validator.iter_errors(json.loads(line))]
+        assert not problems, f"line {number}: {problems[:3]}"

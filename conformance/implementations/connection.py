@@ -48,6 +48,7 @@ from numaspec.conformance.implementations.adapter import (
 from numaspec.conformance.implementations.claims import Claims, claims_of
 from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
+from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.protocols.adapter_protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_error
 from numaspec.strict_json import bounded_int, finite_float
@@ -84,6 +85,23 @@ _STDERR_KEEP = 64 * 1024
 
 Status = Literal["result", "skipped", "errored", "crashed", "timeout", "protocol-error"]
 
+
+def _created_minors(case: Any) -> list[tuple[int, str]]:
+    """The releases of the nodes a session's ``create`` steps make, as minors (``"1.33"``),
+    with the step's index; versions numaspec does not read are left to the case itself."""
+    steps = case.get("steps") if isinstance(case, dict) else None
+    found = []
+    for index, step in enumerate(steps if isinstance(steps, list) else ()):
+        node = step.get("node") if isinstance(step, dict) and step.get("op") == "create" else None
+        version = node.get("kubeletVersion") if isinstance(node, dict) else None
+        match = _VERSION.match(version.strip()) if isinstance(version, str) else None
+        if match:
+            found.append((index, f"1.{match.group(1)}"))
+    return found
+
+
+#: VER-1's reading of a kubelet version: the minor of ``1.30``, ``v1.30.4``, ``1.30.4-rc.0``.
+_VERSION = re.compile(r"^v?1\.(0|[1-9][0-9]*)(?:\.\d+)?(?:[-+].*)?$")
 
 #: PROTO-2: a declared kubelet release is a minor, ``"1.30"``.
 _MINOR = re.compile(r"^1\.(0|[1-9][0-9]*)$")
@@ -153,8 +171,11 @@ class Implementation:
                    claims=Claims.from_json(value.get("claims"),
                                            f"{where}: implementation.claims"))
 
-    def declares(self, op: str, kubelet_version: str | None) -> str | None:
-        """Why a case is not for this implementation, or None when it is (RUN-4)."""
+    def declares(self, op: str, kubelet_version: str | None, case: Any = None) -> str | None:
+        """Why a case is not for this implementation, or None when it is (RUN-4).  A node
+        session (``case``) is the implementation's only if every node it creates is of a
+        release it declares: a session that replaces a 1.30 node by a 1.33 one is not for an
+        implementation of 1.30 alone."""
         if op not in self.operations:
             return f"{self.name} does not declare the {op!r} operation"
         if kubelet_version is None:
@@ -162,6 +183,12 @@ class Implementation:
         versions = self.kubelet_versions if op == "merge" else self.node_kubelet_versions
         if kubelet_version not in versions:
             return f"{self.name} does not declare kubelet {kubelet_version} for {op!r}"
+        for index, created in _created_minors(case):
+            # a release numaspec does not model for the node is the case's own business: the
+            # expected answer is numaspec's refusal of it (NODE-0)
+            if created not in versions and int(created[2:]) in NODE_VERSIONS:
+                return (f"step {index} creates a kubelet {created} node, which {self.name} "
+                        f"does not declare for {op!r}")
         return None
 
     def outside_claims(self, op: str, case: Any, expected: Any, rules: Sequence[str]

@@ -282,6 +282,9 @@ def _status(footer: Mapping[str, Any], header: Mapping[str, Any], totals: Mappin
         return f"fails {totals['failed']} of {totals['cases']} cases"
     if footer.get("stale_expectations"):
         return f"{len(footer['stale_expectations'])} stale expectations"
+    if footer.get("unjudged"):
+        return (f"not everything claimed was checked: {len(footer['unjudged'])} claimed cases "
+                "not judged")
     if footer.get("exit_status", 0):
         return f"exit status {footer['exit_status']}"
     return "conforms"
@@ -441,7 +444,8 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
         "summary": {
             "implementations": len(implementations),
             "conforming": [i["key"] for i in implementations if i["exit_status"] == 0],
-            "failing": [i["key"] for i in implementations if i["exit_status"] != 0],
+            "failing": [i["key"] for i in implementations if i["exit_status"] not in (0, 5)],
+            "unchecked": [i["key"] for i in implementations if i["exit_status"] == 5],
             "same_suite": len(suites) <= 1,
             "chapters_with_cases": sum(1 for c in spec_rows if c["rules"]),
             "rules_with_cases": sum(len(c["rules"]) for c in spec_rows),

@@ -16,7 +16,9 @@ Verdicts: ``passed``, ``failed``, ``xfailed`` (failed as the manifest expects), 
 (passed although the manifest expects a failure), ``skipped`` (with ``skip_source``: the
 implementation, the manifest, ``undeclared`` when it does not declare the operation or
 kubelet version, or ``not-claimed`` when the case lies outside its capability claims,
-PROTO-7; the last two are counted apart, as "not claimed"), ``errored`` (the
+PROTO-7; the last two are counted apart, as "not claimed"; ``unjudgeable`` when no case
+inside the claims could be drawn for a property; a skip by the implementation or an
+unjudgeable property inside the claims keeps the run from going green, RUN-7), ``errored`` (the
 implementation reported its own error), ``crashed``, ``timeout``, ``protocol-error``,
 ``not-run`` (the run gave up on the implementation); and for ``predict`` cases ``refused``: a
 scheduler kept a pod off a node whose kubelet would admit it (PRED-4: conservative, counted
@@ -199,8 +201,11 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     counts = _counts(records)
     skipped_by = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped"
                          and r.get("skip_source") not in NOT_CLAIMED)
-    not_claimed = Counter(r.get("skip_source", "") for r in records if r["verdict"] == "skipped"
-                          and r.get("skip_source") in NOT_CLAIMED)
+    declared = set(impl.get("operations") or ())
+    not_claimed = Counter(
+        ("not-claimed" if r.get("skip_source") == "not-claimed"
+         else "undeclared" if r.get("op") in declared else "operation not served")
+        for r in records if r["verdict"] == "skipped" and r.get("skip_source") in NOT_CLAIMED)
     parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v] and v != "skipped"]
     if skipped_by:
         parts.append(f"{sum(skipped_by.values())} skipped ("
@@ -215,15 +220,28 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     releases = _by_release(records)
     if releases:
         lines.append(f"vectors run per kubelet release: {releases}")
+    lines += _not_served(impl, records)
     if footer.get("adapter_probably_broken"):
         lines.append("EVERY CASE FAILED: the adapter is probably broken (check its start-up, "
                      "its stdout discipline and the stderr below), not the implementation.")
     if footer.get("nothing_checked"):
         lines.append("NOTHING WAS CHECKED: every case was skipped.  Declare the operations and "
                      "kubelet versions you implement, and skip only known gaps.")
-    if impl.get("claims") and skipped_by.get("implementation"):
-        lines.append(f"{skipped_by['implementation']} cases inside the implementation's own "
-                     "claims were skipped by it: narrow the claims (PROTO-7) or answer them.")
+    unjudged = footer.get("unjudged") or []
+    if unjudged:
+        by_impl = [u for u in unjudged if "drawn" not in u.get("why", "")]
+        lines.append(
+            f"NOT EVERYTHING CLAIMED WAS CHECKED: {len(unjudged)} cases inside the "
+            "implementation's claims were not judged"
+            + (f" ({len(by_impl)} skipped by the implementation)" if by_impl else "")
+            + ", so the run is not green (exit status 5).  Answer them, or narrow the claims "
+              "(PROTO-7) to what it models:")
+        for item in unjudged[:_UNJUDGED_LISTED]:
+            hint = _claim_hint(item.get("case"))
+            lines.append(f"  {item['id']}: {_first_line(str(item.get('why', '')), 160)}"
+                         + (f" [{hint}]" if hint else ""))
+        if len(unjudged) > _UNJUDGED_LISTED:
+            lines.append(f"  … and {len(unjudged) - _UNJUDGED_LISTED} more in the report")
     if footer.get("gave_up"):
         lines.append(f"The run gave up on the implementation: {footer['gave_up']}")
     for stale in footer.get("stale_expectations", ()):
@@ -231,6 +249,40 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     if footer.get("aborted"):
         lines.append(f"The run was aborted: {footer['aborted']}")
     return lines
+
+
+def _not_served(impl: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """PROTO-2: cases of an operation the implementation does not declare, per operation, with
+    the reason it gives in ``metadata.not_served`` (the reference: it judges predict answers,
+    it does not give them)."""
+    declared = set(impl.get("operations") or ())
+    left = Counter(str(r.get("op")) for r in records if r["verdict"] == "skipped"
+                   and r.get("skip_source") == "undeclared" and r.get("op") not in declared)
+    metadata = impl.get("metadata")
+    reasons = metadata.get("not_served") if isinstance(metadata, dict) else None
+    reasons = reasons if isinstance(reasons, dict) else {}
+    return [f"{n} cases of the {op!r} operation, which it does not serve"
+            + (f": {reasons[op]}" if isinstance(reasons.get(op), str) else "")
+            for op, n in sorted(left.items())]
+
+
+_UNJUDGED_LISTED = 10
+
+
+def _claim_hint(case: Any) -> str:
+    """Which claim would leave a merge request out, for the unjudged list: what the request
+    carries beyond a plain merge (PROTO-7)."""
+    if not isinstance(case, dict) or "providers" not in case:
+        return ""
+    carries = []
+    if case.get("numa_distances") is not None:
+        carries.append("distances (claims.merge.distances: false)")
+    if case.get("policy_options"):
+        carries.append(f"policy options {', '.join(sorted(case['policy_options']))} "
+                       "(claims.merge.policy_options)")
+    if case.get("feature_gates"):
+        carries.append("feature gates (claims.merge.feature_gates: false)")
+    return "the request carries " + "; ".join(carries) if carries else ""
 
 
 def _case_json(record: Mapping[str, Any], limit: int) -> str:

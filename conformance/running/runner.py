@@ -62,8 +62,13 @@ GIVE_UP_AFTER = 5
 #: RUN-3: how many cases must have run, none passing, to call the adapter probably broken.
 _BROKEN_EVIDENCE = 3
 
-#: Exit statuses (RUN-7).
-EXIT_OK, EXIT_FAILED, EXIT_BROKEN, EXIT_USAGE = 0, 1, 3, 4
+#: Exit statuses (RUN-7).  5: nothing failed, but some case inside the implementation's
+#: claims could not be judged (it skipped a request it claims, or no case could be drawn
+#: inside the claims): a run that did not check everything it claims is never green.
+EXIT_OK, EXIT_FAILED, EXIT_BROKEN, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 3, 4, 5
+#: Skip sources that mean a claimed case went unjudged (RUN-7): the implementation skipped it
+#: although it lies inside its claims, or the suite could draw no case inside the claims.
+UNJUDGED = ("implementation", "unjudgeable")
 #: RUN-15: the statuses of a run ended by SIGINT and SIGTERM, after its reports are written.
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
@@ -382,29 +387,44 @@ def run_property(target: Any, case: Case) -> Outcome:
         return Outcome("skipped", f"{target.name} does not offer the {prop.requires!r} "
                                   "capability (in-process implementations only)",
                        skip_source="undeclared")
+    from hypothesis.errors import FailedHealthCheck, Unsatisfiable
+
     lines: list[str] = []
     try:
         with with_reporter(lambda value: lines.append(str(value))):
             run_as_loaded(prop.check, target)
     except KeyboardInterrupt:
         raise
+    except (Unsatisfiable, FailedHealthCheck) as exc:
+        if getattr(target, "trouble", None) is None:
+            # RUN-7: the suite could draw no case inside the claims: not the implementation's
+            # failure, but the property is not judged, and the run does not go green on it.
+            return Outcome("skipped", f"no case inside the implementation's claims could be "
+                                      f"drawn ({type(exc).__name__}: {str(exc)[:300]})",
+                           skip_source="unjudgeable")
+        return _trouble(target)
     except BaseException as exc:
-        trouble = getattr(target, "trouble", None)
-        if trouble is not None:
-            # The request the implementation would not answer, so that it can be replayed.
-            request = getattr(target, "trouble_case", None)
-            if trouble.status == "skipped":
-                return Outcome("skipped", f"the implementation skipped a request, so the "
-                                          f"property could not be checked: {trouble.message}",
-                               skip_source="implementation", issue_url=trouble.issue_url,
-                               counterexample=request)
-            return Outcome(trouble.status, trouble.message, answer=trouble,
-                           counterexample=request)
+        if getattr(target, "trouble", None) is not None:
+            return _trouble(target)
         # Hypothesis attaches the falsifying example and the notes to the exception (PEP 678).
         lines += [str(n) for n in getattr(exc, "__notes__", ())]
         text = "\n".join([f"{type(exc).__name__}: {exc}", *readable(lines)])
         return Outcome("failed", _bounded(text), counterexample=_last_request(lines))
     return Outcome("passed")
+
+
+def _trouble(target: Any) -> Outcome:
+    """A property stopped by the implementation: it skipped a request (inside its claims:
+    the property is not judged, RUN-7), or crashed, timed out, broke the protocol."""
+    trouble = target.trouble
+    # The request the implementation would not answer, so that it can be replayed.
+    request = getattr(target, "trouble_case", None)
+    if trouble.status == "skipped":
+        return Outcome("skipped", f"the implementation skipped a request inside its claims, so "
+                                  f"the property could not be judged: {trouble.message}",
+                       skip_source="implementation", issue_url=trouble.issue_url,
+                       counterexample=request)
+    return Outcome(trouble.status, trouble.message, answer=trouble, counterexample=request)
 
 
 #: The most characters of a failed property's message a record keeps.
@@ -650,6 +670,11 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
                                                        for r in ran)
     if records and not ran:
         footer["nothing_checked"] = True
+    unjudged = [{"id": r["id"], "why": str(r.get("message", ""))[:300],
+                 **({"case": r["counterexample"]} if "counterexample" in r else {})}
+                for r in records if r["verdict"] == "skipped" and r.get("skip_source") in UNJUDGED]
+    if unjudged:
+        footer["unjudged"] = unjudged
     footer.update({
         "finished": _now(),
         "counts": dict(sorted(counts.items())),
@@ -664,6 +689,8 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
         status = EXIT_BROKEN
     elif any(counts[v] for v in BAD_VERDICTS) or footer["stale_expectations"]:
         status = EXIT_FAILED
+    elif unjudged:
+        status = EXIT_UNCHECKED
     else:
         status = EXIT_OK
     footer["exit_status"] = status
@@ -686,7 +713,8 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
             started = time.monotonic()
             skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
                     if manifest else None)
-            reason = implementation.declares(case.op, case.kubelet_version or None)
+            reason = implementation.declares(case.op, case.kubelet_version or None,
+                                             case.case if case.kind == "vector" else None)
             unclaimed = None if case.kind != "vector" else implementation.outside_claims(
                 case.op, case.case, case.expected, case.rules)
             expectation: dict[str, Any] | None = None

@@ -156,6 +156,10 @@ class ReferenceAdapter:
             "operations": list(REFERENCE_OPERATIONS),
             # PROTO-7: numaspec's line format is the reference's own interface.
             "claims": {"format": True},
+            # PROTO-2: every operation it serves it claims whole; predict it does not serve
+            "metadata": {"not_served": {
+                "predict": "the reference judges a scheduler's predict answers by the node's "
+                           "own admission (PRED-2); it is not a scheduler"}},
         }
 
     def subsets(self, nodes: list[int]) -> list[tuple[int, ...]]:
