@@ -216,3 +216,51 @@ def test_the_differential_sends_only_claimed_cases() -> None:
     assert claimed.verdicts["not claimed (not sent)"] > 0
     unclaimed = differential(partial("--no-claims"), cases=300, seed=3)
     assert unclaimed.disagreements
+
+
+# --- RUN-7 and PROTO-7: a run never goes green on what it did not judge -----------------------
+
+#: Properties whose requests carry NUMA distances now and then, whatever the policy.
+_DISTANCE_PROPERTIES = ("P-ADMISSION", "P-EQUAL-MASKS", "P-MERGED-INSIDE", "P-EQUIVALENCE")
+
+
+def test_an_adapter_that_skips_a_whole_dimension_is_not_green(tmp_path: Path) -> None:
+    """Issue 32's false green: an adapter that skips every request with distances, claims
+    that do not say so.  The properties cannot be judged, and the run says which and why
+    (exit 5), naming the claim that would leave the dimension out."""
+    status, records, printed = run(tmp_path, partial("--skip-distances"),
+                                   ("seed001-container0-restricted-1.30", *_DISTANCE_PROPERTIES))
+    unjudged = [r for r in records if r.get("skip_source") == "implementation"]
+    assert unjudged, "no property met a request with distances"
+    assert status == 5
+    assert "NOT EVERYTHING CLAIMED WAS CHECKED" in printed
+    assert "claims.merge.distances: false" in printed
+    assert all("models no NUMA distances" in r["message"] for r in unjudged)
+
+
+def test_claiming_no_distances_draws_none_and_judges_the_properties(tmp_path: Path) -> None:
+    """The same adapter, its claims saying it models no distances: nothing with distances is
+    drawn, every property is judged, the run is green."""
+    status, records, printed = run(tmp_path, partial("--skip-distances", "--claim-no-distances"),
+                                   _DISTANCE_PROPERTIES)
+    assert status == 0, printed
+    assert {r["verdict"] for r in records} == {"passed"}
+    assert len(records) == len(_DISTANCE_PROPERTIES)
+
+
+@pytest.mark.parametrize("pid", sorted(PROPERTIES))
+def test_every_property_is_judged_inside_its_smallest_claim(pid: str, tmp_path: Path) -> None:
+    """Every input a property varies is either covered by a claim field or left out when not
+    claimed: under the smallest claim it can be judged under (tests/fixtures/adapters/
+    minimal.py: one policy, its own options and refusals, no gates, no distances unless
+    prefer-closest, kubelet 1.30, a CPU-Manager node in container scope under restricted) it
+    is judged, and never asks a request outside that claim.  P-PREDICT is the one exception:
+    the reference judges predict answers and does not answer them (PRED-2)."""
+    impl = f"fixtures.adapters.minimal:MINIMAL.{pid.replace('-', '_')}"
+    status, records, printed = run(tmp_path, impl, (pid,))
+    (record,) = records
+    if pid == "P-PREDICT":
+        assert record["skip_source"] == "undeclared"
+        return
+    assert record["verdict"] == "passed", printed
+    assert status == 0

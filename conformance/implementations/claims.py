@@ -34,7 +34,7 @@ __all__ = [
 #: The rules whose ``Judged`` line is ``format``: numaspec's line format and its own limits,
 #: not kubelet behaviour (spec/README.md, "How a rule reads"; speccheck keeps this in step).
 FORMAT_RULES = frozenset({"WIRE-1", "WIRE-2", "WIRE-3", "WIRE-4", "WIRE-5", "WIRE-6",
-                          "VER-3", "NWIRE-3", "NWIRE-5", "FAST-6"})
+                          "VER-3", "NWIRE-3", "NWIRE-5", "FAST-6", "NODE-0"})
 #: The hint providers a node implementation may claim.
 MANAGERS = ("cpu", "memory", "device")
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
@@ -108,8 +108,11 @@ class MergeClaims:
     #: the error kinds of the refusals it answers, kubelet's start-up errors (None: all;
     #: empty: none)
     refusals: frozenset[str] | None = None
+    #: whether it models the machine's NUMA distances (``numa_distances``): cases that give
+    #: them need it, and prefer-closest-numa-nodes, which reads them, is drawn only with it
+    distances: bool = True
 
-    FIELDS = ("policies", "policy_options", "feature_gates", "refusals")
+    FIELDS = ("policies", "policy_options", "feature_gates", "refusals", "distances")
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> MergeClaims:
@@ -118,7 +121,8 @@ class MergeClaims:
                    policy_options=_names(body.get("policy_options"), f"{where}.policy_options"),
                    feature_gates=_flag(body.get("feature_gates"), f"{where}.feature_gates",
                                        True),
-                   refusals=_kinds(body.get("refusals"), f"{where}.refusals"))
+                   refusals=_kinds(body.get("refusals"), f"{where}.refusals"),
+                   distances=_flag(body.get("distances"), f"{where}.distances", True))
 
     def claims_policy(self, policy: str) -> bool:
         """A policy name numaspec does not know is a refusal, claimed with ``refusals``."""
@@ -147,6 +151,8 @@ class MergeClaims:
                 return reason
         if case.get("feature_gates") and not self.feature_gates:
             return "feature gates (it does not claim kubelet's feature gates)"
+        if case.get("numa_distances") is not None and not self.distances:
+            return "NUMA distances (it does not claim numa_distances)"
         kind = _error_kind(expected)
         if kind is not None and not self.claims_refusal(kind):
             return f"the refusal {kind} (claimed refusals: " \
@@ -304,6 +310,7 @@ class Claims:
         merge = {"policies": names(self.merge.policies),
                  "policy_options": names(self.merge.policy_options),
                  "feature_gates": self.merge.feature_gates,
+                 "distances": self.merge.distances,
                  "refusals": True if self.merge.refusals is None else sorted(
                      self.merge.refusals)}
         node = {"managers": names(self.node.managers), "scopes": names(self.node.scopes),

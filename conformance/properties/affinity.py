@@ -22,6 +22,7 @@ import attrs
 from hypothesis import example, given, note
 from hypothesis import strategies as st
 
+from numaspec.conformance.implementations.claims import claims_of
 from numaspec.node.affinity import (
     AFFINITY_ANNOTATION,
     ANTI_AFFINITY_ANNOTATION,
@@ -35,6 +36,7 @@ KEPT = ("role", "app")
 _ROLES = ("ps", "worker")
 _APPS = ("a", "b")
 _GPU = "example.com/gpu"
+_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 
 
 class AffinityImplementation(Protocol):
@@ -87,6 +89,44 @@ class Session:
             nearest = min(declared, key=lambda v: abs(_minor(v) - _minor(drawn)))
             steps[0] = {**create, "node": {**create["node"], "kubeletVersion": nearest}}
         return {"steps": steps}
+
+    def fitted(self, impl: object = None) -> Session:
+        """The session as ``impl`` is sent it: at a release it declares (:meth:`case`) and
+        inside its node claims (PROTO-7): an unclaimed policy or scope becomes a claimed one,
+        an unclaimed Memory Manager goes, and without the Device Manager so do the devices
+        and every request for one.  The properties judge the answers against these steps."""
+        steps = self.case(impl)["steps"]
+        claims = claims_of(impl).node
+        if claims.everything:
+            return Session.of(steps)
+        node = dict(steps[0]["node"])
+        config, machine = dict(node["config"]), dict(node["machine"])
+        for key, default, claimed, every in (
+                ("topologyManagerPolicy", "none", claims.policies, _POLICIES),
+                ("topologyManagerScope", "container", claims.scopes, ("container", "pod"))):
+            drawn = config.get(key, default)
+            if claimed is not None and drawn not in claimed:
+                choices = [v for v in every if v in claimed]
+                config[key] = choices[every.index(drawn) % len(choices)]
+        if claims.managers is not None and "memory" not in claims.managers:
+            config.pop("memoryManagerPolicy", None)
+            config.pop("reservedMemory", None)
+        devices = claims.managers is None or "device" in claims.managers
+        if not devices:
+            machine.pop("devices", None)
+        node.update(config=config, machine=machine)
+        fitted = [{**steps[0], "node": node}]
+        fitted += [{**step, "pod": _without_devices(step["pod"])}
+                   if not devices and isinstance(step.get("pod"), dict) else step
+                   for step in steps[1:]]
+        return Session.of(fitted)
+
+
+def _without_devices(pod: dict[str, Any]) -> dict[str, Any]:
+    containers = [{**c, "resources": {kind: {r: q for r, q in amounts.items() if r != _GPU}
+                                      for kind, amounts in c["resources"].items()}}
+                  for c in pod["containers"]]
+    return {**pod, "containers": containers}
 
 
 def _minor(version: str) -> int:
@@ -281,12 +321,13 @@ Visit = Callable[[dict[str, Any], Any, dict[str, _Live]], None]
 
 
 def _walk(impl: AffinityImplementation, session: Session, visit: Visit) -> None:
-    """Send the session, then replay its answers through ``visit``."""
-    _replay(session, _send(impl, session), visit)
+    """Send the session as ``impl`` claims it, then replay its answers through ``visit``."""
+    fitted = session.fitted(impl)
+    _replay(fitted, _send(impl, fitted), visit)
 
 
 def _send(impl: AffinityImplementation, session: Session) -> list[Any]:
-    case = session.case(impl)
+    case = {"steps": list(session.steps)}
     note(f"request: {json.dumps(case, separators=(',', ':'))}")
     result = impl.affinity_session(case)
     assert isinstance(result, dict) and isinstance(result.get("answers"), list), (
@@ -529,7 +570,7 @@ def affinity_equivalence(impl: AffinityImplementation, session: Session) -> None
     from numaspec.conformance.cases.vectors import compare
     from numaspec.protocols.adapter_protocol import reference_result
 
-    case = session.case(impl)
+    case = {"steps": list(session.fitted(impl).steps)}
     note(f"request: {json.dumps(case, separators=(',', ':'))}")
     expected = reference_result("affinity", case)
     actual = impl.affinity_session(case)

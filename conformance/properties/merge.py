@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 from hypothesis import assume, example, given, note
@@ -86,6 +86,11 @@ def fit_to(request: MergeRequest, impl: object, policies: Sequence[str] = POLICI
         request = attrs.evolve(request, policy=choices[index % len(choices)])
     request = attrs.evolve(request, policy_options=claimed_options(impl, request.policy_options),
                            feature_gates=request.feature_gates if claims.feature_gates else {})
+    if not claims.distances:
+        # no distances: nor prefer-closest-numa-nodes, which reads them (OPT-6)
+        request = attrs.evolve(request, numa_distances=None, policy_options={
+            k: v for k, v in request.policy_options.items()
+            if k != "prefer-closest-numa-nodes"})
     if claims.refusals is not None:
         answer = reference.merge(request)
         assume(not isinstance(answer, ErrorAnswer) or claims.claims_refusal(answer.kind))
@@ -99,10 +104,25 @@ def claimed_options(impl: object, options: Mapping[str, str]) -> dict[str, str]:
 
 
 def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
-    note(f"request: {json.dumps(encode_merge_request(request), separators=(',', ':'))}")
+    """The one place a property sends a request.  PROTO-7: a request outside the claims is
+    never sent (the example is rejected): a property that draws only those is reported
+    unjudgeable, never passed on requests the implementation does not claim."""
+    body = encode_merge_request(request)
+    claims = claims_of(impl).merge
+    if claims != MergeClaims():
+        assume(claims.outside(body, _expected_json(request)) is None)
+    note(f"request: {json.dumps(body, separators=(',', ':'))}")
     answer = impl.merge(request)
     note(f"answer: {answer}")
     return answer
+
+
+def _expected_json(request: MergeRequest) -> Any:
+    """The reference's answer as the protocol writes it (what a claim on refusals reads)."""
+    answer = reference.merge(request)
+    if isinstance(answer, ErrorAnswer):
+        return {"error": {"kind": answer.kind}}
+    return None
 
 
 def _outcome(impl: MergeImplementation, request: MergeRequest) -> MergeOutcome:
@@ -251,7 +271,8 @@ def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.Dat
     """single-numa-node: one node or none, admitted iff a single-node alignment exists."""
     request = fit_to(case, impl, ["single-numa-node"])
     if request.version.minor >= 28 and claims_of(impl).merge.claims_option(
-            "prefer-closest-numa-nodes") and data.draw(st.booleans()):
+            "prefer-closest-numa-nodes") and claims_of(impl).merge.distances \
+            and data.draw(st.booleans()):
         # prefer-closest is accepted but must change nothing, even with uneven self-distances.
         anywhere = tuple(TopologyHint(NumaMask.of([n]), True) for n in request.numa_nodes)
         request = attrs.evolve(request, policy_options={"prefer-closest-numa-nodes": "true"},

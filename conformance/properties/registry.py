@@ -73,14 +73,22 @@ class Property:
                 return f"{who} claims no {' and no '.join(empty)} for {self.op}"
             return None
         if self.op != "merge":
-            if not claims.node.everything:
-                return (f"its sessions draw whole nodes (every manager, scope and option), and "
-                        f"{who} claims part of a node only")
+            # affinity sessions are fitted to claims.node (Session.fitted), but their pods
+            # are placed by the CPU Manager: without it there is nothing to place
+            node = claims.node
+            empty = [f for f in ("scopes", "policies") if getattr(node, f) == frozenset()]
+            if empty:
+                return f"{who} claims no {' and no '.join(empty)} for {self.op}"
+            if node.managers is not None and "cpu" not in node.managers:
+                return (f"its sessions place pods by their exclusive CPUs, and {who} does not "
+                        "claim the CPU Manager")
             return None
         if not any(claims.merge.claims_policy(p) for p in self.policies):
             return f"it asks about {', '.join(self.policies)}, which {who} does not claim"
         missing = [o for o in self.options if not claims.merge.claims_option(o)]
         missing += [k for k in self.refusals if not claims.merge.claims_refusal(k)]
+        if "prefer-closest-numa-nodes" in self.options and not claims.merge.distances:
+            missing.append("NUMA distances (prefer-closest-numa-nodes reads them)")
         if missing:
             return f"it needs {', '.join(missing)}, which {who} does not claim"
         return None
