@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.running.reports import NOT_CLAIMED
+from numaspec.conformance.running.reports import NOT_CLAIMED, booked
 
 __all__ = ["Column", "add_parser", "build_matrix", "load_column", "main", "render_html",
            "render_markdown", "render_terminal"]
@@ -375,7 +375,7 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
             if failing and totals["first_failure"] is None:
                 totals["first_failure"] = reference(record, line)
             touched: set[int] = set()
-            for cited in record.get("rules", ()):
+            for cited in booked(record):
                 cell = rules.setdefault(str(cited), _empty_cell())
                 if _count(cell, record) and cell["first_failure"] is None:
                     cell["first_failure"] = reference(record, line)

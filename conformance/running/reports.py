@@ -43,6 +43,7 @@ from numaspec.rules import rule_link
 __all__ = [
     "BAD_VERDICTS",
     "VERDICTS",
+    "booked",
     "Progress",
     "ReportWriter",
     "junit_xml",
@@ -165,7 +166,7 @@ def rule_rows(records: Iterable[Mapping[str, Any]], *, claimed_only: bool = Fals
                  "first": ""})
     for record in records:
         column = column_of(record)
-        for rule in record.get("rules", ()):
+        for rule in booked(record):
             row = rows[rule]
             row[column] += 1
             if column == "failed" and not row["first"]:
@@ -174,6 +175,12 @@ def rule_rows(records: Iterable[Mapping[str, Any]], *, claimed_only: bool = Fals
     return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)
             if not claimed_only or any(rows[rule][c] for c in ("passed", "failed", "xfailed",
                                                                  "skipped"))]
+
+
+def booked(record: Mapping[str, Any]) -> list[str]:
+    """RUN-17: the rules a record's verdict is booked on (its cited rules in a report written
+    before booking existed)."""
+    return [str(r) for r in record.get("booked", record.get("rules", ()))]
 
 
 def _release(record: Mapping[str, Any]) -> str:
@@ -297,11 +304,17 @@ def _case_json(record: Mapping[str, Any], limit: int) -> str:
 
 
 def _rules_text(record: Mapping[str, Any], *, markdown: bool) -> str:
+    """The rules a verdict is booked on, linked; and how many the case cites in all when
+    that is more (a property cites every rule it can speak of, RUN-17)."""
     parts = []
-    for rule in record.get("rules", ()):
+    chosen = booked(record)
+    for rule in chosen:
         link = rule_link(rule)
         parts.append(f"[{rule}]({link})" if markdown and link else rule)
-    return ", ".join(parts)
+    cited = len(record.get("rules", ()))
+    more = (f" (of the {cited} it cites: the ones this case exercised, claimed at its "
+            "release)" if cited > len(chosen) else "")
+    return ", ".join(parts) + more
 
 
 def _why(record: Mapping[str, Any]) -> list[str]:
@@ -440,7 +453,7 @@ def junit_xml(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
             "classname": f"numaspec.{record.get('op', '?')}.{record.get('kind', '?')}",
             "name": str(record["id"]), "time": f"{float(record.get('duration', 0.0)):.3f}"})
         properties = [ET.Element("property", {"name": "rules",
-                                              "value": " ".join(record.get("rules", ()))})]
+                                              "value": " ".join(booked(record))})]
         if record.get("kubelet_version"):
             properties.append(ET.Element("property", {
                 "name": "kubelet_version", "value": str(record["kubelet_version"])}))

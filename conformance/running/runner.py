@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import attrs
 
+from numaspec.conformance.cases.blame import booked_rules
 from numaspec.conformance.cases.expectations import FAILING, Manifest, load_manifest
 from numaspec.conformance.implementations.connection import (
     DEFAULT_MAX_LINE,
@@ -747,6 +748,10 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                              time.monotonic() - started)
             if record["verdict"] in ("failed", "xpassed", "refused"):
                 _explain(record)
+            record["booked"] = booked_rules(
+                record, implementation.claims,
+                implementation.kubelet_versions if case.op == "merge"
+                else implementation.node_kubelet_versions)
             records.append(record)
             writer.write(record)
             failing += record["verdict"] in BAD_VERDICTS
