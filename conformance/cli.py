@@ -175,6 +175,10 @@ def _build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--out", default=None, metavar="FILE",
                       help="write the disagreements here, one JSON Lines record each "
                            "(replayable with numaspec replay FILE --id ID)")
+    diff.add_argument("--expectations", default=None, metavar="MANIFEST",
+                      help="the implementation's expectations manifest: a disagreement inside "
+                           "one of its known divergences (its entries by input class, RUN-5) "
+                           "is booked on that finding, not reported unexplained")
     diff.add_argument("--shrink", type=int, default=20, metavar="N",
                       help="shrink the first N disagreements to minimal cases (default 20; "
                            "0: none)")

@@ -135,7 +135,8 @@ def _differential(args: argparse.Namespace) -> int:
                       numa_nodes=_node_range(args.numa_nodes))
     return differential.main(args.impl, cases=args.cases, seed=args.seed, out=args.out,
                              shrink=args.shrink, shape=shape, engine=engine_from_args(args),
-                             timeout=args.timeout, progress=args.progress)
+                             timeout=args.timeout, progress=args.progress,
+                             expectations=args.expectations)
 
 
 def _node_range(text: str) -> tuple[int, int]:

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from peer_builds import MODULES, ROOT, VERSIONS, binary, start_answer
@@ -52,6 +49,17 @@ def test_the_suite_passes_against_the_peer(peer: str, tmp_path: Path) -> None:
     assert status == 0, printed.getvalue()[-6000:]
     _, records, _ = read_report(tmp_path / "report.jsonl")
     assert any(r["verdict"] == "passed" and r["op"] == "merge" for r in records)
+    # RUN-5: no expectation names a whole property, so no property's exploration is stopped
+    # by a pinned divergence: each one judged either passed, or xfailed having set aside the
+    # cases of known findings (by input class) and found nothing else
+    entries = json.loads(Path(manifest(peer)).read_text(encoding="utf-8"))["expectations"]
+    assert not [e for e in entries if str(e.get("vector", "")).startswith("P-")]
+    judged = [r for r in records if r["kind"] == "property" and r["verdict"] != "skipped"]
+    assert judged
+    for record in judged:
+        assert record["verdict"] in ("passed", "xfailed"), (record["id"], record["verdict"])
+        if record["verdict"] == "xfailed":
+            assert record["divergences"], record["id"]
 
 
 def _peer_answer(notes: str) -> str:
@@ -85,65 +93,6 @@ def test_the_findings_still_hold(peer: str) -> None:
 
 # ---- the differential: every disagreement explained ----
 
-Explain = Callable[[dict[str, Any], Any, Any], "str | None"]
-
-
-def _hint(answer: Any) -> tuple[list[int] | None, bool, bool] | None:
-    if not isinstance(answer, dict) or "hint" not in answer:
-        return None
-    return answer["hint"]["numa_affinity"], answer["hint"]["preferred"], answer["admit"]
-
-
-def _error_kind(answer: Any) -> str | None:
-    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-        return str(answer["error"]["kind"])
-    return None
-
-
-def _machine(case: dict[str, Any]) -> list[int]:
-    return sorted(case["numa_nodes"])
-
-
-def _has_empty_resource(case: dict[str, Any]) -> bool:
-    return any(hints == [] for p in case["providers"] if p for hints in p.values())
-
-
-def explain_koordinator(case: dict[str, Any], expected: Any, actual: Any) -> str | None:
-    got, want = _hint(actual), _hint(expected)
-    if got is None or want is None:
-        return None
-    whole = (_machine(case), False)
-    if case["policy"] == "best-effort" and (got[0], got[1]) == whole and got[2]:
-        return "KOORD-1/KOORD-2"  # gave up on an Unsatisfied best merge
-    if case["policy"] == "restricted" and _has_empty_resource(case) and got == (*whole, False):
-        return "KOORD-4"
-    if (case["policy"] in ("best-effort", "restricted") and not got[1] and not want[1]
-            and got[2] == want[2] and got[0] is not None and want[0] is not None
-            and len(got[0]) < len(want[0])):
-        return "KOORD-3"  # the narrowest non-preferred merge, no target width
-    return None
-
-
-def explain_katalyst(case: dict[str, Any], expected: Any, actual: Any) -> str | None:
-    if case["policy"] == "" and _error_kind(actual) in ("unknown-policy", "too-many-numa-nodes"):
-        return "KATALYST-1"  # "" is not none: refused, or its node count checked
-    if _error_kind(expected) == "unknown-policy" and _error_kind(actual) == "too-many-numa-nodes":
-        return "KATALYST-2"
-    return None
-
-
-def explain_volcano(case: dict[str, Any], expected: Any, actual: Any) -> str | None:
-    got, want = _hint(actual), _hint(expected)
-    if (case["policy"] == "single-numa-node" and got is not None and want is not None
-            and want[0] is None and got[0] == _machine(case) and got[1:] == want[1:]):
-        return "VOLCANO-1"  # the whole machine kept where kubelet answers no affinity
-    return None
-
-
-EXPLAIN: dict[str, Explain] = {"koordinator": explain_koordinator,
-                               "katalyst": explain_katalyst, "volcano": explain_volcano}
-#: the finding that explains a nondeterministic answer (Go map order), per peer
-NONDETERMINISTIC = {"koordinator": "KOORD-5"}
 #: claims.merge.refusals of each adapter (the error kinds it answers)
 REFUSALS = {"koordinator": frozenset[str](), "katalyst": frozenset({"unknown-policy",
                                                                     "too-many-numa-nodes"}),
@@ -152,31 +101,20 @@ REFUSALS = {"koordinator": frozenset[str](), "katalyst": frozenset({"unknown-pol
 
 @pytest.mark.parametrize("peer", PEERS)
 def test_every_random_disagreement_is_explained(peer: str) -> None:
+    """Every disagreement on random cases falls in a known divergence of the peer's manifest,
+    booked by the matcher the suite uses (RUN-5), not by classifiers of this test's own."""
     adapter = binary(peer)
-    result = differential(f"exec:{adapter}", cases=CASES, seed=15)
+    result = differential(f"exec:{adapter}", cases=CASES, seed=15,
+                          expectations=manifest(peer))
     print(result.summary())
     assert result.verdicts.get("agreed", 0) > CASES // 10, result.summary()
     # adapter trouble (a crash, a timeout, a protocol error) is no finding
     assert {v for v in result.verdicts if not v.startswith("not claimed")} <= {
         "agreed", "disagreed", "skipped", "errored"}, result.summary()
-    explained: Counter[str] = Counter()
-    unexplained = []
-    for item in result.disagreements:
-        kind = _error_kind(item["expected"])
-        if kind is not None and kind not in REFUSALS[peer]:
-            explained["not claimed: " + kind] += 1  # a refusal the peer does not claim
-            continue
-        if item["differences"][0].startswith("errored: nondeterministic:"):
-            finding = NONDETERMINISTIC.get(peer)
-        else:
-            finding = EXPLAIN[peer](item["case"], item["expected"], item["actual"])
-        if finding is None:
-            unexplained.append(item)
-        else:
-            explained[finding] += 1
-    print(f"{peer}: disagreements explained: {dict(explained)}")
-    assert not unexplained, "\n".join(
-        f"{d['id']}: {json.dumps(d['case'])}\n  {d['differences']}" for d in unexplained[:5])
+    print(f"{peer}: disagreements explained: {result.explained}")
+    assert not result.unexplained, "\n".join(
+        f"{d['id']}: {json.dumps(d['case'])}\n  {d['differences']}"
+        for d in result.unexplained[:5])
 
 
 def test_each_adapter_declares_its_claims() -> None:

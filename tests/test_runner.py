@@ -255,7 +255,7 @@ def test_a_merge_object_gets_node_cases_skipped_as_undeclared(tmp_path: Path) ->
 # --- RUN-5: expectations -------------------------------------------------------------------
 
 
-def write(tmp_path: Path, entries: list[dict[str, str]]) -> str:
+def write(tmp_path: Path, entries: list[dict[str, Any]]) -> str:
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"implementation": "fixture", "expectations": entries}))
     return str(path)
@@ -279,6 +279,64 @@ def test_expected_failures_are_xfailed_and_unexpected_passes_fail_the_run(
     assert next(r for r in records if r["id"] == passing[0])["verdict"] == "xpassed"
     assert status == 1
     assert "xpassed" in printed
+
+
+#: ``wrong`` flips admit in every merge answer that admits: its divergence, as a class
+_FLIPS_ADMIT = {"op": "merge", "expected.admit": True, "actual.admit": False}
+
+
+def _class(match: dict[str, Any], finding: str = "FLIP-1") -> dict[str, Any]:
+    return {"finding": finding, "match": match, "outcome": "fail",
+            "reason": "the fixture flips admit", "link": "tests/fixtures/adapters/misbehave.py"}
+
+
+def test_a_divergence_by_input_class_covers_vectors_and_properties(tmp_path: Path) -> None:
+    """RUN-5: one entry by input class, no case named: every vector inside it is xfailed,
+    and each property sets the cases inside it aside, explores on and is xfailed naming the
+    finding (with how many cases it set aside, and the first)."""
+    manifest = write(tmp_path, [_class(_FLIPS_ADMIT)])
+    status, _, records, _, printed = run(
+        tmp_path, misbehave("wrong"), expectations=manifest, properties=True,
+        keyword="seed001,merge-,P-ADMISSION,P-EQUIVALENCE")
+    assert status == 0, printed
+    vectors = [r for r in records if r["kind"] == "vector" and r["verdict"] == "xfailed"]
+    assert vectors
+    assert all(r["expectation"]["finding"] == "FLIP-1" for r in vectors)
+    properties = [r for r in records if r["kind"] == "property"]
+    assert {r["verdict"] for r in properties} == {"xfailed"}
+    for record in properties:
+        (seen,) = record["divergences"]
+        assert seen["finding"] == "FLIP-1"
+        assert seen["cases"] >= 1
+        assert seen["first"]["policy"] in ("best-effort", "restricted", "single-numa-node",
+                                           "none", "")
+
+
+def test_a_known_class_does_not_stop_a_property_finding_a_new_one(tmp_path: Path) -> None:
+    """The same fixture, its class known only under best-effort: the property sets those
+    cases aside, explores on, and fails on a case under another policy (anything new)."""
+    manifest = write(tmp_path, [_class({**_FLIPS_ADMIT, "policy": "best-effort"})])
+    status, _, records, _, _ = run(tmp_path, misbehave("wrong"), expectations=manifest,
+                                   properties=True, vectors=False, keyword="P-EQUIVALENCE")
+    (record,) = records
+    assert record["verdict"] == "failed"
+    assert record["counterexample"]["policy"] != "best-effort"
+    assert status == 1
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    (_class({"no.such.fact": 1}), "no fact 'no.such.fact'"),
+    (_class({"policy": {"x": 1}}), "a value is a string"),
+    ({**_class({"policy": "x"}), "property": "P-NO-SUCH"}, "no property has the ID"),
+    ({**_class({"policy": "x"}), "outcome": "skip"}, "outcome 'fail'"),
+])
+def test_a_bad_class_entry_is_named(tmp_path: Path, entry: dict[str, Any], message: str
+                                    ) -> None:
+    status, _, records, footer, _ = run(tmp_path, misbehave("wrong"),
+                                        expectations=write(tmp_path, [entry]))
+    assert status == 4
+    assert records == []
+    assert message in footer["aborted"]
 
 
 def test_a_rule_expectation_that_no_longer_fails_is_stale(tmp_path: Path) -> None:
@@ -720,3 +778,22 @@ def test_every_report_line_follows_the_report_schema(tmp_path: Path, mode: str) 
             encoding="utf-8").splitlines(), 1):
         problems = [e.message for e in validator.iter_errors(json.loads(line))]
         assert not problems, f"line {number}: {problems[:3]}"
+
+
+def test_the_differential_books_disagreements_on_the_same_classes(tmp_path: Path) -> None:
+    """RUN-5: numaspec differential uses the manifest's matcher: a disagreement inside a known
+    class is booked on its finding, the rest are unexplained (and the command fails)."""
+    from numaspec.conformance.running.differential import differential
+
+    everything = write(tmp_path, [_class(_FLIPS_ADMIT)])
+    result = differential(misbehave("wrong"), cases=200, seed=3, shrink=0,
+                          expectations=everything)
+    assert result.disagreements
+    assert not result.unexplained
+    assert result.explained == {"FLIP-1": len(result.disagreements)}
+    partly = write(tmp_path, [_class({**_FLIPS_ADMIT, "policy": "best-effort"})])
+    result = differential(misbehave("wrong"), cases=200, seed=3, shrink=0,
+                          expectations=partly)
+    assert result.unexplained
+    assert all(d["case"]["policy"] != "best-effort" for d in result.unexplained)
+    assert "unexplained" in result.summary()

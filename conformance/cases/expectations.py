@@ -17,6 +17,13 @@ A JSON file (schema ``spec/schemas/expectations.schema.json``)::
   the entry is stale, which fails the run.
 * ``skip``: the case (or every case citing the rule) is not run; it is counted and shown as
   skipped by the manifest.  Meant for cases that hang or crash the implementation.
+* ``fail`` by input class: ``{"finding": "KATALYST-1", "match": {"policy": ""}, ...}``: every
+  case whose facts match (:mod:`numaspec.conformance.cases.divergences`) may be answered
+  otherwise than kubelet does, for the finding's reason.  A vector that fails inside the class
+  is ``xfailed``; a property sets such a case aside and goes on exploring, failing on anything
+  outside every class; ``numaspec differential`` books each disagreement on its class.  An
+  optional ``"property"`` restricts the entry to one property (``"vectors"``: to the
+  vectors).
 
 An entry naming an ID no case has, or a rule no case cites, is an error: a manifest never
 silently stops meaning something.  :func:`regenerate` writes a manifest from a report.
@@ -31,6 +38,7 @@ from typing import Any, Literal
 
 import attrs
 
+from numaspec.conformance.cases.divergences import FACTS, Divergence
 from numaspec.errors import InvalidFieldError, MalformedJSONError
 
 __all__ = ["FAILING", "Expectation", "Manifest", "load_manifest", "regenerate"]
@@ -69,6 +77,12 @@ class Manifest:
     path: str
     implementation: str
     entries: tuple[Expectation, ...]
+    #: the entries by input class (RUN-5), in the manifest's order
+    divergences: tuple[Divergence, ...] = ()
+
+    def divergences_for(self, case_id: str, kind: str) -> tuple[Divergence, ...]:
+        """The class entries that apply to a case (a property's own, or the vectors')."""
+        return tuple(d for d in self.divergences if d.applies_to(case_id, kind))
 
     def lookup(self, case_id: str, rules: Sequence[str], outcome: str, *, vector: str = ""
                ) -> Expectation | None:
@@ -81,6 +95,10 @@ class Manifest:
 
     def check_known(self, case_ids: Iterable[str], rules: Iterable[str]) -> None:
         ids, cited = set(case_ids), set(rules)
+        for divergence in self.divergences:
+            if divergence.property not in (None, "vectors") and divergence.property not in ids:
+                raise InvalidFieldError(f"no property has the ID {divergence.property!r}",
+                                        where=f"{self.path}: {divergence.finding}")
         for i, entry in enumerate(self.entries):
             where = f"{self.path}: expectations[{i}]"
             if entry.vector is not None and entry.vector not in ids:
@@ -111,6 +129,37 @@ def _entry(raw: Any, where: str) -> Expectation:
                        raw.get("rule"))
 
 
+def _divergence(raw: dict[str, Any], where: str) -> Divergence:
+    """RUN-5: an entry by input class: finding, match, outcome fail, reason, link."""
+    allowed = {"finding", "match", "property", "outcome", "reason", "link"}
+    if set(raw) - allowed:
+        raise InvalidFieldError(f"unknown keys {sorted(set(raw) - allowed)} in an entry by "
+                                f"input class (allowed: {', '.join(sorted(allowed))})",
+                                where=where)
+    for key in ("finding", "reason", "link"):
+        if not isinstance(raw.get(key), str) or (key != "link" and not raw[key].strip()):
+            raise InvalidFieldError(f"'{key}' must be a non-empty string", where=f"{where}.{key}")
+    if raw.get("outcome", "fail") != "fail":
+        raise InvalidFieldError("an entry by input class expects a failure: outcome 'fail'",
+                                where=f"{where}.outcome")
+    if "property" in raw and not isinstance(raw["property"], str):
+        raise InvalidFieldError("'property' is a property ID, or 'vectors'",
+                                where=f"{where}.property")
+    match = raw["match"]
+    if not isinstance(match, dict) or not match:
+        raise InvalidFieldError("'match' is an object of fact to value", where=f"{where}.match")
+    for fact, value in match.items():
+        if fact not in FACTS:
+            raise InvalidFieldError(f"no fact {fact!r} (known: {', '.join(sorted(FACTS))})",
+                                    where=f"{where}.match")
+        values = value if isinstance(value, list) else [value]
+        if not all(v is None or isinstance(v, str | bool | int) for v in values):
+            raise InvalidFieldError(f"{fact}: a value is a string, a boolean, a number or "
+                                    "null, or a list of them", where=f"{where}.match.{fact}")
+    return Divergence(raw["finding"], dict(match), raw["reason"], raw["link"],
+                      raw.get("property"))
+
+
 def load_manifest(path: str | Path) -> Manifest:
     """Read and validate a manifest (typed errors naming the file and the entry)."""
     name = str(path)
@@ -127,8 +176,12 @@ def load_manifest(path: str | Path) -> Manifest:
     if not isinstance(raw, dict) or not isinstance(raw.get("expectations"), list):
         raise InvalidFieldError('a manifest is {"implementation": ..., "expectations": [...]}',
                                 where=name)
+    classes = tuple(_divergence(e, f"{name}: expectations[{i}]")
+                    for i, e in enumerate(raw["expectations"])
+                    if isinstance(e, dict) and "match" in e)
     entries = tuple(_entry(e, f"{name}: expectations[{i}]")
-                    for i, e in enumerate(raw["expectations"]))
+                    for i, e in enumerate(raw["expectations"])
+                    if not (isinstance(e, dict) and "match" in e))
     seen: set[tuple[str, str | None, str | None]] = set()
     for i, entry in enumerate(entries):
         key = (entry.outcome, entry.vector, entry.rule)
@@ -136,7 +189,7 @@ def load_manifest(path: str | Path) -> Manifest:
             raise InvalidFieldError(f"{entry.target} is listed twice",
                                     where=f"{name}: expectations[{i}]")
         seen.add(key)
-    return Manifest(name, str(raw.get("implementation", "")), entries)
+    return Manifest(name, str(raw.get("implementation", "")), entries, classes)
 
 
 def _still_expected(record: Mapping[str, Any]) -> str | None:
@@ -173,6 +226,8 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
         failing_rules.update(record.get("rules", ()))
         if (record.get("expectation") or {}).get("rule"):
             continue  # covered by a rule entry, kept below
+        if (record.get("expectation") or {}).get("match"):
+            continue  # covered by an entry by input class, kept below
         outcome = "skip" if verdict in ("crashed", "timeout", "skip") else "fail"
         kept = old.get((str(record["id"]), outcome)) or old.get(
             (str(record.get("vector") or record["id"]), outcome))
@@ -186,4 +241,9 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
     for entry in previous.entries if previous else ():
         if entry.rule is not None and entry.rule in failing_rules:
             entries.append(entry.to_json())
+    for divergence in previous.divergences if previous else ():  # classes carry over
+        entries.append({"finding": divergence.finding, "match": dict(divergence.match),
+                        **({"property": divergence.property} if divergence.property else {}),
+                        "outcome": "fail", "reason": divergence.reason,
+                        "link": divergence.link})
     return {"implementation": implementation, "expectations": entries}

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from hypothesis import event, example, given, note
+from hypothesis import event, example, given, note, reject
 from hypothesis import strategies as st
 
+from numaspec.conformance.cases.divergences import known
 from numaspec.conformance.implementations.claims import PredictClaims, claims_of
 from numaspec.conformance.properties.node_strategies import machines, pods
 from numaspec.conformance.properties.registry import register
@@ -125,5 +126,12 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
     note(f"session: {json.dumps(stored, separators=(',', ':'))}")
     note(f"request: {json.dumps(sent, separators=(',', ':'))}")
     note(f"kubelet: {json.dumps(expected, separators=(',', ':'))}")
-    verdict, message = judge(expected, impl.predict(sent))
+    actual = impl.predict(sent)
+    verdict, message = judge(expected, actual)
+    if verdict == "failed":
+        # RUN-5: a known divergence of the manifest is set aside; the property explores on
+        finding = known("predict", case, expected, actual)
+        if finding is not None:
+            note(f"set aside: {finding.finding} ({finding.reason[:120]})")
+            reject()
     assert verdict != "failed", message

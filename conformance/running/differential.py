@@ -28,6 +28,8 @@ from typing import Any
 
 import attrs
 
+from numaspec.conformance.cases.divergences import Divergence, facts, matches
+from numaspec.conformance.cases.expectations import load_manifest
 from numaspec.conformance.cases.vectors import compare
 from numaspec.conformance.implementations.connection import Answer, Connection, connect
 from numaspec.conformance.properties.random_cases import CaseShape, permutations
@@ -53,20 +55,35 @@ class Differential:
     largest: int = 0
     #: large shape: how many cases were sent per count of NUMA nodes
     numa_nodes: dict[int, int] = attrs.field(factory=dict)
+    #: RUN-5: disagreements booked on a known divergence of the manifest, per finding
+    explained: dict[str, int] = attrs.field(factory=dict)
+
+    @property
+    def unexplained(self) -> list[dict[str, Any]]:
+        """The disagreements no known divergence explains (all of them without a manifest)."""
+        return [d for d in self.disagreements if "finding" not in d]
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items()))
-        return (f"{self.cases} random merge cases against {self.implementation}: {counts}; "
+        text = (f"{self.cases} random merge cases against {self.implementation}: {counts}; "
                 f"{len(self.disagreements)} disagreements with the reference")
+        if self.explained:
+            text += (f", {len(self.unexplained)} unexplained (known divergences: "
+                     + ", ".join(f"{f} {n}" for f, n in sorted(self.explained.items())) + ")")
+        return text
 
 
 def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: float = 30.0,
                  window: int = 32, shrink: int = SHRUNK, shape: CaseShape | None = None,
                  engine: Engine | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> Differential:
+                 progress: Callable[[int, int], None] | None = None,
+                 expectations: str | None = None) -> Differential:
     """``cases`` claimed random merge cases of ``shape`` against ``impl``, run on
-    ``engine`` (default: this process); the first ``shrink`` disagreements are shrunk to
-    minimal ones."""
+    ``engine`` (default: this process); the first ``shrink`` disagreements that no known
+    divergence of the ``expectations`` manifest explains are shrunk to minimal ones (RUN-5:
+    each explained one is booked on its finding, by the matcher the suite uses)."""
+    divergences = load_manifest(expectations).divergences_for(
+        "differential", "differential") if expectations else ()
     piece = _Piece(impl, seed, shape or CaseShape(), timeout, window)
     with Runner(engine or Engine()) as runner:
         results: list[PieceResult] = []
@@ -84,11 +101,31 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
                 break
         result = _tally(results, cases)
         found = result.disagreements
-        chosen = [k for k, d in enumerate(found[:shrink]) if d["actual"] is not None]
+        explained: Counter[str] = Counter()
+        for item in found:
+            finding = _explained(item, divergences)
+            if finding is not None:
+                item["finding"] = finding
+                explained[finding] += 1
+        if explained:
+            result = attrs.evolve(result, explained=dict(explained))
+        chosen = [k for k, d in enumerate(found) if d["actual"] is not None
+                  and "finding" not in d][:shrink]
         shrunk = _shrink_all(impl, timeout, [found[k] for k in chosen], runner)
         for k, item in zip(chosen, shrunk, strict=True):
             found[k] = item
     return result
+
+
+def _explained(item: dict[str, Any], divergences: Sequence[Divergence]) -> str | None:
+    """The finding of the known divergence a disagreement falls in, or None."""
+    if not divergences:
+        return None
+    actual = item["actual"]
+    if actual is None and item["differences"][0].startswith("errored: "):
+        actual = {"errored": item["differences"][0].removeprefix("errored: ")}
+    found = facts("merge", item["case"], item["expected"], actual)
+    return next((d.finding for d in divergences if matches(d.match, found)), None)
 
 
 def _next_round(results: Sequence[PieceResult], cases: int, start: int) -> int:
@@ -369,16 +406,16 @@ def shrink_merge_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
 
 def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHRUNK,
          shape: CaseShape | None = None, engine: Engine | None = None, timeout: float = 30.0,
-         progress: bool | None = None) -> int:
-    """The ``numaspec differential`` command: 0 when the implementation agreed on every case,
-    1 otherwise."""
+         progress: bool | None = None, expectations: str | None = None) -> int:
+    """The ``numaspec differential`` command: 0 when every disagreement is explained by a
+    known divergence of ``expectations`` (none without it), 1 otherwise."""
     from numaspec.conformance.running.reports import Progress
 
     bar = Progress(cases, enabled=progress)
     try:
         result = differential(impl, cases=cases, seed=seed, shrink=shrink, shape=shape,
                               engine=engine, timeout=timeout,
-                              progress=bar.update)
+                              progress=bar.update, expectations=expectations)
     finally:
         bar.finish()
     print(result.summary())
@@ -386,7 +423,7 @@ def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHR
         per_count = ", ".join(f"{n}: {c}" for n, c in result.numa_nodes.items())
         print(f"cases per NUMA node count: {per_count}; largest case sent: "
               f"{result.largest:,} permutations")
-    for item in result.disagreements[:5]:
+    for item in result.unexplained[:5]:
         print(f"  {item['id']}: {_preview(item['case'])}\n    {item['differences'][0]}")
     if result.disagreements and out:
         with Path(out).open("w", encoding="utf-8") as stream:
@@ -395,7 +432,7 @@ def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHR
         print(f"all {len(result.disagreements)} written to {out} as JSON Lines, the first "
               f"{min(shrink, len(result.disagreements))} shrunk (numaspec replay {out} --id ID "
               f"--impl ...)")
-    return 1 if result.disagreements else 0
+    return 1 if result.unexplained else 0
 
 
 def _preview(case: Any, limit: int = 2000) -> str:

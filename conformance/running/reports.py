@@ -343,6 +343,11 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
             lines.append(f"{row['rule']:<10} {row['passed']:>6} {row['failed']:>6} "
                          f"{row['xfailed']:>7} {row['skipped']:>7} {row['not-claimed']:>11}  "
                          f"{row['first'][:90]}")
+    met = _divergences_met(records)
+    if met:
+        lines += ["", "Known divergences met (RUN-5: the manifest's entries by input class; "
+                      "each property explored on past them):"]
+        lines += [f"  {line}" for line in met]
     bad = [r for r in records if r["verdict"] in BAD_VERDICTS]
     if bad:
         lines += ["", f"Failures ({len(bad)}; `numaspec replay REPORT --id ID --impl ...` "
@@ -366,6 +371,26 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     return lines
 
 
+def _divergences_met(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per finding of an entry by input class: the vectors it covered, and the cases each
+    property set aside."""
+    vectors: Counter[str] = Counter()
+    properties: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        entry = record.get("expectation")
+        if isinstance(entry, dict) and entry.get("finding") and record["verdict"] == "xfailed":
+            vectors[str(entry["finding"])] += 1
+        for seen in record.get("divergences") or ():
+            properties[str(seen["finding"])].append(f"{record['id']} {seen['cases']}")
+    lines = []
+    for finding in sorted(set(vectors) | set(properties)):
+        parts = [f"{vectors[finding]} vectors"] if vectors[finding] else []
+        if properties[finding]:
+            parts.append("cases set aside by " + ", ".join(properties[finding]))
+        lines.append(f"{finding}: " + "; ".join(parts))
+    return lines
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -386,6 +411,12 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
         rule = f"[{row['rule']}]({link})" if link else row["rule"]
         out.append(f"| {rule} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
                    f"{row['skipped']} | {row['not-claimed']} | {_md(row['first'])} |")
+    met = _divergences_met(records)
+    if met:
+        out += ["", "## Known divergences met", "",
+                "The manifest's entries by input class (RUN-5); each property explored on "
+                "past the cases it set aside.", ""]
+        out += [f"- {_md(line)}" for line in met]
     bad = [r for r in records if r["verdict"] in BAD_VERDICTS]
     if bad:
         out += ["", f"## Failures ({len(bad)})", "",
