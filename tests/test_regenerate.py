@@ -56,7 +56,8 @@ def test_the_quick_steps_find_nothing_stale(capsys: pytest.CaptureFixture[str]) 
 
 
 #: The tests that compare a committed file with what its generator writes.
-STALENESS_TESTS = ("test_spec.py", "test_kubelet_coverage.py", "test_operator.py")
+STALENESS_TESTS = ("test_spec.py", "test_kubelet_coverage.py", "test_operator.py",
+                   "test_regenerate.py")
 
 
 @pytest.mark.parametrize("name", STALENESS_TESTS)
@@ -65,3 +66,20 @@ def test_every_staleness_test_names_the_command(name: str) -> None:
     assert regenerate.COMMAND in text or "from regenerate import COMMAND" in text
     # and no other way to regenerate is given as the fix
     assert not re.search(r"fix: python -m numaspec\.conformance\.speccheck", text)
+
+
+def test_the_stored_comparison_is_of_this_suite() -> None:
+    """RUN-16: adapters/comparison/ is cited as the comparison of kubelet and its peers, so it
+    must be the suite of this checkout: every column ran the suite version the checkout has
+    (any change to the vectors or the properties changes it, RUN-6)."""
+    import json
+
+    from numaspec.conformance.running.runner import suite_version
+
+    matrix = json.loads((REPO / "adapters" / "comparison" / "matrix.json").read_text("utf-8"))
+    current = suite_version()
+    stale = sorted({i["label"] for i in matrix["implementations"]
+                    if i["suite_version"] != current})
+    assert not stale, (f"adapters/comparison/ was made with another suite than this checkout's "
+                       f"{current} ({', '.join(stale)}): run {regenerate.COMMAND} --only "
+                       "comparison")

@@ -69,6 +69,8 @@ class Divergence:
     reason: str
     link: str
     property: str | None = None
+    #: whose behaviour it is: the implementation's, kubelet's, or numaspec's model (RUN-5)
+    owner: str = "implementation"
 
     def applies_to(self, case_id: str, kind: str) -> bool:
         return self.property is None or (kind == "property" and self.property == case_id) \

@@ -41,10 +41,16 @@ import attrs
 from numaspec.conformance.cases.divergences import FACTS, Divergence
 from numaspec.errors import InvalidFieldError, MalformedJSONError
 
-__all__ = ["FAILING", "Expectation", "Manifest", "load_manifest", "regenerate"]
+__all__ = ["FAILING", "OWNERS", "Expectation", "Manifest", "load_manifest", "regenerate"]
 
 #: Verdicts that count as a failure of the case (what a ``fail`` expectation covers).
 FAILING = frozenset({"failed", "errored", "crashed", "timeout", "protocol-error", "not-run"})
+
+
+#: Whose behaviour a known divergence is (RUN-5, RUN-16): the implementation's own, kubelet's
+#: (a gap of an API it reads, a kubelet quirk it inherits), or numaspec's model (the bounds of
+#: its node model, its reading of the resource-topology-exporter).
+OWNERS = ("implementation", "kubelet", "numaspec")
 
 
 @attrs.frozen
@@ -54,6 +60,7 @@ class Expectation:
     link: str
     vector: str | None = None
     rule: str | None = None
+    owner: str = "implementation"
 
     @property
     def target(self) -> str:
@@ -68,8 +75,11 @@ class Expectation:
 
     def to_json(self) -> dict[str, str]:
         key = ("vector", self.vector) if self.vector is not None else ("rule", str(self.rule))
-        return {key[0]: key[1], "outcome": self.outcome, "reason": self.reason,
+        body = {key[0]: key[1], "outcome": self.outcome, "reason": self.reason,
                 "link": self.link}
+        if self.owner != "implementation":
+            body["owner"] = self.owner
+        return body
 
 
 @attrs.frozen
@@ -111,7 +121,7 @@ def _entry(raw: Any, where: str) -> Expectation:
     if not isinstance(raw, dict):
         raise InvalidFieldError("an expectation is an object", where=where)
     keys = set(raw)
-    allowed = {"vector", "rule", "outcome", "reason", "link"}
+    allowed = {"vector", "rule", "outcome", "reason", "link", "owner"}
     if keys - allowed:
         raise InvalidFieldError(f"unknown keys {sorted(keys - allowed)} (allowed: "
                                 f"{', '.join(sorted(allowed))})", where=where)
@@ -126,12 +136,20 @@ def _entry(raw: Any, where: str) -> Expectation:
     if not raw["reason"].strip():
         raise InvalidFieldError("every expectation says why", where=f"{where}.reason")
     return Expectation(raw["outcome"], raw["reason"], raw["link"], raw.get("vector"),
-                       raw.get("rule"))
+                       raw.get("rule"), _owner(raw, where))
+
+
+def _owner(raw: dict[str, Any], where: str) -> str:
+    owner = raw.get("owner", "implementation")
+    if owner not in OWNERS:
+        raise InvalidFieldError(f"owner must be one of {', '.join(OWNERS)}, not {owner!r}",
+                                where=f"{where}.owner")
+    return str(owner)
 
 
 def _divergence(raw: dict[str, Any], where: str) -> Divergence:
     """RUN-5: an entry by input class: finding, match, outcome fail, reason, link."""
-    allowed = {"finding", "match", "property", "outcome", "reason", "link"}
+    allowed = {"finding", "match", "property", "outcome", "reason", "link", "owner"}
     if set(raw) - allowed:
         raise InvalidFieldError(f"unknown keys {sorted(set(raw) - allowed)} in an entry by "
                                 f"input class (allowed: {', '.join(sorted(allowed))})",
@@ -157,7 +175,7 @@ def _divergence(raw: dict[str, Any], where: str) -> Divergence:
             raise InvalidFieldError(f"{fact}: a value is a string, a boolean, a number or "
                                     "null, or a list of them", where=f"{where}.match.{fact}")
     return Divergence(raw["finding"], dict(match), raw["reason"], raw["link"],
-                      raw.get("property"))
+                      raw.get("property"), _owner(raw, where))
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -245,5 +263,5 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
         entries.append({"finding": divergence.finding, "match": dict(divergence.match),
                         **({"property": divergence.property} if divergence.property else {}),
                         "outcome": "fail", "reason": divergence.reason,
-                        "link": divergence.link})
+                        "link": divergence.link, "owner": divergence.owner})
     return {"implementation": implementation, "expectations": entries}

@@ -40,7 +40,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from numaspec.conformance.implementations.claims import Claims
 from numaspec.conformance.running.reports import NOT_CLAIMED, booked
+from numaspec.errors import NumaspecError
 
 __all__ = ["Column", "add_parser", "build_matrix", "load_column", "main", "render_html",
            "render_markdown", "render_terminal"]
@@ -404,6 +406,9 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
             "started": str(column.header.get("started", "")),
             "exit_status": int(column.footer.get("exit_status", 4)),
             "status": _status(column.footer, column.header, totals),
+            "declared": _declared(impl),
+            "claims": claims_text(impl.get("claims")),
+            "divergences": _divergences(column.records),
             "totals": totals,
             "counterexamples": reference.found})
 
@@ -477,6 +482,82 @@ def cell_parts(cell: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _chapter_name(chapter: Mapping[str, Any]) -> str:
     prefixes = ", ".join(chapter["prefixes"])
     return " · ".join(filter(None, [chapter["file"], prefixes])) or "other"
+
+
+def _declared(impl: Mapping[str, Any]) -> str:
+    """RUN-16: the releases and operations the implementation was judged at, in words."""
+    operations = [str(o) for o in impl.get("operations") or ()]
+    merge = ", ".join(str(v) for v in impl.get("kubelet_versions") or ())
+    node = ", ".join(str(v) for v in impl.get("node_kubelet_versions")
+                     or impl.get("kubelet_versions") or ())
+    parts = []
+    if "merge" in operations:
+        parts.append(f"merge at kubelet {merge or 'none'}")
+    others = [o for o in operations if o != "merge"]
+    if others:
+        parts.append(f"{', '.join(others)} at kubelet {node or 'none'}")
+    return "; ".join(parts) or "nothing"
+
+
+def claims_text(raw: Any) -> str:
+    """RUN-16: what an implementation claims (PROTO-7), in words: only what it leaves out."""
+    try:
+        claims = Claims.from_json(raw)
+    except NumaspecError:
+        return "claims numaspec cannot read"
+    parts = ["numaspec's format" if claims.format else ""]
+    merge = claims.merge
+    merge_parts = [
+        f"policies {', '.join(sorted(merge.policies))}" if merge.policies is not None else "",
+        ("no options" if not merge.policy_options else
+         f"options {', '.join(sorted(merge.policy_options))}")
+        if merge.policy_options is not None else "",
+        "" if merge.feature_gates else "no gates",
+        ("no refusals" if not merge.refusals else f"refusals {', '.join(sorted(merge.refusals))}")
+        if merge.refusals is not None else "",
+        "" if merge.distances else "no distances"]
+    if any(merge_parts):
+        parts.append("merge: " + ", ".join(filter(None, merge_parts)))
+    for name, part in (("node", claims.node), ("predict", claims.predict)):
+        node_parts = [
+            f"managers {', '.join(sorted(part.managers)) or 'none'}"
+            if part.managers is not None else "",
+            f"scopes {', '.join(sorted(part.scopes))}" if part.scopes is not None else "",
+            f"policies {', '.join(sorted(part.policies))}" if part.policies is not None else "",
+            "" if part.feature_gates else "no gates",
+            "no node fit" if name == "predict" and not getattr(part, "node_fit", True) else ""]
+        if any(node_parts):
+            parts.append(f"{name}: " + ", ".join(filter(None, node_parts)))
+    return "; ".join(filter(None, parts)) or "everything numaspec specifies but its format"
+
+
+def _divergences(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """RUN-5, RUN-16: the known divergences the run met, each with its owner (the
+    implementation, kubelet, or numaspec's model), how many cases, and the manifest's reason:
+    expected failures and manifest skips by case or by class, and the cases properties set
+    aside."""
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:
+        entry = record.get("expectation")
+        if isinstance(entry, dict) and record["verdict"] in ("xfailed", "skipped"):
+            key = str(entry.get("finding") or entry.get("vector") or f"rule {entry.get('rule')}")
+            item = found.setdefault(key, {"finding": key, "owner": entry.get(
+                "owner", "implementation"), "cases": 0, "reason": str(entry.get("reason", ""))})
+            item["cases"] += 1
+        for seen in record.get("divergences") or ():
+            item = found.setdefault(str(seen["finding"]), {
+                "finding": str(seen["finding"]), "owner": seen.get("owner", "implementation"),
+                "cases": 0, "reason": ""})
+            item["cases"] += int(seen.get("cases", 0))
+    return sorted(found.values(), key=lambda d: (OWNER_ORDER.index(d["owner"])
+                                                 if d["owner"] in OWNER_ORDER else 9,
+                                                 d["finding"]))
+
+
+#: How the owners of divergences are listed.
+OWNER_ORDER = ("implementation", "kubelet", "numaspec")
+_OWNER_WORDS = {"implementation": "the implementation's own", "kubelet": "kubelet's",
+                "numaspec": "numaspec's model"}
 
 
 def _impl_line(impl: Mapping[str, Any]) -> str:
@@ -568,6 +649,8 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
                 " · ".join([f"[report.jsonl]({href(i['report'])})"]
                            + ([f"[summary.md]({href(i['summary'])})"] if i["summary"] else []))
                 for i in impls) + " |",
+            "| judged at | " + " | ".join(md_text(i.get("declared", "")) for i in impls) + " |",
+            "| claims | " + " | ".join(md_text(i.get("claims", "")) for i in impls) + " |",
             "| status | " + " | ".join(
                 (f"**{md_text(i['status'])}**" if i["exit_status"] else md_text(i["status"]))
                 + f" (exit {i['exit_status']})" for i in impls) + " |",
@@ -597,6 +680,17 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
     if empty:
         out += ["", "Chapters without a case in this matrix: " + "; ".join(
             f"{md_text(_chapter_name(c))} ({c['rule_count']} rules)" for c in empty) + "."]
+    known = [(i, d) for i in impls for d in i.get("divergences") or ()]
+    if known:
+        out += ["", "## Known divergences, by owner", "",
+                "What each implementation's manifest explains (RUN-5), and whose behaviour it is: "
+                "the implementation's own, kubelet's (a gap of an API it reads, a quirk it "
+                "inherits), or numaspec's model (the bounds of its node model, its reading of "
+                "the resource-topology-exporter).", "",
+                "| implementation | finding | owner | cases | why |", "|---|---|---|---:|---|"]
+        out += [f"| {md_text(i['label'])} | {md_text(d['finding'])} | "
+                f"{md_text(_OWNER_WORDS.get(d['owner'], d['owner']))} | {d['cases']} | "
+                f"{md_text(d['reason'][:300])} |" for i, d in known]
     counterexamples = [i for i in impls if i["counterexamples"]]
     if counterexamples:
         out += ["", "## First counterexamples", ""]
@@ -674,6 +768,10 @@ def render_html(matrix: Mapping[str, Any]) -> str:
                 f'<th><a href="{_e(href(i["report"]))}">report.jsonl</a>'
                 + (f' · <a href="{_e(href(i["summary"]))}">summary.md</a>' if i["summary"]
                    else "") + "</th>" for i in impls) + "</tr>",
+            "<tr><th>judged at</th>" + "".join(
+                f"<th>{_e(i.get('declared', ''))}</th>" for i in impls) + "</tr>",
+            "<tr><th>claims</th>" + "".join(
+                f"<th>{_e(i.get('claims', ''))}</th>" for i in impls) + "</tr>",
             "<tr><th>status</th>" + "".join(
                 f"<th>{_e(i['status'])} (exit {_e(i['exit_status'])})</th>" for i in impls)
             + "</tr>",
@@ -700,6 +798,18 @@ def render_html(matrix: Mapping[str, Any]) -> str:
     if empty:
         out.append("<p>Chapters without a case in this matrix: " + _e("; ".join(
             f"{_chapter_name(c)} ({c['rule_count']} rules)" for c in empty)) + ".</p>")
+    known = [(i, d) for i in impls for d in i.get("divergences") or ()]
+    if known:
+        out += ["<h2>Known divergences, by owner</h2>",
+                "<p>What each implementation's manifest explains (RUN-5), and whose behaviour "
+                "it is: the implementation's own, kubelet's, or numaspec's model.</p>",
+                "<table><thead><tr><th>implementation</th><th>finding</th><th>owner</th>"
+                "<th>cases</th><th>why</th></tr></thead><tbody>"]
+        out += [f"<tr><td>{_e(i['label'])}</td><td>{_e(d['finding'])}</td>"
+                f"<td>{_e(_OWNER_WORDS.get(d['owner'], d['owner']))}</td>"
+                f"<td>{_e(d['cases'])}</td><td>{_e(d['reason'][:300])}</td></tr>"
+                for i, d in known]
+        out.append("</tbody></table>")
     if any(i["counterexamples"] for i in impls):
         out.append("<h2>First counterexamples</h2>")
     for impl in impls:

@@ -390,7 +390,9 @@ def run_property(target: Any, case: Case, divergences: Sequence[Divergence] = ()
         outcome = _run_property(target, case, set_aside=bool(divergences))
     if not seen.found:
         return outcome
-    found = [{"finding": finding, "cases": count, "first": first}
+    owners = {d.finding: d.owner for d in divergences}
+    found = [{"finding": finding, "cases": count, "first": first,
+              "owner": owners.get(finding, "implementation")}
              for finding, (count, first) in sorted(seen.found.items())]
     text = "; ".join(f"{f['finding']} ({f['cases']} cases set aside)" for f in found)
     if outcome.verdict == "passed":
@@ -561,7 +563,8 @@ def _apply(outcome: Outcome, case: Case, manifest: Manifest | None
                                             f"{outcome.message}"
                                     ), {"finding": divergence.finding,
                                         "match": dict(divergence.match),
-                                        "reason": divergence.reason, "link": divergence.link}
+                                        "reason": divergence.reason, "link": divergence.link,
+                                        "owner": divergence.owner}
     if entry is None:
         return outcome, None
     if outcome.verdict in FAILING:
