@@ -148,7 +148,7 @@ def _predict_facts(case: Mapping[str, Any], expected: Any, actual: Any) -> dict[
             live[str(step["pod"].get("uid"))] = step["pod"]
         elif step.get("op") == "remove":
             live.pop(str(step.get("uid")), None)
-    pod = case.get("pod") if isinstance(case.get("pod"), Mapping) else {}
+    pod: Mapping[str, Any] = case["pod"] if isinstance(case.get("pod"), Mapping) else {}
     zero = any(isinstance(c, Mapping) and any(
         amount in ("0", 0) and "/" in name
         for kind in ("requests", "limits")

@@ -233,7 +233,7 @@ def regenerate(records: Iterable[Mapping[str, Any]], implementation: str,
     keeps an entry of ``previous`` naming the bare ``<id>`` (once, however many of its
     instances fail); a new entry names the instance.
     """
-    entries: list[dict[str, str]] = []
+    entries: list[dict[str, Any]] = []
     failing_rules: set[str] = set()
     old: dict[tuple[str | None, str], Expectation] = {
         (e.vector, e.outcome): e for e in (previous.entries if previous else ())}

@@ -377,11 +377,11 @@ def build_matrix(columns: Sequence[Column], out: str | Path, *, spec: Path | Non
             if failing and totals["first_failure"] is None:
                 totals["first_failure"] = reference(record, line)
             touched: set[int] = set()
-            for cited in booked(record):
-                cell = rules.setdefault(str(cited), _empty_cell())
+            for booked_rule in booked(record):
+                cell = rules.setdefault(booked_rule, _empty_cell())
                 if _count(cell, record) and cell["first_failure"] is None:
                     cell["first_failure"] = reference(record, line)
-                touched.add(where(str(cited)))
+                touched.add(where(booked_rule))
             for index in touched:
                 cell = by_chapter.setdefault(index, _empty_cell())
                 if _count(cell, record) and cell["first_failure"] is None:
