@@ -124,15 +124,18 @@ def _comparison() -> None:
     numaspec = [sys.executable, "-m", "numaspec"]
     for _, folder, root, binary, manifest in columns:
         out = runs / folder
+        # paths relative to the checkout: the report says how to run it anywhere
+        where = root.relative_to(REPO)
         done = subprocess.run(
-            [*numaspec, "conformance", "--impl", f"exec:{root / 'bin' / binary}",
-             "--expectations", str(root / "expectations" / f"{manifest}.json"),
-             "--out", str(out)], cwd=REPO, env={**os.environ, "CI": "true"})
+            [*numaspec, "conformance", "--impl", f"exec:{where / 'bin' / binary}",
+             "--expectations", str(where / "expectations" / f"{manifest}.json"),
+             "--out", str(out.relative_to(REPO))], cwd=REPO, env={**os.environ, "CI": "true"})
         if done.returncode not in (0, 1):  # 1: a case failed, which the report shows
             raise subprocess.CalledProcessError(done.returncode, done.args)
         (out / "junit.xml").unlink(missing_ok=True)
     subprocess.run([*numaspec, "matrix", "--out", "adapters/comparison", "--from",
-                    *(f"{label}={runs / folder}" for label, folder, *_ in columns)],
+                    *(f"{label}={(runs / folder).relative_to(REPO)}"
+                      for label, folder, *_ in columns)],
                    cwd=REPO, check=True)
 
 

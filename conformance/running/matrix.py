@@ -191,7 +191,8 @@ def _chapters(spec: Path) -> list[dict[str, Any]]:
     """The chapters with rules, in spec/README.md's order: file, prefixes, what it covers."""
     from numaspec.rules import parse_rules
 
-    row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|\s*$")
+    # | [file](file) | prefixes | what it covers | (modules, where the table has them) |
+    row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|(?: .*? \|)?\s*$")
     listed: list[dict[str, Any]] = []
     readme = spec / "README.md"
     if readme.is_file():
@@ -507,8 +508,10 @@ def claims_text(raw: Any) -> str:
         return "claims numaspec cannot read"
     parts = ["numaspec's format" if claims.format else ""]
     merge = claims.merge
+    every = {"none", "best-effort", "restricted", "single-numa-node"}
     merge_parts = [
-        f"policies {', '.join(sorted(merge.policies))}" if merge.policies is not None else "",
+        f"policies {', '.join(sorted(merge.policies))}"
+        if merge.policies is not None and set(merge.policies) != every else "",
         ("no options" if not merge.policy_options else
          f"options {', '.join(sorted(merge.policy_options))}")
         if merge.policy_options is not None else "",
