@@ -336,6 +336,9 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         choices=("dev", "ci", "nightly", "triage"),
                         help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
                              "without shrinking) (default: ci under CI, else dev)")
+    parser.add_argument("-x", "--fail-fast", action="store_true",
+                        help="stop at the first case that fails the run (RUN-18): what a "
+                             "mutation campaign needs; the reports hold the cases that ran")
     parser.add_argument("-k", dest="keyword", default=None,
                         help="only cases whose ID contains this, or that cite this rule")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -122,7 +122,8 @@ def _conformance(args: argparse.Namespace) -> int:
         start_timeout=args.start_timeout or DEFAULT_START_TIMEOUT,
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files),
-        profile=args.profile, keyword=args.keyword, progress=args.progress)
+        profile=args.profile, keyword=args.keyword, progress=args.progress,
+        fail_fast=args.fail_fast)
     return run_conformance(config)
 
 

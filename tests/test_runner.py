@@ -17,7 +17,7 @@ from conftest import REPO
 
 from numaspec.conformance.cli import main
 from numaspec.conformance.implementations.strict import schema_registry
-from numaspec.conformance.running.reports import read_report
+from numaspec.conformance.running.reports import BAD_VERDICTS, read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
@@ -797,3 +797,15 @@ def test_the_differential_books_disagreements_on_the_same_classes(tmp_path: Path
     assert result.unexplained
     assert all(d["case"]["policy"] != "best-effort" for d in result.unexplained)
     assert "unexplained" in result.summary()
+
+
+def test_fail_fast_stops_at_the_first_failure(tmp_path: Path) -> None:  # RUN-18
+    status, _, records, footer, printed = run(tmp_path / "x", misbehave("wrong"),
+                                              fail_fast=True)
+    assert status == 1
+    assert records[-1]["verdict"] == "failed"
+    assert all(r["verdict"] not in BAD_VERDICTS for r in records[:-1])
+    assert "--fail-fast" in footer["stopped"]
+    assert "stopped at the first failure" in printed
+    _, _, everything, _, _ = run(tmp_path / "all", misbehave("wrong"))
+    assert len(everything) > len(records)

@@ -914,7 +914,7 @@ def _run_column(entry: Mapping[str, Any], args: argparse.Namespace, runs: Path, 
         start_timeout=args.start_timeout or DEFAULT_START_TIMEOUT,
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files), profile=args.profile, keyword=args.keyword,
-        progress=args.progress, rule_table=False)
+        progress=args.progress, rule_table=False, fail_fast=args.fail_fast)
     status = run_conformance(config, stream=io.StringIO())
     column = load_column(work, label=entry.get("label"), source="run")
     name = _unique(_slug(column.given_label or column.default_label()), taken, "-")

@@ -251,6 +251,8 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
             lines.append(f"  … and {len(unjudged) - _UNJUDGED_LISTED} more in the report")
     if footer.get("gave_up"):
         lines.append(f"The run gave up on the implementation: {footer['gave_up']}")
+    if footer.get("stopped"):
+        lines.append(f"The run {footer['stopped']}")
     for stale in footer.get("stale_expectations", ()):
         lines.append(f"Stale expectation: {stale}")
     if footer.get("aborted"):

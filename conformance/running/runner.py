@@ -161,6 +161,8 @@ class RunConfig:
     releases: tuple[str, ...] | None = None
     progress: bool | None = None
     rule_table: bool = True
+    #: RUN-18: stop at the first case that fails the run (a mutation campaign's judge)
+    fail_fast: bool = False
 
 
 def load_cases(*, vectors: bool = True, properties: bool = True,
@@ -663,9 +665,12 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         writer.write(header)
         header_written = True
         with _terminable():
-            gave_up = _run_cases(connection, cases, manifest, writer, config, records=records)
+            gave_up, stopped = _run_cases(connection, cases, manifest, writer, config,
+                                          records=records)
         if gave_up:
             footer["gave_up"] = gave_up
+        if stopped:
+            footer["stopped"] = stopped
         footer["stale_expectations"] = _stale_rule_entries(manifest, records, left_out)
     except (NumaspecError, ValueError) as exc:
         footer["aborted"] = str(exc)
@@ -751,12 +756,14 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
 
 def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest | None,
                writer: ReportWriter, config: RunConfig, *, records: list[dict[str, Any]]
-               ) -> str | None:
+               ) -> tuple[str | None, str | None]:
     """Run every case, appending each record to ``records`` as it is written (so that an
-    interrupted run reports what it did); why the run gave up, if it did."""
+    interrupted run reports what it did); why the run gave up, and why it stopped early
+    (RUN-18: --fail-fast), if it did."""
     progress = Progress(len(cases), enabled=config.progress)
     in_a_row = 0
     gave_up: str | None = None
+    stopped: str | None = None
     target: Any = None
     implementation = connection.implementation
     failing = 0
@@ -808,6 +815,10 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
             writer.write(record)
             failing += record["verdict"] in BAD_VERDICTS
             progress.update(seq, failing, case.id)
+            if config.fail_fast and record["verdict"] in BAD_VERDICTS:
+                stopped = (f"stopped at the first failure, {case.id} (--fail-fast): "
+                           f"{len(cases) - seq} cases not run")
+                break
     finally:
         progress.finish()
-    return gave_up
+    return gave_up, stopped
