@@ -103,9 +103,13 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="each admit answer carries the admission's trace as 'explain': "
                            "every provider's hints, the merge, who refused and by which rule "
                            "(EXPLAIN-3)")
-    _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
-             "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference can "
-             "be run as an --impl like any other implementation.")
+    serve = _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
+                     "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference "
+                     "can be run as an --impl like any other implementation.")
+    serve.add_argument("--definitional", action="store_true",
+                       help="answer merges by walking every permutation (the spec's meaning, "
+                            "within the default --max-merge-steps) instead of the fast merge: "
+                            "the walk judged as an implementation")
 
     conf = _command(sub, "conformance", "run the conformance suite against an implementation",
                     "Runs every vector and property against --impl and writes a JSON Lines "
@@ -372,8 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_explain(args)
     if args.command == "serve":
         # through the module, as each loop above: a test's mutant replaces the loop there
-        return _serve(lambda: adapter_protocol.serve_adapter(adapter_protocol.ReferenceAdapter(),
-                                                             sys.stdin.buffer, sys.stdout))
+        adapter = adapter_protocol.ReferenceAdapter(definitional=args.definitional)
+        return _serve(lambda: adapter_protocol.serve_adapter(adapter, sys.stdin.buffer,
+                                                             sys.stdout))
     return commands.dispatch(args)
 
 

@@ -120,3 +120,21 @@ def test_serve_exits_cleanly_at_end_of_input() -> None:
     assert done.returncode == 0
     assert done.stdout == b""
     assert done.stderr == b""
+
+
+def test_serve_definitional_walks_the_cross_product() -> None:
+    """``numaspec serve --definitional`` answers merges by the walk (FAST-7, WIRE-4): the same
+    answer as the fast merge where the walk fits its budget, merge-too-large where it does not."""
+    hints = [{"numa_affinity": [i % 2], "preferred": True} for i in range(60)]
+    big = {**MERGE, "providers": [{f"r{i}": hints for i in range(5)}]}
+    walk = ReferenceAdapter(definitional=True)
+    assert walk.run("merge", MERGE) == ReferenceAdapter().run("merge", MERGE)
+    assert walk.run("merge", big)["result"]["error"]["kind"] == "merge-too-large"
+    assert "error" not in ReferenceAdapter().run("merge", big)["result"]
+    lines = b"".join(json.dumps(r).encode() + b"\n" for r in (
+        {"cmd": "start", "version": 1}, {"cmd": "run", "seq": 1, "op": "merge", "case": big}))
+    done = subprocess.run([sys.executable, "-m", "numaspec", "serve", "--definitional"],
+                          input=lines, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.splitlines()[1])
+    assert answer["result"]["error"]["kind"] == "merge-too-large"

@@ -101,7 +101,7 @@ def _steps(case: Any) -> list[Any]:
     return case["steps"]
 
 
-def reference_result(op: str, case: Any) -> Any:
+def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     """PROTO-3: the reference's ``result`` for one case.
 
     ``merge``: the merge response of ``spec/merge-protocol.md`` (an ``{"error": ...}`` object
@@ -109,10 +109,13 @@ def reference_result(op: str, case: Any) -> Any:
     node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
     ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
     Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
+    ``definitional``: a merge is answered by walking the cross product (the spec's meaning,
+    FAST-7), within WIRE-4's budget, instead of by the fast merge.
     """
     if op == "merge":
         try:
-            return encode_outcome(evaluate_request(decode_merge_request(case)))
+            return encode_outcome(evaluate_request(decode_merge_request(case),
+                                                   definitional=definitional))
         except NumaspecError as exc:
             return encode_error(exc)
     if op in _NODE_OPS:
@@ -142,7 +145,12 @@ def sent_case(op: str, case: Any) -> Any:
 
 
 class ReferenceAdapter:
-    """numaspec's reference behind the adapter protocol."""
+    """numaspec's reference behind the adapter protocol.  ``definitional``: merges walk the
+    cross product (``numaspec serve --definitional``), so that the walk itself can be judged
+    as an implementation; the answers are the fast merge's (FAST-1)."""
+
+    def __init__(self, *, definitional: bool = False) -> None:
+        self.definitional = definitional
 
     def start(self) -> dict[str, Any]:
         return {
@@ -168,7 +176,7 @@ class ReferenceAdapter:
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         try:
-            return {"result": reference_result(op, case)}
+            return {"result": reference_result(op, case, definitional=self.definitional)}
         except NumaspecError as exc:
             return {"errored": True, "context": {"message": exc.describe()}}
 
