@@ -33,6 +33,7 @@ class MutantAdapter(ReferenceAdapter):
             raise SystemExit(f"usage: exec_adapter.py node|affinity MUTATION|none "
                              f"(node: {', '.join(sorted(NODE_MUTATIONS))}; affinity: "
                              f"{', '.join(AFFINITY_MUTATIONS)})")
+        super().__init__()
         self.kind, self.mutation = kind, mutation
 
     def start(self) -> dict[str, Any]:
