@@ -46,6 +46,7 @@ from numaspec.conformance.properties.registry import PROPERTIES, Property, regis
 from numaspec.conformance.properties.strategies import (
     POLICIES,
     distances_for,
+    large_merge_requests,
     machines,
     merge_requests,
     merge_requests_with_faults,
@@ -464,6 +465,19 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
 def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
     """The implementation answers every case exactly as the reference does."""
     request = fit_to(case, impl)
+    expected = reference.merge(request)
+    actual = _ask(impl, request)
+    assert answers_agree(request, expected, actual), f"reference: {expected}; impl: {actual}"
+
+
+@register("P-MERGE-LARGE", rules=["FAST-1", "FAST-4", "FAST-5", "MERGE-6", "MERGE-8",
+                                   "MERGE-9", "MERGE-12"], level="equivalence",
+          policies=_MERGING)
+@given(case=large_merge_requests())
+def large_merges(impl: MergeImplementation, case: MergeRequest) -> None:
+    """Merges of kubelet's own size on big machines (every mask each provider fits, up to 12
+    NUMA nodes): the implementation answers as the reference does."""
+    request = fit_to(case, impl, _MERGING)
     expected = reference.merge(request)
     actual = _ask(impl, request)
     assert answers_agree(request, expected, actual), f"reference: {expected}; impl: {actual}"

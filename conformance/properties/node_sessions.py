@@ -39,7 +39,11 @@ from numaspec.conformance.properties.node_machine import (
     spanning_reservations,
     without_memory,
 )
-from numaspec.conformance.properties.node_strategies import node_requests, pods
+from numaspec.conformance.properties.node_strategies import (
+    node_requests,
+    pods,
+    startup_requests,
+)
 from numaspec.conformance.properties.registry import register
 
 __all__ = ["NodeSessionImplementation", "check_answers", "node_sessions", "session_versions"]
@@ -58,16 +62,17 @@ class NodeSessionImplementation(Protocol):
 
 
 def session_versions(impl: object) -> tuple[str, ...]:
-    """The node releases a session may name: those of 1.30, 1.33 and 1.37 the implementation
-    declares, else the nearest it declares (1.29-1.37)."""
-    declared = [v for v in getattr(impl, "node_kubelet_versions", ())
-                if isinstance(v, str) and v[:2] == "1." and v[2:].isdigit()
-                and 29 <= int(v[2:]) <= 37]
+    """The node releases a session may name: every one of 1.29-1.37 the implementation
+    declares, 1.30, 1.33 and 1.37 first (:func:`node_requests` draws the first ones more
+    often); 1.30, 1.33 and 1.37 when it declares none.  Every release, not three: the options'
+    and gates' maturity steps (CPU-14, OPT-2, NODE-10) fall between them (issue 33)."""
+    declared = sorted({v for v in getattr(impl, "node_kubelet_versions", ())
+                       if isinstance(v, str) and v[:2] == "1." and v[2:].isdigit()
+                       and 29 <= int(v[2:]) <= 37}, key=lambda v: int(v[2:]))
     if not declared:
         return _PREFERRED
-    chosen = [v for v in _PREFERRED if v in declared]
-    return tuple(chosen) or tuple(sorted({min(declared, key=lambda v: abs(int(v[2:]) - int(p[2:])))
-                                          for p in _PREFERRED}))
+    return (*[v for v in _PREFERRED if v in declared],
+            *[v for v in declared if v not in _PREFERRED])
 
 
 @st.composite
@@ -334,6 +339,40 @@ def node_sessions_hold(impl: NodeSessionImplementation, data: st.DataObject) -> 
     claims = claims_of(impl).node
     steps = data.draw(node_sessions(claims, session_versions(impl)), label="session")
     _session(impl, steps, "node")
+
+
+@register("P-NODE-STARTUP", rules=["NODE-10", "OPT-1", "OPT-2", "CPU-14"],
+          level="equivalence", requires="node_session", since=29, op="node")
+@given(data=st.data())
+def node_startups_hold(impl: NodeSessionImplementation, data: st.DataObject) -> None:
+    """Nodes whose options' feature gates are sometimes off: the node starts, or refuses to
+    start, as the reference does (the error's kind where the format is claimed, PROTO-7),
+    at every declared release, where the options' maturity steps show (issue 33)."""
+    claims = claims_of(impl).node
+    create = data.draw(st.one_of(
+        startup_requests(session_versions(impl), claims),
+        node_requests(session_versions(impl), claims=claims, refusals=True)), label="create")
+    steps = [create, {"op": "state"}]
+    note("numaspec node <<'EOF'\n" + "\n".join(json.dumps(s, separators=(",", ":"))
+                                               for s in steps) + "\nEOF")
+    result = impl.node_session({"steps": steps})
+    assert isinstance(result, dict) and isinstance(result.get("answers"), list) and len(
+        result["answers"]) == len(steps), f"not a session result: {json.dumps(result)[:300]}"
+    expected = _reference_answers(steps)[0]
+    seen = result["answers"]
+    started = [isinstance(a, dict) and "ok" in a for a in (expected[0], seen[0])]
+    assert started[0] == started[1], (
+        f"the reference {'starts' if started[0] else 'refuses'} the node "
+        f"({json.dumps(expected[0])[:300]}); the implementation answers "
+        f"{json.dumps(seen[0])[:300]}")
+    if not started[0] and claims_of(impl).format:
+        assert seen[0]["error"].get("kind") == expected[0]["error"]["kind"], (
+            f"refused as {seen[0]['error'].get('kind')!r}, the reference as "
+            f"{expected[0]['error']['kind']!r}: {json.dumps(expected[0])[:300]}")
+    if started[0]:
+        problem = check_answers(steps, seen, format_claimed=claims_of(impl).format,
+                                op="node")
+        assert problem is None, problem
 
 
 @register("P-HINTS-SESSION", rules=["NWIRE-4", "INV-1", "INV-4", "ADMIT-10"],

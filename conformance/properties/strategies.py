@@ -24,7 +24,10 @@ __all__ = [
     "MAX_PERMUTATIONS",
     "POLICIES",
     "distances_for",
+    "device_hint_list",
     "hints_for",
+    "kubelet_hint_list",
+    "large_merge_requests",
     "machines",
     "merge_requests",
     "merge_requests_with_faults",
@@ -191,6 +194,85 @@ def merge_requests(
     )
 
 
+def kubelet_hint_list(nodes: Sequence[int], k: int) -> tuple[TopologyHint, ...]:
+    """The list a kubelet provider states for a resource that fits on any ``k`` of ``nodes``
+    and on anything wider: every mask of at least ``k`` nodes, preferred at exactly ``k``
+    (HINT-1, as the CPU Manager's generator enumerates them)."""
+    return tuple(TopologyHint(mask, mask.count() == k) for mask in iterate_masks(nodes)
+                 if mask.count() >= k)
+
+
+def device_hint_list(nodes: Sequence[int], holding: Sequence[int]) -> tuple[TopologyHint, ...]:
+    """The list kubelet's Device Manager states for a resource whose free devices sit on
+    ``holding``: every mask that holds them all, preferred when it is exactly ``holding``
+    (DEV-1, HINT-1)."""
+    needed = NumaMask.of(holding)
+    return tuple(TopologyHint(mask, mask == needed) for mask in iterate_masks(nodes)
+                 if mask.bits & needed.bits == needed.bits)
+
+
+@st.composite
+def large_merge_requests(draw: st.DrawFn,
+                         allowed_versions: Sequence[KubeletVersion] = SUPPORTED_VERSIONS,
+                         ) -> MergeRequest:
+    """Merges as large as kubelet's own providers make them on a big machine, where the
+    small cases of :func:`merge_requests` never go (issue 33: the fast merge's other regimes,
+    FAST-4, and its ranking of many candidates of one width, FAST-5, MERGE-12):
+
+    * ``wide``: 8 NUMA nodes, a device resource stating every mask that holds its devices
+      and a CPU or a second device resource stating every mask it fits (128-255 hints each,
+      16-33 thousand permutations), best-effort or restricted;
+    * ``many``: 12 NUMA nodes (``max-allowable-numa-nodes``, 1.31+), one resource stating
+      every mask of 4-6 nodes and more (4,000 hints), one stating a few, prefer-closest on
+      with distances that are not regular, a quarter of the time too large for a double to
+      sum exactly: hundreds of candidates of one width to rank;
+    * ``huge``: 24 NUMA nodes (1.31+), a few short lists: beyond FAST-6's 22 nodes, where
+      the fold runs alone under its stated bounds.
+    """
+    shape = draw(st.sampled_from(["wide", "wide", "many", "huge"]))
+    later = tuple(v for v in allowed_versions if v.minor >= 31)
+    if shape == "huge" and later:
+        nodes = tuple(range(24))
+        lists = draw(st.lists(st.lists(hints_for(nodes), min_size=1, max_size=3),
+                              min_size=1, max_size=3))
+        return MergeRequest(
+            numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
+            providers=tuple({f"r{i}": tuple(hints)} for i, hints in enumerate(lists)),
+            version=draw(st.sampled_from(later)),
+            policy_options={"max-allowable-numa-nodes": "24"})
+    if shape == "many" and later:
+        version = draw(st.sampled_from(later))
+        nodes = tuple(range(12))
+        distances = draw(distances_for(nodes, odd_self=False))
+        if draw(st.integers(0, 3)) == 0:
+            distances = {k: tuple(d << 50 for d in row) for k, row in distances.items()}
+        wide = kubelet_hint_list(nodes, draw(st.integers(4, 6)))
+        few = tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))
+        return MergeRequest(
+            numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
+            providers=({"cpu": wide}, {"device": few}), version=version,
+            numa_distances=distances, policy_options={
+                "prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "12"})
+    version = draw(versions(allowed_versions))
+    nodes = draw(st.sampled_from([tuple(range(8)), (0, 1, 2, 3, 5, 6, 7, 9),
+                                  (7, 6, 5, 4, 3, 2, 1, 0)]))
+    closest = version.minor >= 28 and draw(st.booleans())
+    first = draw(st.lists(st.sampled_from(nodes), min_size=1, max_size=2, unique=True))
+    if draw(st.booleans()):
+        second = kubelet_hint_list(nodes, draw(st.integers(1, 2)))
+    else:
+        # A second device, often sharing a NUMA node with the first: what both reach is
+        # then every mask holding the shared nodes, not every mask.
+        other = draw(st.lists(st.sampled_from(nodes), min_size=1, max_size=2, unique=True))
+        second = device_hint_list(nodes, other if draw(st.booleans()) else first[:1])
+    return MergeRequest(
+        numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
+        providers=({"device": device_hint_list(nodes, first)}, {"cpu": second}),
+        version=version,
+        numa_distances=draw(distances_for(nodes)) if closest else None,
+        policy_options={"prefer-closest-numa-nodes": "true"} if closest else {})
+
+
 _OPTION_NAMES = st.sampled_from(["prefer-closest-numa-nodes", "max-allowable-numa-nodes",
                                  "full-pcpus-only", "prefer-closest-numa-node"])
 _OPTION_VALUES = st.sampled_from(["true", "false", "1", "0", "t", "F", "yes", "", " true",
@@ -216,8 +298,14 @@ def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
         request = attrs.evolve(request, policy=draw(st.sampled_from(
             ["", "Restricted", "single-numa", "static", "none "])))
     elif twist == "options":
+        # Mostly the options this release has (a bad value is parsed, and its message is
+        # kubelet's, OPT-3, OPT-4), sometimes any name.
+        known = [n for n in ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
+                 if option_maturity(n, request.version) is not None]
+        names = st.one_of(st.sampled_from(known), st.sampled_from(known), _OPTION_NAMES) \
+            if known else _OPTION_NAMES
         request = attrs.evolve(request, policy_options=draw(st.dictionaries(
-            _OPTION_NAMES, _OPTION_VALUES, min_size=1, max_size=2)))
+            names, _OPTION_VALUES, min_size=1, max_size=2)))
     elif twist == "nodes":
         nodes = tuple(range(draw(st.integers(8, 12))))
         request = attrs.evolve(request, numa_nodes=nodes, numa_distances=None,
