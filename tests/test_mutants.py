@@ -39,11 +39,12 @@ def for_kill(check: Callable[..., None]) -> AbstractContextManager[Callable[...,
     return with_settings(check, KILL_SETTINGS, seed=KILL_SEED)
 
 
-#: Properties whose mutants run elsewhere: the node sessions' through the command line
-#: (tests/test_mutants_exec.py), P-PREDICT's as a scheduler that says every pod fits
+#: Properties whose mutants run elsewhere: the node sessions' and start-ups' through the
+#: command line (tests/test_mutants_exec.py), P-PREDICT's as a scheduler that says every pod fits
 #: (tests/test_predict.py).
 ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-HINTS-SESSION": "tests/test_mutants_exec.py",
+             "P-NODE-STARTUP": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py"}
 
 

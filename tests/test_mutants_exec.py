@@ -70,9 +70,17 @@ def test_the_cli_rejects_an_affinity_mutant(mutation: str, properties: tuple[str
     assert verdicts == dict.fromkeys(properties, "failed"), printed[-3000:]
 
 
+def test_the_cli_rejects_a_startup_mutant(tmp_path: Path) -> None:
+    """P-NODE-STARTUP: a node that reads no feature gate starts where kubelet refuses."""
+    status, verdicts, printed = conformance(tmp_path, "startup", "gates_ignored",
+                                            ("P-NODE-STARTUP",))
+    assert status == 1, printed[-3000:]
+    assert verdicts["P-NODE-STARTUP"] == "failed", printed[-3000:]
+
+
 def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
-    properties = (*NODE_SESSION_PROPERTIES, *sorted({p for ps in AFFINITY_KILLED_BY.values()
-                                                     for p in ps}))
+    properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP",
+                  *sorted({p for ps in AFFINITY_KILLED_BY.values() for p in ps}))
     status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
     assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]
     assert status == 0

@@ -23,14 +23,18 @@ from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
 from numaspec.protocols.adapter_protocol import ReferenceAdapter, serve_adapter
 
+#: Mutants of the node's start-up, each a wrong reading of the create request.
+STARTUP_MUTATIONS = {"gates_ignored": "every feature gate left at its default"}
+
 
 class MutantAdapter(ReferenceAdapter):
     """The reference with one mutation (``none``: none at all)."""
 
     def __init__(self, kind: str, mutation: str) -> None:
-        known = {"node": NODE_MUTATIONS, "affinity": AFFINITY_MUTATIONS}.get(kind)
+        known = {"node": NODE_MUTATIONS, "affinity": AFFINITY_MUTATIONS,
+                 "startup": STARTUP_MUTATIONS}.get(kind)
         if known is None or (mutation != "none" and mutation not in known):
-            raise SystemExit(f"usage: exec_adapter.py node|affinity MUTATION|none "
+            raise SystemExit(f"usage: exec_adapter.py node|affinity|startup MUTATION|none "
                              f"(node: {', '.join(sorted(NODE_MUTATIONS))}; affinity: "
                              f"{', '.join(AFFINITY_MUTATIONS)})")
         super().__init__()
@@ -47,6 +51,14 @@ class MutantAdapter(ReferenceAdapter):
             return {"result": {"answers": [node.handle(step) if isinstance(step, dict)
                                            else node.session.answer(json.dumps(step))
                                            for step in case["steps"]]}}
+        if self.kind == "startup" and op in ("node", "hints"):
+            # gates_ignored: a node that reads no feature gate (every gate at its default), so
+            # an option whose gate is off starts where kubelet refuses (P-NODE-STARTUP).
+            steps = [{**s, "node": {**s["node"], "config": {
+                k: v for k, v in s["node"].get("config", {}).items() if k != "featureGates"}}}
+                if isinstance(s, dict) and s.get("op") == "create"
+                and isinstance(s.get("node"), dict) else s for s in case["steps"]]
+            return super().run(op, {**case, "steps": steps})
         if self.kind == "affinity" and op == "affinity":
             return {"result": AffinityMutant(self.mutation).affinity_session(case)}
         return super().run(op, case)
@@ -54,6 +66,6 @@ class MutantAdapter(ReferenceAdapter):
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        raise SystemExit("usage: exec_adapter.py node|affinity MUTATION|none")
+        raise SystemExit("usage: exec_adapter.py node|affinity|startup MUTATION|none")
     sys.exit(serve_adapter(MutantAdapter(sys.argv[1], sys.argv[2]), sys.stdin.buffer,
                            sys.stdout))
