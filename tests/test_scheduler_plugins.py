@@ -116,6 +116,17 @@ def explain(stored: dict[str, Any], verdict: str, message: str) -> str | None:
         zero = [r for r, v in asked.items() if "/" in r and v == 0]
         if zero and "no healthy devices present" in message:
             return "SCHEDPLUG-4"
+        sidecar = any(c.get("restartPolicy") == "Always"
+                      for c in stored["pod"].get("initContainers", []))
+        if sidecar and config.get("topologyManagerScope") == "pod" and \
+                "TopologyAffinityError" in message:
+            return "SCHEDPLUG-7"  # a sidecar counted as a regular init container (lead)
+        held = any(c.get("restartPolicy") != "Always" and _quantity(
+            c["resources"].get("limits", {}).get("cpu", "0")).denominator == 1
+            for c in stored["pod"].get("initContainers", []))
+        if held and config.get("topologyManagerScope") == "container" and \
+                "TopologyAffinityError" in message:
+            return "SCHEDPLUG-2"  # an app container placed without its init container's node
         return None
     native = {r for r, v in asked.items() if v > 0 and "/" not in r}
     if config.get("memoryManagerPolicy") != "Static" and native - {"cpu"}:
