@@ -37,6 +37,7 @@ draws the sampled campaign of the test command.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -383,8 +384,14 @@ def key(module: str, operator: str, diff: str, line: int | None = None) -> str:
         "" if line is None else _ordinal(module, line))
 
 
+@functools.cache
+def _source(module: str) -> str:
+    """A module's text, read once per process (the report keys every mutant by it)."""
+    return (REPO / module).read_text("utf-8")
+
+
 def _ordinal(module: str, line: int) -> str:
-    lines = (REPO / module).read_text("utf-8").splitlines()
+    lines = _source(module).splitlines()
     if not 0 < line <= len(lines):
         return ""
     same = [i for i, text in enumerate(lines, 1) if text.strip() == lines[line - 1].strip()]
@@ -399,7 +406,7 @@ def mutant_key(mutant: Mutant) -> str:
     import cosmic_ray.plugins
     from cosmic_ray.mutating import mutate_code
 
-    code = (REPO / mutant.module).read_text("utf-8")
+    code = _source(mutant.module)
     operator = cosmic_ray.plugins.get_operator(mutant.operator)()
     mutated = mutate_code(code, operator, mutant.occurrence)
     diff = "" if mutated is None else "\n".join(difflib.unified_diff(

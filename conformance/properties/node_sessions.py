@@ -358,7 +358,8 @@ def node_startups_hold(impl: NodeSessionImplementation, data: st.DataObject) -> 
     result = impl.node_session({"steps": steps})
     assert isinstance(result, dict) and isinstance(result.get("answers"), list) and len(
         result["answers"]) == len(steps), f"not a session result: {json.dumps(result)[:300]}"
-    expected = _reference_answers(steps)[0]
+    reference = _reference_answers(steps)
+    expected = reference[0]
     seen = result["answers"]
     started = [isinstance(a, dict) and "ok" in a for a in (expected[0], seen[0])]
     assert started[0] == started[1], (
@@ -371,7 +372,7 @@ def node_startups_hold(impl: NodeSessionImplementation, data: st.DataObject) -> 
             f"{expected[0]['error']['kind']!r}: {json.dumps(expected[0])[:300]}")
     if started[0]:
         problem = check_answers(steps, seen, format_claimed=claims_of(impl).format,
-                                op="node")
+                                op="node", reference=reference)
         assert problem is None, problem
 
 

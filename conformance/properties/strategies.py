@@ -87,8 +87,8 @@ def provider_like_hints(draw: st.DrawFn, nodes: Sequence[int], min_k: int = 1
     (several preferred masks of one width is where tie-breaks and distances matter)."""
     usable = sorted(nodes)[:4]
     k = draw(st.integers(min(min_k, len(usable)), len(usable)))
-    hints = [TopologyHint(mask, mask.count() == k) for mask in iterate_masks(usable)
-             if k <= mask.count() <= k + 1]
+    hints = [h for h in kubelet_hint_list(usable, k)
+             if h.numa_affinity is not None and h.numa_affinity.count() <= k + 1]
     keep = draw(st.lists(st.sampled_from(range(len(hints))), min_size=1, max_size=6,
                          unique=True))
     return tuple(hints[i] for i in sorted(keep))
