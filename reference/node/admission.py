@@ -140,8 +140,9 @@ class Node:
         # NODE-2, MEM-2 (1): configuration validation refuses a negative maxPods and
         # malformed reservedMemory entries.
         _check_reserved_memory_entries(config)
-        # NODE-3: kubeReserved and systemReserved are parsed.
+        # NODE-3: kubeReserved and systemReserved are parsed, then the eviction thresholds.
         _check_reserved_resources(config)
+        _check_eviction_thresholds(config)
         # NODE-10: CPU Manager options with their gate off stop kubelet before any manager.
         _check_cpu_options_gate(config, gates)
         # NODE-5 (1): the Topology Manager is created first.
@@ -735,6 +736,23 @@ def _check_reserved_resources(config: NodeConfig) -> None:
             msg = f"{flag} value failed to parse: {why}"
             raise NodeStartupError(msg, where=f"config.{field}.{name}",
                                    kubelet_message=msg if len(found) == 1 else None)
+
+
+def _check_eviction_thresholds(config: NodeConfig) -> None:
+    """NODE-3: kubelet parses ``evictionHard`` after the reservations and stops at a threshold
+    given as a quantity that is zero or negative (a percentage is another rule's, and not
+    modelled for memory).  Found by the suite against kubelet's probes (issue 33), which
+    refuse ``memory.available: "0"``."""
+    for signal, text in sorted((config.eviction_hard or {}).items()):
+        if text.endswith("%"):
+            continue
+        where = f"config.evictionHard.{signal}"
+        quantity = parse_quantity(text, where=where)
+        if quantity <= 0:
+            shown = "0" if quantity == 0 else text
+            msg = f"eviction threshold {signal} must be positive: {shown}"
+            raise NodeStartupError(msg, where=where,
+                                   kubelet_message=msg if quantity == 0 else None)
 
 
 def _check_cpu_options_gate(config: NodeConfig, gates: Mapping[str, bool]) -> None:
