@@ -377,3 +377,21 @@ def test_only_the_nodes_an_implementation_claims_are_run() -> None:
     assert run == 2 * 3  # restricted; both scopes; the three CPU Manager configurations
     assert "policy" in report.unclaimed_reason or "manager" in report.unclaimed_reason
     assert report.exhausted
+
+
+@pytest.mark.parametrize(("cpu", "held", "broken"), [
+    ("2", 2, False), ("2000m", 2, False), ("+2", 2, False), ("2e0", 2, False),
+    ("1500m", 1, True), ("2", 3, True), ("+1", 2, True)])
+def test_inv_6_reads_a_cpu_request_as_kubelet_does(cpu: str, held: int, broken: bool) -> None:
+    """INV-6 counts a container's exclusive CPUs against its cpu request read as a quantity
+    (QTY-1), however it is spelled: the suite's checker once read "+1" as no whole CPU and
+    failed the reference (issue 33's respelled quantities)."""
+    from numaspec.conformance.properties.node_machine import StateChecks
+
+    pod = {"uid": "p", "containers": [{"name": "c", "resources": {"limits": {"cpu": cpu}}}]}
+    decision = {"containers": [{"name": "c", "cpus": list(range(held)), "devices": {},
+                                "memory": [], "hint": {"numa": [0], "preferred": True}}]}
+    failures: list[str] = []
+    checks = StateChecks({"machine": {"numaNodes": []}, "config": {}})
+    checks.decision(pod, decision, "none", failures.append)
+    assert any("INV-6" in f for f in failures) == broken, failures

@@ -45,6 +45,7 @@ def for_kill(check: Callable[..., None]) -> AbstractContextManager[Callable[...,
 ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-HINTS-SESSION": "tests/test_mutants_exec.py",
              "P-NODE-STARTUP": "tests/test_mutants_exec.py",
+             "P-NODE-RESIZE": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py"}
 
 

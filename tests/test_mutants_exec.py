@@ -78,8 +78,16 @@ def test_the_cli_rejects_a_startup_mutant(tmp_path: Path) -> None:
     assert verdicts["P-NODE-STARTUP"] == "failed", printed[-3000:]
 
 
+def test_the_cli_rejects_a_resize_mutant(tmp_path: Path) -> None:
+    """P-NODE-RESIZE: a node that accepts every resize without evaluating it."""
+    status, verdicts, printed = conformance(tmp_path, "resize", "always_in_progress",
+                                            ("P-NODE-RESIZE",))
+    assert status == 1, printed[-3000:]
+    assert verdicts["P-NODE-RESIZE"] == "failed", printed[-3000:]
+
+
 def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
-    properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP",
+    properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP", "P-NODE-RESIZE",
                   *sorted({p for ps in AFFINITY_KILLED_BY.values() for p in ps}))
     status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
     assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]

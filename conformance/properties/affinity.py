@@ -201,7 +201,8 @@ def _machine(draw: st.DrawFn) -> dict[str, Any]:
 def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = False,
                       version: str = "1.30") -> Session:
     """A random affinity session (AWIRE-1..AWIRE-3).  ``hints``: add pairs of hints steps
-    (a pod, then the same pod with no labels or annotations); ``schedule``: add scheduler
+    (a pod, then the same pod with no labels or annotations), and now and then the hints of a
+    pod sent before (maybe live); ``schedule``: add scheduler
     checks and reservations, each reserved pod later admitted."""
     machine = draw(_machine())
     config: dict[str, Any] = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"},
@@ -218,11 +219,16 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
         "kubeletVersion": version, "machine": machine, "config": config}}]
     devices = "devices" in machine
     admitted_uids: list[str] = []
+    sent: dict[str, dict[str, Any]] = {}
     for count in range(1, draw(st.integers(1, 7)) + 1):
         pod = draw(_pod(f"p{count}", devices))
         action = draw(st.integers(0, 9))
         if action == 0 and admitted_uids:
             steps.append({"op": "remove", "uid": draw(st.sampled_from(admitted_uids))})
+        if hints and action == 7 and admitted_uids:
+            # A pod sent before, maybe live: its hints are judged against the other live pods,
+            # never against itself (AFF-5, AFF-7).
+            steps.append({"op": "hints", "pod": sent[draw(st.sampled_from(admitted_uids))]})
         if hints and action in (1, 2, 3):
             stripped = {k: v for k, v in pod.items() if k not in ("labels", "annotations")}
             steps += [{"op": "hints", "pod": pod}, {"op": "hints", "pod": stripped}]
@@ -234,8 +240,10 @@ def affinity_sessions(draw: st.DrawFn, *, hints: bool = False, schedule: bool = 
             steps.append({"op": "schedule", "pod": pod})
             steps += [{"op": "admit", "pod": other} for other in reserved]
             admitted_uids += [other["uid"] for other in reserved]
+            sent.update((other["uid"], other) for other in reserved)
         steps.append({"op": "admit", "pod": pod})
         admitted_uids.append(pod["uid"])
+        sent[pod["uid"]] = pod
     steps.append({"op": "state"})
     return Session.of(steps)
 

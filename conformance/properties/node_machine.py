@@ -111,6 +111,19 @@ def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, 
                     holders[item] = (uid, name)
 
 
+def _whole(text: str) -> int:
+    """A quantity as a whole number (``"2"``, ``"2000m"``, ``"+2"``: 2), else 0: what a
+    container can hold whole CPUs or devices for (QTY-1)."""
+    from numaspec.errors import NumaspecError
+    from numaspec.node.quantity import parse_quantity
+
+    try:
+        value = parse_quantity(text)
+    except NumaspecError:
+        return 0
+    return int(value) if value.denominator == 1 and value > 0 else 0
+
+
 class StateChecks:
     """INV-1..INV-9 on one state answer (JSON), for the node that was created."""
 
@@ -196,11 +209,11 @@ class StateChecks:
             spec = specs[result["name"]]["resources"]
             limits = {**spec.get("limits", {}), **spec.get("requests", {})}
             cpu_limit = limits.get("cpu", "0")
-            if len(result["cpus"]) > (int(cpu_limit) if cpu_limit.isdigit() else 0):
+            if len(result["cpus"]) > _whole(cpu_limit):
                 fail(f"INV-6: {result['name']} got {len(result['cpus'])} CPUs for cpu "
                      f"{cpu_limit}")
             for resource, ids in result["devices"].items():
-                if len(ids) > int(spec.get("limits", {}).get(resource, "0")):
+                if len(ids) > _whole(spec.get("limits", {}).get(resource, "0")):
                     fail(f"INV-6: {result['name']} got {len(ids)} {resource} devices")
             if policy in ("restricted", "single-numa-node") and not result["hint"]["preferred"]:
                 fail(f"INV-7: {policy} admitted {result['name']} with a non-preferred hint")

@@ -41,20 +41,38 @@ GIBI = 1 << 30
 @st.composite
 def machines(draw: st.DrawFn, devices_too: bool = True) -> dict[str, Any]:
     """1-4 NUMA nodes on 1-2 sockets, SMT off or 2-way, some hugepages, 0-2 device
-    resources whose devices sit on a NUMA node, on several, or on none."""
-    sockets = draw(st.integers(1, 2))
-    numa_per_socket = draw(st.sampled_from([1, 1, 2]))
-    cores_per_numa = draw(st.integers(1, 3))
-    threads = draw(st.sampled_from([1, 2]))
+    resources whose devices sit on a NUMA node, on several, or on none.  One machine in six
+    is a bigger server: 2 sockets of 1 or 2 NUMA nodes, 3-6 two-way cores each (up to 48
+    CPUs), where the CPU Manager takes whole sockets and NUMA nodes and spreads wide pods
+    (CPU-10, CPU-16; issue 33: the small machines never took those paths).  No more than 4
+    NUMA nodes: kubelet's merge walks every combination of its providers' hints, which on 8
+    NUMA nodes takes minutes a pod (kubernetes#137700).  The bigger servers' cores share an
+    uncore (L3) cache per half NUMA node (CPU-19).  One machine in six with several cores
+    per NUMA node has one core fewer on its last NUMA node (a core offline, or a part with
+    uneven nodes): CPU-16's spread starts from an average that is then too low."""
+    big = draw(st.integers(0, 5)) == 0
+    if big:
+        sockets, numa_per_socket = 2, draw(st.sampled_from([1, 2]))
+        cores_per_numa, threads = draw(st.integers(3, 6)), 2
+    else:
+        sockets = draw(st.integers(1, 2))
+        numa_per_socket = draw(st.sampled_from([1, 1, 2]))
+        cores_per_numa = draw(st.integers(1, 3))
+        threads = draw(st.sampled_from([1, 2]))
     count = sockets * numa_per_socket
-    total_cores = count * cores_per_numa
+    sizes = [cores_per_numa] * count
+    if cores_per_numa > 1 and draw(st.integers(0, 5)) == 0:
+        sizes[-1] -= 1
+    total_cores = sum(sizes)
     nodes = []
     for numa in range(count):
         cores = []
-        for local in range(cores_per_numa):
-            core = numa * cores_per_numa + local
+        for local in range(sizes[numa]):
+            core = sum(sizes[:numa]) + local
             cores.append({"socket": numa // numa_per_socket,
                           "threads": [t * total_cores + core for t in range(threads)]})
+            if big:
+                cores[-1]["uncoreCache"] = 2 * numa + (2 * local >= sizes[numa])
         pages_2m = draw(st.sampled_from([0, 0, 256, 512]))
         pages_1g = draw(st.sampled_from([0, 0, 1, 2]))
         memory = draw(st.integers(2, 8)) + pages_1g + (1 if pages_2m else 0)
@@ -193,6 +211,10 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
             options["align-by-socket"] = "true"
         if minor >= 32 and draw(st.integers(0, 1 if refusals else 3)) == 0:
             options["strict-cpu-reservation"] = "true"
+        if minor >= 32 and "distribute-cpus-across-numa" not in options and draw(
+                st.integers(0, 3)) == 0:
+            # CPU-19: the uncore cache's step, on the machines whose cores name one.
+            options["prefer-align-cpus-by-uncorecache"] = "true"
         if claims is not None:
             options = {k: v for k, v in options.items() if claims.feature_gates and (
                 claims.cpu_policy_options is None or k in claims.cpu_policy_options)}
@@ -307,12 +329,113 @@ def startup_requests(draw: st.DrawFn, versions: tuple[str, ...],
     return request
 
 
+#: The ways :func:`misconfigured_requests` sets a Memory Manager's reservations (MEM-2,
+#: NODE-2, NODE-3), each something an operator writes.
+RESERVATION_FAULTS = ("over", "under", "hugepages", "absent-node", "zero", "type", "twice",
+                      "pid", "one-byte", "eviction-zero", "nothing")
+
+
+@st.composite
+def misconfigured_requests(draw: st.DrawFn, versions: tuple[str, ...],
+                           claims: NodeClaims | None = None) -> dict[str, Any]:
+    """A ``create`` request whose static Memory Manager's reservations are set one of
+    :data:`RESERVATION_FAULTS` ways: ``reservedMemory`` adding up to more or less than
+    allocatable reserves, reserving hugepages nothing reserves, naming a NUMA node the machine
+    lacks, a zero limit, a limit of another type, a NUMA node and type given twice (all
+    refused); a ``pid`` and ``ephemeral-storage`` reservation beside them (which the
+    Memory Manager does not count), a one-byte reservation (the eviction threshold alone)
+    (both start); an eviction threshold of zero or below (refused, NODE-3); no memory reserved
+    at all (refused).  Where memory is not claimed, a plain
+    :func:`node_requests`."""
+    request = draw(node_requests(versions, claims=claims))
+    if claims is not None and claims.managers is not None and "memory" not in claims.managers:
+        return request
+    config = request["node"]["config"]
+    ids = [n["id"] for n in request["node"]["machine"]["numaNodes"]]
+    fault = draw(st.sampled_from(RESERVATION_FAULTS))
+    config["memoryManagerPolicy"] = "Static"
+    system = {k: v for k, v in config.get("systemReserved", {}).items() if k != "memory"}
+    where = draw(st.sampled_from(ids))
+    reserved = 256  # MiB: systemReserved 156Mi and the default eviction threshold 100Mi
+    system["memory"] = f"{reserved - 100}Mi"
+    entries: list[dict[str, Any]] = [{"numaNode": where, "limits": {"memory": f"{reserved}Mi"}}]
+    if fault in ("over", "under"):
+        entries[0]["limits"]["memory"] = f"{reserved + (64 if fault == 'over' else -64)}Mi"
+    elif fault == "hugepages":
+        # A page, or a single byte (the smallest amount the reservation can mismatch by).
+        entries[0]["limits"]["hugepages-2Mi"] = draw(st.sampled_from(["2Mi", "1"]))
+    elif fault == "absent-node":
+        entries.append({"numaNode": max(ids) + 1, "limits": {"memory": "64Mi"}})
+        entries[0]["limits"]["memory"] = f"{reserved - 64}Mi"
+    elif fault == "zero":
+        entries.append({"numaNode": where, "limits": {"hugepages-1Gi": "0"}})
+    elif fault == "type":
+        entries[0]["limits"]["cpu"] = "1"
+    elif fault == "twice":
+        entries = [{"numaNode": where, "limits": {"memory": f"{reserved // 2}Mi"}}] * 2
+    elif fault == "pid":
+        system["pid"] = "1000"
+        config["kubeReserved"] = {**config.get("kubeReserved", {}), "ephemeral-storage": "1Gi"}
+    elif fault == "one-byte":
+        config["evictionHard"] = {"memory.available": "1"}
+        del system["memory"]
+        entries = [{"numaNode": where, "limits": {"memory": "1"}}]
+    elif fault == "eviction-zero":
+        config["evictionHard"] = {"memory.available": draw(st.sampled_from(["0", "-100Mi"]))}
+    else:
+        # An explicit evictionHard without memory.available: no memory threshold at all.
+        config["evictionHard"] = {"nodefs.available": "10%"}
+        del system["memory"]
+        entries = []
+    config["systemReserved"] = system
+    config["reservedMemory"] = draw(st.permutations(entries))
+    if not entries:
+        del config["reservedMemory"]
+    return request
+
+
+def _respelled(text: str, kind: str) -> st.SearchStrategy[str]:
+    """``text`` (a cpu or memory quantity) spelled another way with the same value (QTY-1's
+    grammar, as kubelet's ParseQuantity reads it): cpu in millicores, with a decimal suffix,
+    a decimal exponent, a sign, trailing zeros; memory with a sign, in bytes or KiB."""
+    from decimal import Decimal
+
+    from numaspec.errors import NumaspecError
+    from numaspec.node.quantity import parse_quantity
+
+    value = parse_quantity(text)
+    exact = Decimal(value.numerator) / Decimal(value.denominator)
+    spellings = [text, f"+{text}", f"{exact:f}e0", f"{exact * 1000:f}m"]
+    if kind == "cpu":
+        spellings += [f"{exact:f}0", f"{exact / 1000:f}k", f"{int(exact * 1000)}e-3"]
+    else:
+        # Memory only as a whole number of bytes or KiB: a decimal point or exponent makes
+        # kubelet 1.37's static Memory Manager refuse the pod ("failed to represent quantity
+        # as int64"), a lead issue 33 found and left to triage (what-is-checked.md).
+        spellings = [text, f"+{text}"]
+        if value.denominator == 1:
+            spellings.append(f"{int(value)}")
+            if int(value) % 1024 == 0:
+                spellings.append(f"{int(value) // 1024}Ki")
+
+    def same(spelled: str) -> bool:
+        try:
+            return parse_quantity(spelled) == value
+        except NumaspecError:
+            return False
+    return st.sampled_from([t for t in spellings if same(t)])
+
+
 @st.composite
 def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str = "any"
                ) -> dict[str, Any]:
     cpus, memories = _SIZES[size]
     cpu = draw(st.sampled_from(cpus))
     memory = f"{draw(st.sampled_from(memories))}Mi"
+    if guaranteed and draw(st.integers(0, 15)) == 0:
+        # A byte more, or a single byte: where the Memory Manager's blocks and what an init
+        # container hands on run out to the last byte (MEM-7, MEM-8).
+        memory = draw(st.sampled_from([f"{int(memory[:-2]) * 1048576 + 1}", "1"]))
     if size == "any" and draw(st.integers(0, 7)) == 0:
         # A pod wider than a NUMA node of the larger machines: spread (CPU-16), and packed
         # across nodes that earlier pods left uneven.
@@ -320,6 +443,10 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     if size == "any" and draw(st.integers(0, 11)) == 0:
         # ADMIT-8: more than any generated node has (cpu or memory).
         cpu, memory = draw(st.sampled_from([("16", memory), (cpu, "64Gi")]))
+    plain = cpu
+    if draw(st.integers(0, 7)) == 0:
+        # NWIRE-5, QTY-1: the same amounts spelled as an operator may spell them.
+        cpu, memory = draw(_respelled(cpu, "cpu")), draw(_respelled(memory, "memory"))
     limits: dict[str, str] = {"cpu": cpu, "memory": memory}
     if draw(st.integers(0, 3)) == 0:
         limits["hugepages-2Mi"] = f"{draw(st.sampled_from([2, 64, 512]))}Mi"
@@ -333,30 +460,98 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     # ADMIT-7: a request may be below its limit (never above).
     below = {"1": "500m", "2": "1", "3": "1500m", "4": "2", "500m": "100m", "1500m": "1",
              "6": "3", "8": "4", "16": "8"}
-    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[cpu]])), "memory": "32Mi"}
+    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[plain]])), "memory": "32Mi"}
     return {"requests": requests, "limits": limits} if draw(st.booleans()) else {
         "requests": requests}
 
 
 @st.composite
-def pods(draw: st.DrawFn, uid: str, devices: list[str]) -> dict[str, Any]:
+def pods(draw: st.DrawFn, uid: str, devices: list[str], small: bool = False
+         ) -> dict[str, Any]:
     """A pod with 0-2 init containers (maybe a sidecar) and 1-3 app containers; mostly
     Guaranteed (every container limited, requests = limits).  One pod in five is init-heavy:
     its init containers ask more than its app containers (QOS-5, MEM-8, CPU reuse), where
-    what an init container held is handed on."""
+    what an init container held is handed on.  ``small``: every container of the small
+    tier, so that most pods are admitted (for sessions about what happens to live pods)."""
     guaranteed = draw(st.integers(0, 4)) > 0
-    heavy = draw(st.integers(0, 4)) == 0
+    heavy = not small and draw(st.integers(0, 4)) == 0
     inits = []
     for i in range(draw(st.sampled_from([1, 2])) if heavy else draw(st.sampled_from([0, 0, 1, 2]))):
         container: dict[str, Any] = {"name": f"init{i}", "resources": draw(
-            _resources(devices, guaranteed, "large" if heavy else "any"))}
+            _resources(devices, guaranteed, "large" if heavy else "small" if small else "any"))}
         if draw(st.integers(0, 2)) == 0:
             container["restartPolicy"] = "Always"
         inits.append(container)
     apps = [{"name": f"app{i}", "resources": draw(
-                _resources(devices, guaranteed, "small" if heavy else "any"))}
+                _resources(devices, guaranteed, "small" if heavy or small else "any"))}
             for i in range(draw(st.integers(1, 3)))]
     body: dict[str, Any] = {"uid": uid, "containers": apps}
     if inits:
         body["initContainers"] = inits
     return body
+
+
+#: RESIZE-6/7: the cpu values a resize draws (millicores), and memory (MiB).
+_RESIZE_CPUS = {"100m": 100, "500m": 500, "1": 1000, "1500m": 1500, "2": 2000, "3": 3000,
+                "4": 4000, "6": 6000}
+_RESIZE_MEMORY = [32, 64, 256, 1024, 3072, 6144]
+
+
+def _millis(text: str) -> int:
+    from numaspec.node.quantity import parse_quantity
+
+    return int(parse_quantity(text) * 1000)
+
+
+def _mebibytes(text: str) -> float:
+    from numaspec.node.quantity import parse_quantity
+
+    return float(parse_quantity(text)) / 1048576
+
+
+def _other(draw: st.DrawFn, values: list[str], old: str | None) -> str:
+    """One of ``values``, mostly not ``old``."""
+    others = [v for v in values if v != old]
+    return draw(st.sampled_from(values if not others or draw(st.integers(0, 7)) == 0
+                                else others))
+
+
+@st.composite
+def resize_steps(draw: st.DrawFn, pod: dict[str, Any]) -> dict[str, Any]:
+    """A resize of one or two of ``pod``'s app containers or sidecars that the API server
+    lets through (RESIZE-2): only cpu and memory change, nothing is removed, the pod's QoS
+    class stays (a Guaranteed container's limits change, its requests follow; a Burstable
+    container's requests change, never above its limits nor all up to them), so what is
+    judged is kubelet's part (RESIZE-1, RESIZE-4..RESIZE-7).  Regular init containers are
+    left alone: which releases let them be resized is RESIZE-2's, checked by vectors."""
+    sidecars = [c for c in pod.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+    names = [*sidecars, *pod["containers"]]
+    chosen = draw(st.lists(st.sampled_from(names), min_size=1, max_size=min(2, len(names)),
+                           unique_by=lambda c: c["name"]))
+    containers = []
+    for container in chosen:
+        old = container.get("resources", {})
+        limits = dict(old.get("limits", {}))
+        # Mostly a change (one in eight keeps the value: Unchanged when all do).
+        change = draw(st.sampled_from(["cpu", "cpu", "memory", "both"]))
+        if "requests" not in old:
+            # Guaranteed: requests are the limits; the new limits carry both.
+            if change != "memory":
+                limits["cpu"] = _other(draw, list(_RESIZE_CPUS)[1:], limits.get("cpu"))
+            if change != "cpu":
+                limits["memory"] = _other(draw, [f"{m}Mi" for m in _RESIZE_MEMORY[1:]],
+                                          limits.get("memory"))
+            containers.append({"name": container["name"], "resources": {"limits": limits}})
+            continue
+        requests = dict(old["requests"])
+        cpu_cap = _millis(limits["cpu"]) if "cpu" in limits else None
+        memory_cap = _mebibytes(limits["memory"]) if "memory" in limits else None
+        cpus = [k for k, v in _RESIZE_CPUS.items() if cpu_cap is None or v <= cpu_cap]
+        memories = [f"{m}Mi" for m in _RESIZE_MEMORY if memory_cap is None or m < memory_cap]
+        if change != "memory" or not memories:
+            requests["cpu"] = _other(draw, cpus, requests.get("cpu"))
+        if memories and change != "cpu":
+            requests["memory"] = _other(draw, memories, requests.get("memory"))
+        resources = {"requests": requests, **({"limits": limits} if limits else {})}
+        containers.append({"name": container["name"], "resources": resources})
+    return {"op": "resize", "uid": pod["uid"], "containers": containers}

@@ -224,17 +224,23 @@ def large_merge_requests(draw: st.DrawFn,
       16-33 thousand permutations), best-effort or restricted;
     * ``many``: 12 NUMA nodes (``max-allowable-numa-nodes``, 1.31+), one resource stating
       every mask of 4-6 nodes and more (4,000 hints), one stating a few, prefer-closest on
-      with distances that are not regular, a quarter of the time too large for a double to
-      sum exactly: hundreds of candidates of one width to rank;
-    * ``huge``: 24 NUMA nodes (1.31+), a few short lists: beyond FAST-6's 22 nodes, where
-      the fold runs alone under its stated bounds.
+      with distances that are not regular, a third of the time near or past where a double
+      sums them exactly: hundreds of candidates of one width to rank;
+    * ``huge``: 24 NUMA nodes (1.31+), a few short lists, half the time beside two of 65-90
+      masks: beyond FAST-6's 22 nodes, where the fold runs alone under its stated bounds.
     """
-    shape = draw(st.sampled_from(["wide", "wide", "many", "huge"]))
+    shape = draw(st.sampled_from(["wide", "many", "many", "huge"]))
     later = tuple(v for v in allowed_versions if v.minor >= 31)
     if shape == "huge" and later:
         nodes = tuple(range(24))
         lists = draw(st.lists(st.lists(hints_for(nodes), min_size=1, max_size=3),
                               min_size=1, max_size=3))
+        if draw(st.booleans()):
+            # Two lists of 65-90 masks: a fold step of over 4,096 ANDs leaves the small
+            # regime for the sorted one, under FAST-6's bound on ANDs.
+            lists = [draw(st.lists(hints_for(nodes), min_size=65, max_size=90,
+                                   unique_by=lambda h: h.numa_affinity))
+                     for _ in range(2)] + lists[:1]
         return MergeRequest(
             numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
             providers=tuple({f"r{i}": tuple(hints)} for i, hints in enumerate(lists)),
@@ -244,8 +250,10 @@ def large_merge_requests(draw: st.DrawFn,
         version = draw(st.sampled_from(later))
         nodes = tuple(range(12))
         distances = draw(distances_for(nodes, odd_self=False))
-        if draw(st.integers(0, 3)) == 0:
-            distances = {k: tuple(d << 50 for d in row) for k, row in distances.items()}
+        if draw(st.integers(0, 2)) == 0:
+            # Around where a sum of a candidate's distances stops being exact in a double.
+            shift = draw(st.sampled_from([44, 46, 48, 50]))
+            distances = {k: tuple(d << shift for d in row) for k, row in distances.items()}
         wide = kubelet_hint_list(nodes, draw(st.integers(4, 6)))
         few = tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))
         return MergeRequest(
@@ -276,7 +284,10 @@ def large_merge_requests(draw: st.DrawFn,
 _OPTION_NAMES = st.sampled_from(["prefer-closest-numa-nodes", "max-allowable-numa-nodes",
                                  "full-pcpus-only", "prefer-closest-numa-node"])
 _OPTION_VALUES = st.sampled_from(["true", "false", "1", "0", "t", "F", "yes", "", " true",
-                                  "8", "16", "7", "-8", "+9", "0x10", "1_0", "9" * 25])
+                                  "8", "16", "7", "-8", "+9", "0x10", "1_0", "9" * 25,
+                                  # Go's Atoi and Quote on the edges (OPT-3, OPT-4, RUN-11):
+                                  # a sign alone, a tab, control and format characters.
+                                  "+", "-", "08", "\t8", "8\x01", "\u200b8", "8\U000e0001"])
 
 
 @st.composite

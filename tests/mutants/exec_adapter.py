@@ -25,6 +25,8 @@ from numaspec.protocols.adapter_protocol import ReferenceAdapter, serve_adapter
 
 #: Mutants of the node's start-up, each a wrong reading of the create request.
 STARTUP_MUTATIONS = {"gates_ignored": "every feature gate left at its default"}
+#: Mutants of in-place resize (NWIRE-6), each a wrong answer to a resize step.
+RESIZE_MUTATIONS = {"always_in_progress": "every resize answered InProgress, never evaluated"}
 
 
 class MutantAdapter(ReferenceAdapter):
@@ -32,9 +34,10 @@ class MutantAdapter(ReferenceAdapter):
 
     def __init__(self, kind: str, mutation: str) -> None:
         known = {"node": NODE_MUTATIONS, "affinity": AFFINITY_MUTATIONS,
-                 "startup": STARTUP_MUTATIONS}.get(kind)
+                 "startup": STARTUP_MUTATIONS, "resize": RESIZE_MUTATIONS}.get(kind)
         if known is None or (mutation != "none" and mutation not in known):
-            raise SystemExit(f"usage: exec_adapter.py node|affinity|startup MUTATION|none "
+            raise SystemExit(f"usage: exec_adapter.py node|affinity|startup|resize "
+                             "MUTATION|none "
                              f"(node: {', '.join(sorted(NODE_MUTATIONS))}; affinity: "
                              f"{', '.join(AFFINITY_MUTATIONS)})")
         super().__init__()
@@ -59,6 +62,15 @@ class MutantAdapter(ReferenceAdapter):
                 if isinstance(s, dict) and s.get("op") == "create"
                 and isinstance(s.get("node"), dict) else s for s in case["steps"]]
             return super().run(op, {**case, "steps": steps})
+        if self.kind == "resize" and op in ("node", "hints"):
+            # always_in_progress: a node that says yes to every resize of a live pod without
+            # evaluating it (RESIZE-1, RESIZE-4..RESIZE-6 skipped); the rest is the reference's.
+            done = super().run(op, case)
+            answers = done.get("result", {}).get("answers")
+            for step, answer in zip(case["steps"], answers or [], strict=False):
+                if isinstance(step, dict) and step.get("op") == "resize" and "resize" in answer:
+                    answer["resize"] = {"status": "InProgress", "reason": "", "message": ""}
+            return done
         if self.kind == "affinity" and op == "affinity":
             return {"result": AffinityMutant(self.mutation).affinity_session(case)}
         return super().run(op, case)
@@ -66,6 +78,6 @@ class MutantAdapter(ReferenceAdapter):
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        raise SystemExit("usage: exec_adapter.py node|affinity|startup MUTATION|none")
+        raise SystemExit("usage: exec_adapter.py node|affinity|startup|resize MUTATION|none")
     sys.exit(serve_adapter(MutantAdapter(sys.argv[1], sys.argv[2]), sys.stdin.buffer,
                            sys.stdout))
