@@ -67,10 +67,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "reference/topology/options.py": ("OPT", "POLICY", "VER"),
     "reference/node/cpu.py": ("CPU", "ADMIT", "INV", "NODE"),
     "reference/node/cpu_assignment.py": ("CPU", "ADMIT", "INV"),
-    "reference/node/cpu_manager.py": ("CPU", "ADMIT", "INV", "NODE"),
-    "reference/node/memory.py": ("MEM", "ADMIT", "INV", "NODE"),
-    "reference/node/devices.py": ("DEV", "ADMIT", "INV", "NODE"),
-    "reference/node/admission.py": ("ADMIT", "INV", "NODE", "QOS", "CPU", "MEM", "DEV"),
+    "reference/node/cpu_manager.py": ("CPU", "ADMIT", "INV", "NODE", "RESIZE"),
+    "reference/node/memory.py": ("MEM", "ADMIT", "INV", "NODE", "RESIZE"),
+    "reference/node/devices.py": ("DEV", "ADMIT", "INV", "NODE", "RESIZE"),
+    "reference/node/admission.py": ("ADMIT", "INV", "NODE", "QOS", "CPU", "MEM", "DEV",
+                                    "RESIZE", "AFF"),
     "reference/node/affinity.py": ("AFF", "SCHED", "AWIRE"),
 }
 
