@@ -440,6 +440,13 @@ def node_startups_hold(impl: NodeSessionImplementation, data: st.DataObject | No
     claims = claims_of(impl).node
     if data is None:
         create = _stored_create(STARTUP_EXAMPLE, session_versions(impl))
+        # Inside the claims (PROTO-7): the finding is about the eviction threshold, whatever
+        # the Topology Manager's policy and scope.
+        config = create["node"].setdefault("config", {})
+        for field, claimed, default in (("topologyManagerPolicy", claims.policies, "none"),
+                                        ("topologyManagerScope", claims.scopes, "container")):
+            if claimed and config.get(field, default) not in claimed:
+                config[field] = sorted(claimed)[0]
     else:
         create = data.draw(st.one_of(
             startup_requests(session_versions(impl), claims),

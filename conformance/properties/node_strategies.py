@@ -394,38 +394,6 @@ def misconfigured_requests(draw: st.DrawFn, versions: tuple[str, ...],
     return request
 
 
-def _respelled(text: str, kind: str) -> st.SearchStrategy[str]:
-    """``text`` (a cpu or memory quantity) spelled another way with the same value (QTY-1's
-    grammar, as kubelet's ParseQuantity reads it): cpu in millicores, with a decimal suffix,
-    a decimal exponent, a sign, trailing zeros; memory with a sign, in bytes or KiB."""
-    from decimal import Decimal
-
-    from numaspec.errors import NumaspecError
-    from numaspec.node.quantity import parse_quantity
-
-    value = parse_quantity(text)
-    exact = Decimal(value.numerator) / Decimal(value.denominator)
-    spellings = [text, f"+{text}", f"{exact:f}e0", f"{exact * 1000:f}m"]
-    if kind == "cpu":
-        spellings += [f"{exact:f}0", f"{exact / 1000:f}k", f"{int(exact * 1000)}e-3"]
-    else:
-        # Memory only as a whole number of bytes or KiB: a decimal point or exponent makes
-        # kubelet 1.37's static Memory Manager refuse the pod ("failed to represent quantity
-        # as int64"), a lead issue 33 found and left to triage (what-is-checked.md).
-        spellings = [text, f"+{text}"]
-        if value.denominator == 1:
-            spellings.append(f"{int(value)}")
-            if int(value) % 1024 == 0:
-                spellings.append(f"{int(value) // 1024}Ki")
-
-    def same(spelled: str) -> bool:
-        try:
-            return parse_quantity(spelled) == value
-        except NumaspecError:
-            return False
-    return st.sampled_from([t for t in spellings if same(t)])
-
-
 @st.composite
 def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str = "any"
                ) -> dict[str, Any]:
@@ -443,10 +411,6 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     if size == "any" and draw(st.integers(0, 11)) == 0:
         # ADMIT-8: more than any generated node has (cpu or memory).
         cpu, memory = draw(st.sampled_from([("16", memory), (cpu, "64Gi")]))
-    plain = cpu
-    if draw(st.integers(0, 7)) == 0:
-        # NWIRE-5, QTY-1: the same amounts spelled as an operator may spell them.
-        cpu, memory = draw(_respelled(cpu, "cpu")), draw(_respelled(memory, "memory"))
     limits: dict[str, str] = {"cpu": cpu, "memory": memory}
     if draw(st.integers(0, 3)) == 0:
         limits["hugepages-2Mi"] = f"{draw(st.sampled_from([2, 64, 512]))}Mi"
@@ -460,7 +424,7 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     # ADMIT-7: a request may be below its limit (never above).
     below = {"1": "500m", "2": "1", "3": "1500m", "4": "2", "500m": "100m", "1500m": "1",
              "6": "3", "8": "4", "16": "8"}
-    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[plain]])), "memory": "32Mi"}
+    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[cpu]])), "memory": "32Mi"}
     return {"requests": requests, "limits": limits} if draw(st.booleans()) else {
         "requests": requests}
 
