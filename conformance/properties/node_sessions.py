@@ -23,6 +23,8 @@ order picks the NUMA nodes of a container's devices (F-DEV-CHOICE).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -146,8 +148,9 @@ def resize_sessions(draw: st.DrawFn, claims: NodeClaims | None = None,
         if isinstance(answer, dict) and answer.get("decision", {}).get("admitted"):
             live[pod["uid"]] = pod
 
-    send(create)
-    del steps[2:]
+    # A node that does not start answers every later step with an error, followed as such.
+    with contextlib.suppress(NumaspecError):
+        follower.handle(create)
     first = draw(st.integers(1, 3))
     for index in range(first):
         admit(index)
@@ -423,7 +426,8 @@ def _stored_create(name: str, versions: tuple[str, ...]) -> dict[str, Any]:
     vector = next(v for v in load_vectors() if v.id == name)
     own = int(vector.case["steps"][0]["node"]["kubeletVersion"][2:])
     version = min(versions, key=lambda v: abs(int(v[2:]) - own))
-    step: dict[str, Any] = instance_at(vector, version).case["steps"][0]
+    # A copy: the caller moves it inside the claims, and the loaded vectors are shared.
+    step: dict[str, Any] = copy.deepcopy(instance_at(vector, version).case["steps"][0])
     return step
 
 
