@@ -13,16 +13,22 @@ CPU-16, CPU-17, MEM-1, MEM-4, MEM-7 and MEM-9."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mutants.node_mutants import HINTS_ONLY, NODE_MUTATIONS, MutantNode
 
+from numaspec.conformance.cases.vectors import stored_case
 from numaspec.conformance.properties.node_machine import (
     ReferenceNode,
     irregular_memory_groups,
     make_node_machine,
+    uneven_cpus,
 )
+from numaspec.conformance.properties.node_sessions import _reference_answers, check_answers
 
 STEPS = 30
 
@@ -92,3 +98,46 @@ def test_irregular_memory_groups(cells: dict[int, list[int]], blocks: list[list[
     found = irregular_memory_groups(_memory_state(cells, blocks))
     assert (found is not None) == irregular, found
     assert irregular_memory_groups({"memory": None}) is None
+
+
+def _vector_answers(vector_id: str, release: str) -> tuple[list[dict[str, Any]], list[Any]]:
+    steps = stored_case(vector_id, (release,))["steps"]
+    return steps, [json.loads(json.dumps(a)) for a in _reference_answers(steps)[0]]
+
+
+def test_inv_5_is_not_asked_of_a_machine_with_uneven_sockets() -> None:
+    """Finding 33: on a machine whose sockets differ in size kubelet may hand out a reserved
+    CPU, and the session check lets it; the same assignment on even sockets fails INV-5."""
+    steps, answers = _vector_answers("inv-5-uneven-sockets-reserved-cpu", "1.30")
+    assert uneven_cpus(steps[0]["node"])
+    assert 0 in answers[2]["state"]["cpu"]["assignments"]["g"]["c"]
+    assert check_answers(steps, answers, compare=False) is None
+    even = json.loads(json.dumps(steps))
+    even[0]["node"]["machine"]["numaNodes"][3]["cores"].append({"socket": 1, "threads": [7]})
+    assert not uneven_cpus(even[0]["node"])
+    problem = check_answers(even, answers, compare=False)
+    assert problem is not None
+    assert "INV-5: g/c holds reserved CPUs [0]" in problem
+
+
+@pytest.mark.parametrize("release", ["1.34", "1.36"])
+def test_a_deferred_resize_may_keep_only_the_init_containers_blocks(release: str) -> None:
+    """Finding 32: a Deferred resize of 1.34-1.36 may leave the finished init container's new
+    blocks (the reference's answers pass), and nothing more: the reserved bytes grown by more
+    than those blocks hold, or an app container's blocks changed, is ADMIT-10's failure."""
+    steps, answers = _vector_answers("resize-deferred-init-memory-blocks-1.34", release)
+    assert answers[4]["resize"]["status"] == "Deferred"
+    assert "i" in answers[5]["state"]["memory"]["assignments"]["g"]
+    assert check_answers(steps, answers, compare=False) is None
+    more = json.loads(json.dumps(answers))
+    table = more[5]["state"]["memory"]["machineState"]["1"]["memoryMap"]["memory"]
+    # 2Gi more: the reserved bytes then grew by 3Gi, more than the init container's 2Gi block.
+    table["reserved"], table["free"] = table["reserved"] + (2 << 30), table["free"] - (2 << 30)
+    problem = check_answers(steps, more, compare=False)
+    assert problem is not None
+    assert "ADMIT-10: a refused step changed the node" in problem
+    moved = json.loads(json.dumps(answers))
+    moved[5]["state"]["memory"]["assignments"]["g"]["c"][0]["numa"] = [1]
+    problem = check_answers(steps, moved, compare=False)
+    assert problem is not None
+    assert "the memory assignments changed" in problem

@@ -639,9 +639,11 @@ test_any_reached_state_comes_back_from_its_files = round_trip_property()
 @pytest.mark.parametrize("mutant", sorted(RESTORE_MUTANTS))
 def test_the_round_trip_property_rejects_every_mutant(mutant: str) -> None:
     """The round-trip property can fail: each wrong writer or restorer is caught (a fixed
-    seed, the ci profile's budget, no shrinking)."""
+    seed, no shrinking).  600 examples, twice the ci profile's budget: devices-on-node-zero
+    shows only when a live pod holds a device off NUMA node 0 at the end of a session, which
+    the widened machines of issue 33 draw less often (300 no longer reached one)."""
     write, restore = RESTORE_MUTANTS[mutant]
-    kill = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+    kill = settings(max_examples=600, derandomize=True, database=None, deadline=None,
                     phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
                     suppress_health_check=[HealthCheck.too_slow])
     with pytest.raises((AssertionError, StateConflictError)):

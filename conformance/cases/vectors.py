@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import functools
 import json
 import re
@@ -93,6 +94,7 @@ __all__ = [
     "parse_range",
     "rule_ranges",
     "split_id",
+    "stored_case",
     "vector_dir",
     "vector_files",
 ]
@@ -473,6 +475,21 @@ def load_vector_paths(paths: Sequence[str]) -> list[Vector]:
 def load_vectors() -> list[Vector]:
     """Every vector of every file, files sorted by name, vectors in file order."""
     return _load(list(vector_files()))
+
+
+def stored_case(vector_id: str, releases: Sequence[str]) -> dict[str, Any]:
+    """A copy of the case of the spec's vector ``vector_id`` at the release of ``releases``
+    nearest the vector's own: what a property's ``@example(data=None)`` runs first, its fixed
+    counterexample, at a release the implementation declares.  A copy, for the caller may
+    change it and the loaded vectors are shared."""
+    vector = next((v for v in load_vectors() if v.id == vector_id), None)
+    if vector is None:
+        raise InvalidFieldError(f"no vector {vector_id!r} in the spec", where="spec/vectors")
+    own = int(vector.kubelet_version.split(".")[1])
+    release = min(releases or (vector.kubelet_version,),
+                  key=lambda r: abs(int(r.split(".")[1]) - own))
+    case: dict[str, Any] = copy.deepcopy(instance_at(vector, release).case)
+    return case
 
 
 # --- merge answers ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ implementation) to replay it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -24,7 +25,8 @@ from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.protocols.node_protocol import NodeSession
 
 __all__ = ["NodeImplementation", "ReferenceNode", "StateChecks", "allocatable_violation",
-           "bad_steps", "irregular_memory_groups", "make_node_machine", "rejected_step_change",
+           "bad_steps", "deferred_resize_change", "irregular_memory_groups", "make_node_machine",
+           "rejected_step_change", "uneven_cpus",
            "spanning_reservations", "without_memory"]
 
 
@@ -88,6 +90,22 @@ def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
             for t in c["threads"]}
 
 
+def uneven_cpus(node: dict[str, Any]) -> bool:
+    """Whether the machine's sockets, or its cores, differ in how many CPUs they have: there
+    kubelet's CPU Manager may hand out a reserved CPU (finding 33).  It calls a socket (a core)
+    free when it has as many free CPUs as the machine has per socket (per core) on average,
+    and then takes every CPU of it, reserved ones included (cpu_assignment.go,
+    ``isSocketFree``, ``takeFullSockets``; ``isCoreFree``, ``takeFullCores``)."""
+    sockets: dict[Any, int] = {}
+    cores: set[int] = set()
+    for numa in node["machine"]["numaNodes"]:
+        for core in numa["cores"]:
+            sockets[core.get("socket")] = sockets.get(core.get("socket"), 0) + len(
+                core["threads"])
+            cores.add(len(core["threads"]))
+    return len(set(sockets.values())) > 1 or len(cores) > 1
+
+
 def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, Any]],
                what: str, fail: Callable[[str], None]) -> None:
     """INV-4: no CPU or device (``held``: pod → container → items) is held by two pods, or by
@@ -130,6 +148,7 @@ class StateChecks:
     def __init__(self, node: dict[str, Any]) -> None:
         self.node = node
         self.numa_of_cpu = _cpu_numa(node)
+        self.uneven = uneven_cpus(node)
         self.devices = {r: {d["id"]: d for d in ds}
                         for r, ds in node["machine"].get("devices", {}).items()}
 
@@ -187,7 +206,7 @@ class StateChecks:
         reserved = set(cpu.get("reservedCpuSet", []))
         for uid, containers in cpu["assignments"].items():
             for name, cpus in containers.items():
-                if set(cpus) & reserved:
+                if set(cpus) & reserved and not self.uneven:  # INV-5, finding 33
                     fail(f"INV-5: {uid}/{name} holds reserved CPUs {sorted(set(cpus) & reserved)}")
                 if set(cpus) & set(cpu["defaultCpuSet"]):
                     fail(f"INV-4: {uid}/{name} CPUs are also in the shared pool")
@@ -333,6 +352,53 @@ def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
     if _reserved_sums(memory_old) != _reserved_sums(memory_new):
         return "the reserved memory changed"
     return None
+
+
+def deferred_resize_change(before: Any, after: Any,
+                           deferred: list[tuple[str, frozenset[str]]]) -> Any:
+    """RESIZE-6 (1.33-1.36, finding 32): the state a Deferred resize may leave, from the state
+    ``before`` it, to compare with the state after as ADMIT-10 compares a refused admission's
+    (``rejected_step_change(..., refused_admission=True)``).  The second admission may give the
+    resized pods' finished init containers (``deferred``: each pod's uid and its init
+    containers' names) memory blocks again: those are added, and the NUMA nodes' tables are the
+    ones after when each memory type's reserved bytes grew by no more than the new blocks hold
+    (less when the pod's app containers reuse them, MEM-10) and nothing else in them moved."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return before
+    old, new = before.get("state"), after.get("state")
+    if not isinstance(old, dict) or not isinstance(new, dict) or \
+            not isinstance(old.get("memory"), dict) or not isinstance(new.get("memory"), dict):
+        return before
+    memory = copy.deepcopy(old["memory"])
+    assignments = memory.setdefault("assignments", {})
+    added: dict[str, int] = {}
+    for uid, inits in deferred:
+        held = (new["memory"].get("assignments") or {}).get(uid) or {}
+        for name, blocks in held.items():
+            if name not in inits or name in (assignments.get(uid) or {}) or \
+                    not isinstance(blocks, list):
+                continue
+            assignments.setdefault(uid, {})[name] = blocks
+            for block in blocks:
+                if isinstance(block, dict) and isinstance(block.get("size"), int):
+                    kind = str(block.get("type"))
+                    added[kind] = added.get(kind, 0) + block["size"]
+    if not added:
+        return before
+    nodes_old = memory.get("machineState") or {}
+    nodes_new = new["memory"].get("machineState") or {}
+    if set(nodes_old) != set(nodes_new):
+        return {**before, "state": {**old, "memory": memory}}
+    fixed = ("total", "systemReserved", "allocatable")
+    same = all(set((nodes_old[n].get("memoryMap") or {})) == set(
+        (nodes_new[n].get("memoryMap") or {})) and all(
+        table.get(f) == nodes_new[n]["memoryMap"][kind].get(f) for f in fixed)
+        for n in nodes_old for kind, table in (nodes_old[n].get("memoryMap") or {}).items())
+    grown = {kind: _reserved_sums(new["memory"]).get(kind, 0) - total
+             for kind, total in _reserved_sums(memory).items()}
+    if same and all(0 <= grown[kind] <= added.get(kind, 0) for kind in grown):
+        memory["machineState"] = copy.deepcopy(nodes_new)
+    return {**before, "state": {**old, "memory": memory}}
 
 
 def without_memory(answer: Any) -> Any:

@@ -17,6 +17,7 @@ from hypothesis import event, example, given, note, reject
 from hypothesis import strategies as st
 
 from numaspec.conformance.cases.divergences import known
+from numaspec.conformance.cases.vectors import stored_case
 from numaspec.conformance.implementations.claims import PredictClaims, claims_of
 from numaspec.conformance.properties.node_strategies import machines, pods
 from numaspec.conformance.properties.registry import register
@@ -86,15 +87,6 @@ def _settled(case: dict[str, Any]) -> dict[str, Any]:
 FIXED_EXAMPLE = "predict-init-cpus-invisible"
 
 
-def _fixed_example(version: str) -> dict[str, Any]:
-    """The stored case of :data:`FIXED_EXAMPLE` at ``version`` (a release 1.29-1.37)."""
-    from numaspec.conformance.cases.vectors import instance_at, load_vectors
-
-    vector = next(v for v in load_vectors() if v.id == FIXED_EXAMPLE)
-    case = instance_at(vector, version).case
-    return {"steps": case["steps"], "pod": case["pod"]}
-
-
 @register("P-PREDICT", rules=["NRT-1", "NRT-2", "NRT-3", "NRT-4", "NRT-5", "NRT-6", "NRT-7",
                               "PRED-1", "PRED-2", "PRED-4"],
           level="invariant", requires="predict", since=29, op="predict")
@@ -110,7 +102,8 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
     versions = tuple(v for v in impl.node_kubelet_versions
                      if v[:2] == "1." and v[2:].isdigit() and 29 <= int(v[2:]) <= 37)
     if data is None:
-        stored = _fixed_example(min(versions or ("1.33",), key=lambda v: abs(int(v[2:]) - 33)))
+        stored = {k: v for k, v in stored_case(FIXED_EXAMPLE, versions).items()
+                  if k in ("steps", "pod")}
     else:
         stored = _settled(data.draw(predict_sessions(claims, versions or ("1.30",))))
     case = predict_case(stored)

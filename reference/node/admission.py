@@ -402,8 +402,11 @@ class Node:
         the other live pods as they are: the Topology Manager's handler, then the resource
         fit.  ``resize_operation`` (1.37): the CPU and Memory Managers give no hints for the
         resize and no provider allocates; otherwise (1.33-1.36) the pod is admitted as a new
-        one, and the providers find its containers already hold what they hold.  Refused,
-        nothing changes; accepted, the node counts the pod with its desired resources."""
+        one, and the providers find its containers already hold what they hold.  Accepted, the
+        node counts the pod with its desired resources.  Refused, the pod keeps its allocated
+        resources; what the providers allocated on the way stays too (1.33-1.36: the static
+        Memory Manager's blocks for finished init containers, finding 32), for the pod is live
+        and nothing in kubelet takes a live pod's allocations back."""
         saved = (self.devices.snapshot(), self.cpu and self.cpu.snapshot(),
                  self.memory and self.memory.snapshot(),
                  {uid: dict(h) for uid, h in self.hints.items()})
@@ -422,7 +425,6 @@ class Node:
             self.devices, self.cpu, self.memory, self.hints = saved
             raise
         if refusal is not None:
-            self.devices, self.cpu, self.memory, self.hints = saved
             return refusal
         self.pods[pod.uid] = pod
         return None
