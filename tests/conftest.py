@@ -17,6 +17,28 @@ REPO = Path(__file__).resolve().parent.parent
 _CROSSHAIR: dict[str, int] = {}
 
 
+#: The longest tests (a minute or more each in CI: the whole suite against an adapter), run
+#: first.  pytest-xdist's worksteal hands each worker a contiguous share in collection order
+#: and steals from the end, so a long test collected late can leave one core idle for its
+#: whole length at the end of the run.
+LONG_FIRST = (
+    "tests/test_peer_adapters.py::test_the_suite_passes_against_the_peer",
+    "tests/test_runner_reference.py::test_numaspec_serve_passes_the_whole_suite_in_strict_mode",
+    "tests/test_kubelet_adapter.py::test_the_suite_passes_against_kubelet",
+    "tests/test_node_differential.py::test_reference_agrees_with_kubelet_node",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """LONG_FIRST's tests move to the front, in that order; the rest keep theirs."""
+    def rank(item: pytest.Item) -> int:
+        name = item.nodeid.split("[")[0]
+        return next((i for i, long in enumerate(LONG_FIRST) if name.endswith(long)),
+                    len(LONG_FIRST))
+
+    items.sort(key=rank)  # stable: ties keep the collection order
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     verdicts = dict(report.user_properties).get("crosshair_verdicts")
     if isinstance(verdicts, dict):

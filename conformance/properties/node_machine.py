@@ -389,11 +389,12 @@ def deferred_resize_change(before: Any, after: Any,
     nodes_new = new["memory"].get("machineState") or {}
     if set(nodes_old) != set(nodes_new):
         return {**before, "state": {**old, "memory": memory}}
-    fixed = ("total", "systemReserved", "allocatable")
-    same = all(set((nodes_old[n].get("memoryMap") or {})) == set(
-        (nodes_new[n].get("memoryMap") or {})) and all(
-        table.get(f) == nodes_new[n]["memoryMap"][kind].get(f) for f in fixed)
-        for n in nodes_old for kind, table in (nodes_old[n].get("memoryMap") or {}).items())
+    same = True
+    for numa, was in nodes_old.items():
+        tables_old, tables_new = was.get("memoryMap") or {}, nodes_new[numa].get("memoryMap") or {}
+        same = same and set(tables_old) == set(tables_new) and all(
+            table.get(field) == tables_new[kind].get(field) for kind, table in tables_old.items()
+            for field in ("total", "systemReserved", "allocatable"))
     grown = {kind: _reserved_sums(new["memory"]).get(kind, 0) - total
              for kind, total in _reserved_sums(memory).items()}
     if same and all(0 <= grown[kind] <= added.get(kind, 0) for kind in grown):

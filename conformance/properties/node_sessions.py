@@ -299,11 +299,13 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
                 before, after = last_state, answer
                 if overlap is not None and index >= overlap:
                     before, after = without_memory(before), without_memory(after)
-                if deferred:
-                    before = deferred_resize_change(before, after, deferred)
-                change = rejected_step_change(before, after,
+                # RESIZE-6: only a Deferred resize that added init-container blocks may move
+                # reserved bytes as a refused admission's release does.
+                adjusted = deferred_resize_change(before, after, deferred) if deferred \
+                    else before
+                change = rejected_step_change(adjusted, after,
                                               refused_admission=refused is not None
-                                              or bool(deferred), uid=refused)
+                                              or adjusted is not before, uid=refused)
                 if change is not None:
                     fail(f"ADMIT-10: a refused step changed the node: {change}")
             last_state, refused, errored, changed = answer, None, False, False
