@@ -395,8 +395,8 @@ def deferred_resize_change(before: Any, after: Any,
         same = same and set(tables_old) == set(tables_new) and all(
             table.get(field) == tables_new[kind].get(field) for kind, table in tables_old.items()
             for field in ("total", "systemReserved", "allocatable"))
-    grown = {kind: _reserved_sums(new["memory"]).get(kind, 0) - total
-             for kind, total in _reserved_sums(memory).items()}
+    now = _reserved_sums(new["memory"])
+    grown = {kind: now.get(kind, 0) - total for kind, total in _reserved_sums(memory).items()}
     if same and all(0 <= grown[kind] <= added.get(kind, 0) for kind in grown):
         memory["machineState"] = copy.deepcopy(nodes_new)
     return {**before, "state": {**old, "memory": memory}}
