@@ -264,3 +264,46 @@ def test_every_property_is_judged_inside_its_smallest_claim(pid: str, tmp_path: 
         return
     assert record["verdict"] == "passed", printed
     assert status == 0
+
+
+def test_large_merges_are_drawn_within_the_judged_implementations_reach() -> None:
+    """P-MERGE-LARGE spends its draws inside what the judged implementation claims: without
+    ``max-allowable-numa-nodes`` or a release from 1.31 on, only the 8-node shape (every
+    bigger machine would be set aside), and only releases it models; by default, the 12- and
+    24-node shapes too."""
+    from hypothesis import HealthCheck, given, settings
+
+    from numaspec.conformance.properties.registry import reach_of
+    from numaspec.conformance.properties.strategies import (
+        Reach,
+        large_merge_requests,
+        reaching,
+    )
+
+    seen: list[MergeRequest] = []
+
+    @settings(max_examples=60, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=large_merge_requests())
+    def draw(case: MergeRequest) -> None:
+        seen.append(case)
+
+    draw()
+    assert {len(c.numa_nodes) for c in seen} >= {8, 12, 24}
+    narrow = Reach(versions=(KubeletVersion(30),), many_nodes=True)
+    for reach in (narrow, Reach(many_nodes=False), reach_of(CLAIMS_IMPL)):
+        seen.clear()
+        with reaching(reach):
+            draw()
+        assert seen and {len(c.numa_nodes) for c in seen} == {8}, reach
+        assert {c.version for c in seen} <= set(reach.versions), reach
+
+
+class _Claiming:
+    """An in-process implementation claiming no policy options, at 1.29-1.30."""
+    name = "claiming"
+    kubelet_versions = (KubeletVersion(29), KubeletVersion(30))
+    claims = Claims(merge=MergeClaims(policy_options=frozenset()))
+
+
+CLAIMS_IMPL = _Claiming()

@@ -16,9 +16,9 @@ import attrs
 
 from numaspec.conformance.implementations.adapter import MergeImplementation, supported_versions
 from numaspec.conformance.implementations.claims import claims_of
-from numaspec.conformance.properties.strategies import POLICIES
+from numaspec.conformance.properties.strategies import POLICIES, Reach
 
-__all__ = ["PROPERTIES", "Level", "Property", "register"]
+__all__ = ["PROPERTIES", "Level", "Property", "reach_of", "register"]
 
 Level = Literal["invariant", "equivalence"]
 
@@ -107,3 +107,10 @@ def register(pid: str, *, rules: Sequence[str], level: Level, requires: str | No
                                    tuple(policies), tuple(options), tuple(refusals))
         return fn
     return add
+
+
+def reach_of(impl: object) -> Reach:
+    """What the strategies may spend draws on for ``impl`` (PROTO-7): the releases it models,
+    and merges past 8 NUMA nodes only if it claims ``max-allowable-numa-nodes``."""
+    return Reach(versions=supported_versions(impl),
+                 many_nodes=claims_of(impl).merge.claims_option("max-allowable-numa-nodes"))

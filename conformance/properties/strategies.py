@@ -8,7 +8,10 @@ and unsorted node ids, every policy, options and distances, and the version boun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
 
 import attrs
 from hypothesis import strategies as st
@@ -23,6 +26,7 @@ __all__ = [
     "BOUNDARY_MINORS",
     "MAX_PERMUTATIONS",
     "POLICIES",
+    "Reach",
     "distances_for",
     "device_hint_list",
     "hints_for",
@@ -33,6 +37,7 @@ __all__ = [
     "merge_requests_with_faults",
     "provider_like_hints",
     "providers_for",
+    "reaching",
     "versions",
 ]
 
@@ -194,10 +199,43 @@ def merge_requests(
     )
 
 
+@attrs.frozen
+class Reach:
+    """What the implementation being judged claims, as far as a strategy can use it to spend
+    its draws inside the claims rather than on cases the property would set aside (PROTO-7):
+    the kubelet releases it models and whether it claims ``max-allowable-numa-nodes`` (a
+    merge of more than 8 NUMA nodes is a refusal without it)."""
+
+    versions: tuple[KubeletVersion, ...] = SUPPORTED_VERSIONS
+    many_nodes: bool = True
+
+
+_REACH: ContextVar[Reach | None] = ContextVar("numaspec_reach", default=None)
+
+
+@contextmanager
+def reaching(reach: Reach) -> Iterator[None]:
+    """Strategies drawn inside the block draw within ``reach`` (the runner sets it for the
+    implementation a property judges; the default is everything the reference models)."""
+    token = _REACH.set(reach)
+    try:
+        yield
+    finally:
+        _REACH.reset(token)
+
+
 def kubelet_hint_list(nodes: Sequence[int], k: int) -> tuple[TopologyHint, ...]:
     """The list a kubelet provider states for a resource that fits on any ``k`` of ``nodes``
     and on anything wider: every mask of at least ``k`` nodes, preferred at exactly ``k``
     (HINT-1, as the CPU Manager's generator enumerates them)."""
+    return _kubelet_hint_list(tuple(nodes), k)
+
+
+# The big lists are rebuilt for every draw of P-MERGE-LARGE (thousands of masks, and many
+# draws are set aside for an implementation that claims less): a pure function of small
+# arguments, kept, so that drawing costs what the case costs and the draws stay the same.
+@lru_cache(maxsize=256)
+def _kubelet_hint_list(nodes: tuple[int, ...], k: int) -> tuple[TopologyHint, ...]:
     return tuple(TopologyHint(mask, mask.count() == k) for mask in iterate_masks(nodes)
                  if mask.count() >= k)
 
@@ -206,6 +244,12 @@ def device_hint_list(nodes: Sequence[int], holding: Sequence[int]) -> tuple[Topo
     """The list kubelet's Device Manager states for a resource whose free devices sit on
     ``holding``: every mask that holds them all, preferred when it is exactly ``holding``
     (DEV-1, HINT-1)."""
+    return _device_hint_list(tuple(nodes), tuple(holding))
+
+
+@lru_cache(maxsize=1024)
+def _device_hint_list(nodes: tuple[int, ...], holding: tuple[int, ...]
+                      ) -> tuple[TopologyHint, ...]:
     needed = NumaMask.of(holding)
     return tuple(TopologyHint(mask, mask == needed) for mask in iterate_masks(nodes)
                  if mask.bits & needed.bits == needed.bits)
@@ -230,7 +274,12 @@ def large_merge_requests(draw: st.DrawFn,
       masks: beyond FAST-6's 22 nodes, where the fold runs alone under its stated bounds.
     """
     shape = draw(st.sampled_from(["wide", "many", "many", "huge"]))
-    later = tuple(v for v in allowed_versions if v.minor >= 31)
+    # Within the judged implementation's reach: an implementation that claims neither the
+    # option nor a release from 1.31 on gets the 8-node shape, not draws it must set aside.
+    reach = _REACH.get() or Reach()
+    allowed_versions = tuple(v for v in allowed_versions if v in reach.versions
+                             ) or tuple(allowed_versions)
+    later = tuple(v for v in allowed_versions if v.minor >= 31) if reach.many_nodes else ()
     if shape == "huge" and later:
         nodes = tuple(range(24))
         lists = draw(st.lists(st.lists(hints_for(nodes), min_size=1, max_size=3),

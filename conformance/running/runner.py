@@ -410,6 +410,8 @@ def _run_property(target: Any, case: Case, *, set_aside: bool) -> Outcome:
     from hypothesis.reporting import with_reporter
 
     from numaspec.conformance.properties import PROPERTIES
+    from numaspec.conformance.properties.registry import reach_of
+    from numaspec.conformance.properties.strategies import reaching
     from numaspec.conformance.running.profiles import run_as_loaded
 
     prop = PROPERTIES[case.id]
@@ -430,7 +432,7 @@ def _run_property(target: Any, case: Case, *, set_aside: bool) -> Outcome:
 
     lines: list[str] = []
     try:
-        with with_reporter(lambda value: lines.append(str(value))):
+        with with_reporter(lambda value: lines.append(str(value))), reaching(reach_of(target)):
             run_as_loaded(prop.check, target, set_aside=set_aside)
     except KeyboardInterrupt:
         raise
