@@ -295,7 +295,8 @@ def test_large_merges_are_drawn_within_the_judged_implementations_reach() -> Non
         seen.clear()
         with reaching(reach):
             draw()
-        assert seen and {len(c.numa_nodes) for c in seen} == {8}, reach
+        assert seen, reach
+        assert {len(c.numa_nodes) for c in seen} == {8}, reach
         assert {c.version for c in seen} <= set(reach.versions), reach
 
 

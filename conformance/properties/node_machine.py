@@ -539,7 +539,8 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
             assert self.node is not None and self.checks is not None
             self.counter += 1
             devices = sorted(self.node["machine"].get("devices", {}))
-            pod = data.draw(pods(f"pod{self.counter}", devices), label="pod")
+            pod = data.draw(pods(f"pod{self.counter}", devices, machine=self.node["machine"]),
+                            label="pod")
             before = self._send({"op": "state"}) if transactional else None
             answer = self._send({"op": "admit", "pod": pod})
             decision = answer.get("decision")

@@ -101,7 +101,7 @@ def node_sessions(draw: st.DrawFn, claims: NodeClaims | None = None,
             # re-admitting a refused pod's UID is a case kubelet never meets (findings.md 19).
             steps.append(draw(bad_steps({}, index)))
         else:
-            pod = draw(pods(f"pod{index}", devices))
+            pod = draw(pods(f"pod{index}", devices, machine=create["node"]["machine"]))
             if hints:
                 names = [c["name"] for c in (*pod.get("initContainers", []), *pod["containers"])]
                 which = draw(st.sampled_from([None, *names]))
@@ -143,7 +143,7 @@ def resize_sessions(draw: st.DrawFn, claims: NodeClaims | None = None,
 
     def admit(index: int) -> None:
         pod = draw(pods(f"pod{index}", devices if draw(st.booleans()) else [],
-                        small=draw(st.integers(0, 3)) > 0))
+                        small=draw(st.integers(0, 3)) > 0, machine=create["node"]["machine"]))
         tried.append(pod)
         answer = send({"op": "admit", "pod": pod})
         if isinstance(answer, dict) and answer.get("decision", {}).get("admitted"):

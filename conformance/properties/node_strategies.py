@@ -18,6 +18,7 @@ Each wider shape is drawn sometimes, not always, so that the usual node stays th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -30,7 +31,8 @@ from numaspec.topology.versions import KubeletVersion, parse_version
 if TYPE_CHECKING:
     from numaspec.conformance.implementations.claims import NodeClaims
 
-__all__ = ["MATURITY_STEPS", "MEBI", "machines", "node_requests", "pods", "startup_requests"]
+__all__ = ["MATURITY_STEPS", "MEBI", "machines", "node_requests", "pods", "startup_requests",
+           "wide_sizes"]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 
@@ -318,9 +320,20 @@ def startup_requests(draw: st.DrawFn, versions: tuple[str, ...],
     config[field] = {**config.get(field, {}), name: value}
     known = known_gates(release)
     gates = {k: v for k, v in config.get("featureGates", {}).items() if not k.startswith(prefix)}
+    # Half the time aimed at the step itself: the gate of the option's maturity here or at
+    # the neighbouring releases off, the umbrella gate on, so that a maturity table one
+    # release off answers differently (a beta option gone GA a release early starts where
+    # kubelet refuses); else each gate on, off or left to its default.
+    maturity = cpu_option_maturity if kind == "cpu" else option_maturity
+    staged = {maturity(name, parse_version(f"1.{m}")) for m in (minor - 1, minor, minor + 1)}
+    aimed = {f"{prefix}{_MATURITY_GATE[stage]}" for stage in staged
+             if stage in _MATURITY_GATE} if draw(st.booleans()) else None
     for gate in (f"{prefix}Options", f"{prefix}AlphaOptions", f"{prefix}BetaOptions"):
         spec = known.get(gate)
-        setting = draw(st.sampled_from(["on", "off", "default"]))
+        if aimed is None:
+            setting = draw(st.sampled_from(["on", "off", "default"]))
+        else:
+            setting = "off" if gate in aimed else "on" if gate == f"{prefix}Options" else "default"
         if spec is None or setting == "default" or (
                 spec.lock_to_default and spec.default != (setting == "on")):
             continue
@@ -395,8 +408,8 @@ def misconfigured_requests(draw: st.DrawFn, versions: tuple[str, ...],
 
 
 @st.composite
-def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str = "any"
-               ) -> dict[str, Any]:
+def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str = "any",
+               wide: tuple[str, ...] = ("6", "8")) -> dict[str, Any]:
     cpus, memories = _SIZES[size]
     cpu = draw(st.sampled_from(cpus))
     memory = f"{draw(st.sampled_from(memories))}Mi"
@@ -407,7 +420,7 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     if size == "any" and draw(st.integers(0, 7)) == 0:
         # A pod wider than a NUMA node of the larger machines: spread (CPU-16), and packed
         # across nodes that earlier pods left uneven.
-        cpu = draw(st.sampled_from(["6", "8"]))
+        cpu = draw(st.sampled_from(wide))
     if size == "any" and draw(st.integers(0, 11)) == 0:
         # ADMIT-8: more than any generated node has (cpu or memory).
         cpu, memory = draw(st.sampled_from([("16", memory), (cpu, "64Gi")]))
@@ -424,31 +437,58 @@ def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str 
     # ADMIT-7: a request may be below its limit (never above).
     below = {"1": "500m", "2": "1", "3": "1500m", "4": "2", "500m": "100m", "1500m": "1",
              "6": "3", "8": "4", "16": "8"}
-    requests = {"cpu": draw(st.sampled_from([cpu, cpu, below[cpu]])), "memory": "32Mi"}
+    half = below.get(cpu) or f"{_millis(cpu) // 2}m"
+    requests = {"cpu": draw(st.sampled_from([cpu, cpu, half])), "memory": "32Mi"}
     return {"requests": requests, "limits": limits} if draw(st.booleans()) else {
         "requests": requests}
 
 
+def wide_sizes(machine: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The CPU counts of a pod wider than a NUMA node of ``machine`` (CPU-16): one CPU more
+    than a NUMA node, two nodes' worth and one either side of it, three nodes' worth; where
+    the distributed allocator's group counts, its NUMA share and its combinations that hold
+    exactly the request fall.  Without a machine, 6 and 8."""
+    if not machine or not machine.get("numaNodes"):
+        return ("6", "8")
+    per_numa = [sum(len(c["threads"]) for c in n["cores"]) for n in machine["numaNodes"]]
+    first, total = per_numa[0], sum(per_numa)
+    sizes = sorted({c for c in (first + 1, 2 * first - 1, 2 * first, 2 * first + 1, 3 * first)
+                    if 2 <= c <= total})
+    return tuple(str(c) for c in sizes) or ("6", "8")
+
+
 @st.composite
-def pods(draw: st.DrawFn, uid: str, devices: list[str], small: bool = False
-         ) -> dict[str, Any]:
+def pods(draw: st.DrawFn, uid: str, devices: list[str], small: bool = False,
+         machine: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A pod with 0-2 init containers (maybe a sidecar) and 1-3 app containers; mostly
     Guaranteed (every container limited, requests = limits).  One pod in five is init-heavy:
     its init containers ask more than its app containers (QOS-5, MEM-8, CPU reuse), where
     what an init container held is handed on.  ``small``: every container of the small
-    tier, so that most pods are admitted (for sessions about what happens to live pods)."""
+    tier, so that most pods are admitted (for sessions about what happens to live pods).
+    ``machine``: the node's, so that a wide pod is wide for it (:func:`wide_sizes`).  One pod
+    with init containers in four asks one device resource in every container, so that what
+    a regular init container held is handed on (DEV-5)."""
     guaranteed = draw(st.integers(0, 4)) > 0
     heavy = not small and draw(st.integers(0, 4)) == 0
+    wide = wide_sizes(machine)
     inits = []
     for i in range(draw(st.sampled_from([1, 2])) if heavy else draw(st.sampled_from([0, 0, 1, 2]))):
         container: dict[str, Any] = {"name": f"init{i}", "resources": draw(
-            _resources(devices, guaranteed, "large" if heavy else "small" if small else "any"))}
+            _resources(devices, guaranteed, "large" if heavy else "small" if small else "any",
+                       wide))}
         if draw(st.integers(0, 2)) == 0:
             container["restartPolicy"] = "Always"
         inits.append(container)
     apps = [{"name": f"app{i}", "resources": draw(
-                _resources(devices, guaranteed, "small" if heavy or small else "any"))}
+                _resources(devices, guaranteed, "small" if heavy or small else "any", wide))}
             for i in range(draw(st.integers(1, 3)))]
+    if inits and devices and draw(st.integers(0, 3)) == 0:
+        # DEV-5: one resource through every container, one or two devices each.
+        resource = draw(st.sampled_from(devices))
+        for container in (*inits, *apps):
+            limits = container["resources"].get("limits")
+            if limits is not None:
+                limits[resource] = str(draw(st.integers(1, 2)))
     body: dict[str, Any] = {"uid": uid, "containers": apps}
     if inits:
         body["initContainers"] = inits

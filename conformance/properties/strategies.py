@@ -269,7 +269,9 @@ def large_merge_requests(draw: st.DrawFn,
     * ``many``: 12 NUMA nodes (``max-allowable-numa-nodes``, 1.31+), one resource stating
       every mask of 4-6 nodes and more (4,000 hints), one stating a few, prefer-closest on
       with distances that are not regular, a third of the time near or past where a double
-      sums them exactly: hundreds of candidates of one width to rank;
+      sums them exactly (half of those grouped by fours with a few units of noise, where
+      the rounding of kubelet's sequential sum decides): hundreds of candidates of one
+      width to rank;
     * ``huge``: 24 NUMA nodes (1.31+), a few short lists, half the time beside two of 65-90
       masks: beyond FAST-6's 22 nodes, where the fold runs alone under its stated bounds.
     """
@@ -303,6 +305,16 @@ def large_merge_requests(draw: st.DrawFn,
             # Around where a sum of a candidate's distances stops being exact in a double.
             shift = draw(st.sampled_from([44, 46, 48, 50]))
             distances = {k: tuple(d << shift for d in row) for k, row in distances.items()}
+            if draw(st.booleans()):
+                # Nodes in groups of four, near within and far across, plus a few units:
+                # candidates of one width tie on the high bits, and how a double rounds
+                # each partial sum of kubelet's sequential sum decides between them
+                # (MERGE-12; a sum rounded once would pick another candidate).
+                near, far = draw(st.integers(11, 20)), draw(st.integers(21, 40))
+                noise = draw(st.lists(st.integers(0, 3), min_size=144, max_size=144))
+                distances = {i: tuple(((10 if i == j else near if i // 4 == j // 4 else far)
+                                       << shift) + noise[12 * i + j] for j in nodes)
+                             for i in nodes}
         wide = kubelet_hint_list(nodes, draw(st.integers(4, 6)))
         few = tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))
         return MergeRequest(
