@@ -66,6 +66,13 @@ def machines(draw: st.DrawFn, min_nodes: int = 1, max_nodes: int = 8) -> tuple[i
 
 
 def _masks(nodes: Sequence[int]) -> st.SearchStrategy[NumaMask]:
+    return _masks_of(tuple(nodes))
+
+
+# Strategies built once per argument, not once per draw: Hypothesis validates each new
+# strategy object on its first draw, which cost more than the drawing (the draws are the same).
+@lru_cache(maxsize=1024)
+def _masks_of(nodes: tuple[int, ...]) -> st.SearchStrategy[NumaMask]:
     on_machine = st.lists(st.sampled_from(list(nodes)), min_size=1, max_size=len(nodes),
                           unique=True).map(NumaMask.of)
     stray = st.lists(st.integers(0, 63), min_size=0, max_size=3).map(NumaMask.of)
@@ -77,6 +84,12 @@ def hints_for(nodes: Sequence[int], palette: Sequence[NumaMask] = ()
     """A hint: usually a mask from the case's ``palette`` (so that equal, nested and
     overlapping masks are common, which is where the rules differ), sometimes a fresh mask,
     no mask at all, an empty mask or one with bits of nodes not on the machine."""
+    return _hints_for(tuple(nodes), tuple(palette))
+
+
+@lru_cache(maxsize=4096)
+def _hints_for(nodes: tuple[int, ...], palette: tuple[NumaMask, ...]
+               ) -> st.SearchStrategy[TopologyHint]:
     fresh = _masks(nodes)
     mask = st.one_of(st.none(), st.sampled_from(list(palette)), st.sampled_from(list(palette)),
                      st.sampled_from(list(palette)), fresh) if palette else st.one_of(
