@@ -13,10 +13,13 @@ reference's merge, policies, options, CPU, Memory and Device Managers, admission
 does: judge a mutant as a peer is judged, and shard the campaign.
 
 **The judge.**  A mutant is applied to a private copy of the package (a tree per worker: the
-reference's files copied, the suite and the spec linked), and that copy is served: the judge
+whole package copied), and that copy is served: the judge
 is ``numaspec conformance --impl "exec:... -m numaspec serve"`` with ``PYTHONPATH`` pointing the
-served process, and only it, at the copy.  The runner, its expected answers and its oracle
-stay the unmutated numaspec, as for any implementation.  The profile is ``triage`` (``ci``'s
+served process at the copy, and the runner at an unmutated snapshot of the checkout taken
+when the piece starts (so that editing the checkout during a campaign changes no verdict: a
+runner that crashed on a half-written file once "killed" every mutant it judged).  The
+runner, its expected answers and its oracle stay the unmutated numaspec, as for any
+implementation.  The profile is ``triage`` (``ci``'s
 derandomized examples, no shrinking) and ``--fail-fast`` (RUN-18): a mutant is killed at the
 first case that fails, and only a survivor costs the whole selection.  The selection is the
 cases citing a rule of the mutated module's chapters (:data:`MODULES`), where a mutant can
@@ -105,22 +108,25 @@ TIMEOUT = 600.0
 # --- the package tree a mutant is served from --------------------------------------------
 
 
-def package_tree(root: Path) -> Path:
+def package_tree(root: Path, source: Path | None = None) -> Path:
     """The installed ``numaspec`` laid out under ``root`` (returned: the entry for
-    ``PYTHONPATH``): the reference's files copied, so that a mutation written to one changes
-    only this tree, and the suite and the spec's data linked."""
+    ``PYTHONPATH``).  Without ``source``: a snapshot of the checkout, every package copied
+    (the judge's runner runs from it, so that an edit to the checkout while a campaign runs
+    changes no verdict).  With ``source`` (such a snapshot): a copy of it, so that a mutation
+    written to the copy changes only that tree."""
     import tomllib
 
     setup = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
     mapped: dict[str, str] = setup["package-dir"]
     site = root / "site"
-    shutil.copytree(REPO / mapped["numaspec"], site / "numaspec",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for package, folder in mapped.items():
-        if package == "numaspec":
-            continue
-        link = site.joinpath(*package.split("."))
-        link.symlink_to(REPO / folder, target_is_directory=True)
+    origin = REPO / mapped["numaspec"] if source is None else source / "numaspec"
+    shutil.copytree(origin, site / "numaspec", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
+    if source is None:
+        for package, folder in mapped.items():
+            if package != "numaspec":
+                shutil.copytree(REPO / folder, site.joinpath(*package.split(".")),
+                                dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     return site
 
 
@@ -138,15 +144,19 @@ def selection(module: str) -> str:
     return ",".join(sorted(r for r in rules_by_id() if r.split("-")[0] in prefixes))
 
 
-def judge_command(module: str, site: Path, out: Path, profile: str = PROFILE) -> str:
-    """The judge of a mutant of ``module`` served from the tree at ``site``."""
+def judge_command(module: str, site: Path, out: Path, profile: str = PROFILE,
+                  runner: Path | None = None) -> str:
+    """The judge of a mutant of ``module`` served from the tree at ``site``; ``runner``: the
+    unmutated snapshot the judge itself runs from (default: the installed numaspec)."""
     python = shlex.quote(sys.executable)
     runs = []
     for definitional in SERVINGS.get(module, (False,)):
         serve = f"env PYTHONPATH={shlex.quote(str(site))} PYTHONDONTWRITEBYTECODE=1 " \
                 f"{python} -m numaspec serve" + (" --definitional" if definitional else "")
+        prefix = [] if runner is None else ["env", f"PYTHONPATH={runner}",
+                                            "PYTHONDONTWRITEBYTECODE=1"]
         runs.append(shlex.join([
-            sys.executable, "-m", "numaspec", "conformance", "--impl", f"exec:{serve}",
+            *prefix, sys.executable, "-m", "numaspec", "conformance", "--impl", f"exec:{serve}",
             "--profile", profile, "--fail-fast", "--no-progress", "--out", str(out),
             "-k", selection(module)]))
     if len(runs) == 1:
@@ -308,12 +318,15 @@ class Judge:
 
         results = []
         with tempfile.TemporaryDirectory(prefix="numaspec-mutant-") as work:
-            site = package_tree(Path(work))
+            # The judge runs from a snapshot taken now, the mutant from a copy of it: an edit
+            # to the checkout while the campaign runs changes neither.
+            runner = package_tree(Path(work) / "runner")
+            site = package_tree(Path(work), source=runner)
             for mutant in mutants:
                 spec = MutationSpec(tree_path(mutant.module, site), mutant.operator,
                                     mutant.occurrence, mutant.start, mutant.end)
                 command = judge_command(mutant.module, site, Path(work) / "out",
-                                        self.profile)
+                                        self.profile, runner)
                 result = mutate_and_test([spec], command, self.timeout)
                 results.append((mutant.job_id, {
                     "worker_outcome": result.worker_outcome.value,

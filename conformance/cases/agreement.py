@@ -7,11 +7,14 @@ which of several bad options it reports.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.protocols.merge_protocol import MergeRequest
-from numaspec.topology.options import policy_option_errors
+from numaspec.topology.options import feature_gate_errors, policy_option_errors
 
-__all__ = ["answers_agree"]
+__all__ = ["answers_agree", "kubelet_words_problem", "merge_is_ambiguous", "words_agree"]
 
 
 def answers_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAnswer) -> bool:
@@ -28,3 +31,42 @@ def answers_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAns
         return actual.kind in kinds
     return expected == actual
 
+
+def words_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAnswer
+                ) -> str | None:
+    """RUN-11 for a merge refusal the implementation answered with the expected kind: where
+    both give kubelet's own text, the same words (``None``), else what differs."""
+    if not (isinstance(expected, ErrorAnswer) and isinstance(actual, ErrorAnswer)):
+        return None
+    return kubelet_words_problem({"kubelet_message": expected.kubelet_message},
+                                 {"kubelet_message": actual.kubelet_message},
+                                 merge_is_ambiguous(request))
+
+
+_WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
+
+
+def kubelet_words_problem(want: Any, got: Any, ambiguous: bool) -> str | None:
+    """RUN-11: where the expected error states kubelet's own text (``kubelet_message``) and the
+    implementation reports one too, the two must hold the same words.  Word order is free,
+    because kubelet builds some texts by walking a Go map (NODE-9's resources, VER-4's gates);
+    ``ambiguous`` (several bad options or gates, of which kubelet names whichever its map
+    order meets first: OPT-1, VER-4) leaves the text unchecked."""
+    a = want.get("kubelet_message") if isinstance(want, dict) else None
+    b = got.get("kubelet_message") if isinstance(got, dict) else None
+    if ambiguous or not isinstance(a, str) or not isinstance(b, str):
+        return None
+    if sorted(_WORD.findall(a)) == sorted(_WORD.findall(b)):
+        return None
+    return f"kubelet_message: expected {a!r}, got {b!r}"
+
+
+def merge_is_ambiguous(request: MergeRequest) -> bool:
+    """Several bad options, or several gates refused one by one: which one kubelet names is
+    Go map order (OPT-1, VER-4)."""
+    # Up to 1.30 kubelet stops at the first refused gate it meets, so count the gates that
+    # would be refused one by one, not the errors of the whole map.
+    refused = [name for name, value in request.feature_gates.items()
+               if feature_gate_errors({name: value}, request.version)]
+    return (len(policy_option_errors(request.policy_options, request.version,
+                                     request.feature_gates)) > 1 or len(refused) > 1)

@@ -62,7 +62,11 @@ from typing import Any
 
 import attrs
 
-from numaspec.conformance.cases.agreement import answers_agree
+from numaspec.conformance.cases.agreement import (
+    answers_agree,
+    kubelet_words_problem,
+    merge_is_ambiguous,
+)
 from numaspec.conformance.cases.device_equivalence import normalize_session
 from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
@@ -503,7 +507,9 @@ def decode_answer(value: Any, where: str) -> MergeAnswer:
         error = value["error"]
         _require(isinstance(error, dict) and isinstance(error.get("kind"), str),
                  'an error is {"kind": ..., "message"?: ...}', f"{where}.error")
-        return ErrorAnswer(error["kind"], str(error.get("message", "")))
+        words = error.get("kubelet_message")
+        return ErrorAnswer(error["kind"], str(error.get("message", "")),
+                           words if isinstance(words, str) else None)
     _require(set(value) == {"hint", "admit"}, 'a response is {"hint": ..., "admit": ...}', where)
     hint, admit = value["hint"], value["admit"]
     _require(isinstance(admit, bool), "a boolean", f"{where}.admit")
@@ -542,35 +548,6 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-_WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
-
-
-def _kubelet_message_problem(want: Any, got: Any, ambiguous: bool) -> str | None:
-    """RUN-11: where the expected error states kubelet's own text (``kubelet_message``) and the
-    implementation reports one too, the two must hold the same words.  Word order is free,
-    because kubelet builds some texts by walking a Go map (NODE-9's resources, VER-4's gates);
-    ``ambiguous`` (several bad options or gates, of which kubelet names whichever its map
-    order meets first: OPT-1, VER-4) leaves the text unchecked."""
-    a = want.get("kubelet_message") if isinstance(want, dict) else None
-    b = got.get("kubelet_message") if isinstance(got, dict) else None
-    if ambiguous or not isinstance(a, str) or not isinstance(b, str):
-        return None
-    if sorted(_WORD.findall(a)) == sorted(_WORD.findall(b)):
-        return None
-    return f"kubelet_message: expected {a!r}, got {b!r}"
-
-
-def _merge_is_ambiguous(request: MergeRequest) -> bool:
-    from numaspec.topology.options import feature_gate_errors, policy_option_errors
-
-    # Up to 1.30 kubelet stops at the first refused gate it meets, so count the gates that
-    # would be refused one by one, not the errors of the whole map.
-    refused = [name for name, value in request.feature_gates.items()
-               if feature_gate_errors({name: value}, request.version)]
-    return (len(policy_option_errors(request.policy_options, request.version,
-                                     request.feature_gates)) > 1 or len(refused) > 1)
-
-
 def _session_is_ambiguous(case: Any) -> bool:
     """Several gates or options in a create step: which one kubelet names first is Go map
     order."""
@@ -606,8 +583,8 @@ def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
     if not agree:
         return [f"expected {_short(expected)}, got {_short(actual)}"[:_LIMIT]]
     if isinstance(want, ErrorAnswer) and isinstance(expected, dict) and isinstance(actual, dict):
-        ambiguous = request is None or _merge_is_ambiguous(request)
-        problem = _kubelet_message_problem(expected.get("error"), actual.get("error"), ambiguous)
+        ambiguous = request is None or merge_is_ambiguous(request)
+        problem = kubelet_words_problem(expected.get("error"), actual.get("error"), ambiguous)
         if problem is not None:
             return [problem[:_LIMIT]]
     return []
@@ -659,7 +636,7 @@ def _compare_step(expected: Any, actual: Any, ambiguous: bool = False) -> str | 
         got_kind = got.get("kind") if isinstance(got, dict) else None
         if kind != got_kind:
             return f"expected error {kind!r}, got error {got_kind!r}: {_short(got, 100)}"
-        return _kubelet_message_problem(want, got, ambiguous)
+        return kubelet_words_problem(want, got, ambiguous)
     if key == "decision" and isinstance(want, dict) and isinstance(got, dict):
         for field in ("admitted", "reason", "message", "containers"):
             if want.get(field) != got.get(field):

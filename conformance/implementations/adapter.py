@@ -47,11 +47,15 @@ class ErrorAnswer:
 
     kind: str
     message: str = ""
+    #: kubelet's own text for the refusal, where the implementation gives it (RUN-11)
+    kubelet_message: str | None = None
 
     def __str__(self) -> str:
         """As the merge protocol writes an error (WIRE-2)."""
-        return json.dumps({"error": {"kind": self.kind, "message": self.message}},
-                          separators=(",", ":"))
+        error = {"kind": self.kind, "message": self.message}
+        if self.kubelet_message is not None:
+            error["kubelet_message"] = self.kubelet_message
+        return json.dumps({"error": error}, separators=(",", ":"))
 
 
 MergeAnswer = MergeOutcome | ErrorAnswer
@@ -81,7 +85,7 @@ class ReferenceImplementation:
         try:
             return evaluate_request(request)
         except NumaspecError as exc:
-            return ErrorAnswer(exc.kind, exc.describe())
+            return ErrorAnswer(exc.kind, exc.describe(), exc.kubelet_message)
 
     def affinity_session(self, case: Any) -> Any:
         """An ``affinity`` session (spec chapter affinity.md), for the affinity properties."""

@@ -23,7 +23,7 @@ import attrs
 from hypothesis import assume, example, given, note, reject
 from hypothesis import strategies as st
 
-from numaspec.conformance.cases.agreement import answers_agree
+from numaspec.conformance.cases.agreement import answers_agree, words_agree
 from numaspec.conformance.cases.divergences import known
 from numaspec.conformance.cases.vectors import compare
 from numaspec.conformance.implementations.adapter import (
@@ -468,6 +468,9 @@ def equivalence(impl: MergeImplementation, case: MergeRequest) -> None:
     expected = reference.merge(request)
     actual = _ask(impl, request)
     assert answers_agree(request, expected, actual), f"reference: {expected}; impl: {actual}"
+    # RUN-11: a refusal in kubelet's own words, where both give them.
+    words = words_agree(request, expected, actual)
+    assert words is None, words
 
 
 @register("P-MERGE-LARGE", rules=["FAST-1", "FAST-4", "FAST-5", "MERGE-6", "MERGE-8",

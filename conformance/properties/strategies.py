@@ -370,7 +370,7 @@ def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
     policies, bad options, too many nodes, missing distances, feature gates."""
     request = draw(merge_requests())
     twist = draw(st.sampled_from(["none"] * 4 + ["closest"] * 2 + [
-        "policy", "options", "nodes", "distances", "gates"]))
+        "policy", "options", "options", "nodes", "distances", "gates"]))
     if twist == "closest" and request.policy != "none":
         single = request.policy == "single-numa-node"
         wide = draw(provider_like_hints(request.numa_nodes, min_k=1 if single else 2))
@@ -385,6 +385,11 @@ def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
     elif twist == "options":
         # Mostly the options this release has (a bad value is parsed, and its message is
         # kubelet's, OPT-3, OPT-4), sometimes any name.
+        later = [v for v in SUPPORTED_VERSIONS if v.minor >= 31]
+        if request.policy != "none" and draw(st.booleans()):
+            # Half the time at a release that has both options (OPT-3's integer parsing,
+            # OPT-4's messages, RUN-11: where one bad value is kubelet's to word).
+            request = attrs.evolve(request, version=draw(st.sampled_from(later)))
         known = [n for n in ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
                  if option_maturity(n, request.version) is not None]
         names = st.one_of(st.sampled_from(known), st.sampled_from(known), _OPTION_NAMES) \

@@ -50,6 +50,7 @@ MUTATIONS = (
     "node_limit_ignores_option",  # max-allowable-numa-nodes ignored: always 8
     "distances_optional",         # prefer-closest runs without distances
     "subsets_sorted",             # subsets enumerated in id order, not the given order
+    "option_words_swapped",       # a bad option value worded as the other option's parser
 )
 
 
@@ -75,7 +76,14 @@ class BruteForce:
         try:
             return self._merge(request)
         except NumaspecError as exc:
-            return ErrorAnswer(exc.kind, exc.describe())
+            words = exc.kubelet_message
+            if self._m("option_words_swapped") and words is not None:
+                # OPT-4, RUN-11: the kind is right, the words are the other parser's.
+                boolean, integer = "bad value for option ", \
+                    "unable to convert policy option to integer "
+                words = words.replace(boolean, integer) if boolean in words else \
+                    words.replace(integer, boolean)
+            return ErrorAnswer(exc.kind, exc.describe(), words)
 
     def _startup(self, request: MergeRequest) -> None:
         options = dict(request.policy_options)
@@ -189,4 +197,5 @@ KILLED_BY = {
     "node_limit_ignores_option": ("P-TOO-MANY-NUMA-NODES",),
     "distances_optional": ("P-DISTANCES-REQUIRED",),
     "subsets_sorted": ("P-SUBSETS",),
+    "option_words_swapped": ("P-EQUIVALENCE",),
 }
