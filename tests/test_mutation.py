@@ -118,10 +118,14 @@ def test_the_sampled_mutants_are_still_killed(enumerated: list[mutation.Mutant])
 
 
 def test_the_unmutated_reference_passes_its_judge(tmp_path: Path) -> None:
-    """Without this the campaign would score every mutant killed: the judge of the module
-    whose selection is the largest (admission's) passes the reference served from a tree."""
-    site = mutation.package_tree(tmp_path / "tree")
-    command = mutation.judge_command("reference/node/admission.py", site, tmp_path / "out")
+    """Without this the campaign would score every mutant killed: a module's judge, run
+    from a snapshot as a campaign runs it, passes the reference served from a copy of that
+    snapshot.  (That the reference passes every selection is the whole suite's test,
+    tests/test_runner_reference.py; here the trees and the command, on options.py's.)"""
+    runner = mutation.package_tree(tmp_path / "runner")
+    site = mutation.package_tree(tmp_path, source=runner)
+    command = mutation.judge_command("reference/topology/options.py", site, tmp_path / "out",
+                                     runner=runner)
     done = subprocess.run(shlex.split(command), capture_output=True, text=True,
                           timeout=mutation.TIMEOUT, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
