@@ -305,12 +305,12 @@ def large_merge_requests(draw: st.DrawFn,
             # fold takes the lists, so a fold step of over 4,096 ANDs leaves the small regime
             # for the sorted one, under FAST-6's bound on ANDs (masks of a few nodes each
             # collapsed to a few ANDs and never left it).
-            wide = st.builds(
+            wide_hint = st.builds(
                 lambda gone, preferred: TopologyHint(
                     NumaMask.of([n for n in nodes if n not in gone]), preferred),
                 st.lists(st.sampled_from(nodes), min_size=1, max_size=3, unique=True),
                 st.booleans())
-            lists = [draw(st.lists(wide, min_size=65, max_size=90,
+            lists = [draw(st.lists(wide_hint, min_size=65, max_size=90,
                                    unique_by=lambda h: h.numa_affinity))
                      for _ in range(2)] + lists[:draw(st.integers(0, 1))]
         return MergeRequest(
