@@ -38,9 +38,8 @@ def words_agree(request: MergeRequest, expected: MergeAnswer, actual: MergeAnswe
     both give kubelet's own text, the same words (``None``), else what differs."""
     if not (isinstance(expected, ErrorAnswer) and isinstance(actual, ErrorAnswer)):
         return None
-    return kubelet_words_problem({"kubelet_message": expected.kubelet_message},
-                                 {"kubelet_message": actual.kubelet_message},
-                                 merge_is_ambiguous(request))
+    return _words_problem(expected.kubelet_message, actual.kubelet_message,
+                          merge_is_ambiguous(request))
 
 
 _WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
@@ -52,8 +51,12 @@ def kubelet_words_problem(want: Any, got: Any, ambiguous: bool) -> str | None:
     because kubelet builds some texts by walking a Go map (NODE-9's resources, VER-4's gates);
     ``ambiguous`` (several bad options or gates, of which kubelet names whichever its map
     order meets first: OPT-1, VER-4) leaves the text unchecked."""
-    a = want.get("kubelet_message") if isinstance(want, dict) else None
-    b = got.get("kubelet_message") if isinstance(got, dict) else None
+    return _words_problem(want.get("kubelet_message") if isinstance(want, dict) else None,
+                          got.get("kubelet_message") if isinstance(got, dict) else None,
+                          ambiguous)
+
+
+def _words_problem(a: object, b: object, ambiguous: bool) -> str | None:
     if ambiguous or not isinstance(a, str) or not isinstance(b, str):
         return None
     if sorted(_WORD.findall(a)) == sorted(_WORD.findall(b)):

@@ -407,9 +407,13 @@ def misconfigured_requests(draw: st.DrawFn, versions: tuple[str, ...],
     return request
 
 
+#: A wide pod's CPUs where the machine is not known (:func:`wide_sizes`).
+_WIDE = ("6", "8")
+
+
 @st.composite
 def _resources(draw: st.DrawFn, devices: list[str], guaranteed: bool, size: str = "any",
-               wide: tuple[str, ...] = ("6", "8")) -> dict[str, Any]:
+               wide: tuple[str, ...] = _WIDE) -> dict[str, Any]:
     cpus, memories = _SIZES[size]
     cpu = draw(st.sampled_from(cpus))
     memory = f"{draw(st.sampled_from(memories))}Mi"
@@ -449,12 +453,12 @@ def wide_sizes(machine: Mapping[str, Any] | None) -> tuple[str, ...]:
     the distributed allocator's group counts, its NUMA share and its combinations that hold
     exactly the request fall.  Without a machine, 6 and 8."""
     if not machine or not machine.get("numaNodes"):
-        return ("6", "8")
+        return _WIDE
     per_numa = [sum(len(c["threads"]) for c in n["cores"]) for n in machine["numaNodes"]]
     first, total = per_numa[0], sum(per_numa)
     sizes = sorted({c for c in (first + 1, 2 * first - 1, 2 * first, 2 * first + 1, 3 * first)
                     if 2 <= c <= total})
-    return tuple(str(c) for c in sizes) or ("6", "8")
+    return tuple(str(c) for c in sizes) or _WIDE
 
 
 @st.composite

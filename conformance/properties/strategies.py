@@ -225,6 +225,11 @@ class Reach:
 
 _REACH: ContextVar[Reach | None] = ContextVar("numaspec_reach", default=None)
 
+#: The releases that have ``max-allowable-numa-nodes`` (OPT-5: from 1.31), where a machine
+#: may have more than 8 NUMA nodes and both Topology Manager options can be set.
+_MANY_NODE_RELEASES = tuple(v for v in SUPPORTED_VERSIONS
+                            if option_maturity("max-allowable-numa-nodes", v) is not None)
+
 
 @contextmanager
 def reaching(reach: Reach) -> Iterator[None]:
@@ -294,7 +299,8 @@ def large_merge_requests(draw: st.DrawFn,
     reach = _REACH.get() or Reach()
     allowed_versions = tuple(v for v in allowed_versions if v in reach.versions
                              ) or tuple(allowed_versions)
-    later = tuple(v for v in allowed_versions if v.minor >= 31) if reach.many_nodes else ()
+    later = tuple(v for v in allowed_versions if v in _MANY_NODE_RELEASES
+                  ) if reach.many_nodes else ()
     if shape == "huge" and later:
         nodes = tuple(range(24))
         lists = draw(st.lists(st.lists(hints_for(nodes), min_size=1, max_size=3),
@@ -393,11 +399,10 @@ def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
     elif twist == "options":
         # Mostly the options this release has (a bad value is parsed, and its message is
         # kubelet's, OPT-3, OPT-4), sometimes any name.
-        later = [v for v in SUPPORTED_VERSIONS if v.minor >= 31]
         if request.policy != "none" and draw(st.booleans()):
             # Half the time at a release that has both options (OPT-3's integer parsing,
             # OPT-4's messages, RUN-11: where one bad value is kubelet's to word).
-            request = attrs.evolve(request, version=draw(st.sampled_from(later)))
+            request = attrs.evolve(request, version=draw(st.sampled_from(_MANY_NODE_RELEASES)))
         known = [n for n in ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
                  if option_maturity(n, request.version) is not None]
         names = st.one_of(st.sampled_from(known), st.sampled_from(known), _OPTION_NAMES) \
