@@ -120,6 +120,23 @@ def test_inv_5_is_not_asked_of_a_machine_with_uneven_sockets() -> None:
     assert "INV-5: g/c holds reserved CPUs [0]" in problem
 
 
+def test_inv_4_lets_an_uneven_machine_hold_a_cpu_twice() -> None:
+    """Finding 33: on a machine whose sockets differ in size kubelet may hand out a CPU another
+    container holds, and return it to the shared pool when the first goes; the session check
+    lets it there, and the same answers on even sockets fail INV-4."""
+    steps, answers = _vector_answers("inv-4-uneven-sockets-cpu-held-twice", "1.32")
+    assert uneven_cpus(steps[0]["node"])
+    held = answers[3]["state"]["cpu"]["assignments"]
+    assert set(held["fill0"]["app0"]) & set(held["fill1"]["app0"])
+    assert check_answers(steps, answers, compare=False) is None
+    even = json.loads(json.dumps(steps))
+    even[0]["node"]["machine"]["numaNodes"][0]["cores"].append(
+        {"socket": 0, "uncoreCache": 0, "threads": [5]})
+    assert not uneven_cpus(even[0]["node"])
+    problem = check_answers(even, answers, compare=False)
+    assert problem is not None and "INV-4" in problem, problem
+
+
 @pytest.mark.parametrize("release", ["1.34", "1.36"])
 def test_a_deferred_resize_may_keep_only_the_init_containers_blocks(release: str) -> None:
     """Finding 32: a Deferred resize of 1.34-1.36 may leave the finished init container's new

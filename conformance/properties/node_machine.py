@@ -92,7 +92,8 @@ def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
 
 def uneven_cpus(node: dict[str, Any]) -> bool:
     """Whether the machine's sockets, or its cores, differ in how many CPUs they have: there
-    kubelet's CPU Manager may hand out a reserved CPU (finding 33).  It calls a socket (a core)
+    kubelet's CPU Manager may hand out a reserved CPU, or one another container holds
+    (finding 33).  It calls a socket (a core)
     free when it has as many free CPUs as the machine has per socket (per core) on average,
     and then takes every CPU of it, reserved ones included (cpu_assignment.go,
     ``isSocketFree``, ``takeFullSockets``; ``isCoreFree``, ``takeFullCores``)."""
@@ -107,10 +108,11 @@ def uneven_cpus(node: dict[str, Any]) -> bool:
 
 
 def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, Any]],
-               what: str, fail: Callable[[str], None]) -> None:
+               what: str, fail: Callable[[str], None], *, twice: bool = False) -> None:
     """INV-4: no CPU or device (``held``: pod → container → items) is held by two pods, or by
     two long-running containers (app containers and sidecars) of one pod; a regular init
-    container's items may be reused by later containers of its pod."""
+    container's items may be reused by later containers of its pod.  ``twice``: CPUs of an
+    uneven machine, which kubelet may hand out twice (finding 33)."""
     holders: dict[str, tuple[str, str]] = {}
     for uid, containers in held.items():
         pod = live.get(uid)
@@ -122,7 +124,7 @@ def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, 
         for name, items in containers.items():
             for item in items:
                 other = holders.get(item)
-                if other and (other[0] != uid or (
+                if other and not twice and (other[0] != uid or (
                         name in long_running and other[1] in long_running)):
                     fail(f"INV-4: {what} {item} is held by {other[0]}/{other[1]} and {uid}/{name}")
                 if name in long_running or other is None:
@@ -208,10 +210,13 @@ class StateChecks:
             for name, cpus in containers.items():
                 if set(cpus) & reserved and not self.uneven:  # INV-5, finding 33
                     fail(f"INV-5: {uid}/{name} holds reserved CPUs {sorted(set(cpus) & reserved)}")
-                if set(cpus) & set(cpu["defaultCpuSet"]):
+                if set(cpus) & set(cpu["defaultCpuSet"]) and not self.uneven:  # INV-4, 33
                     fail(f"INV-4: {uid}/{name} CPUs are also in the shared pool")
+        # Finding 33: on an uneven machine a socket (core) taken whole may hold another
+        # container's CPU, which the first removal then returns to the shared pool.
         _held_once({uid: {name: [str(c) for c in cpus] for name, cpus in containers.items()}
-                    for uid, containers in cpu["assignments"].items()}, live, "CPU", fail)
+                    for uid, containers in cpu["assignments"].items()}, live, "CPU", fail,
+                   twice=self.uneven)
 
     def devices_held(self, state: dict[str, Any], live: dict[str, dict[str, Any]],
                      fail: Callable[[str], None]) -> None:

@@ -51,8 +51,8 @@ from numaspec.conformance.properties.node_strategies import (
 )
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["NodeSessionImplementation", "check_answers", "node_sessions", "resize_sessions",
-           "session_versions"]
+__all__ = ["NodeSessionImplementation", "check_answers", "judge_session", "node_sessions",
+           "resize_sessions", "session_versions"]
 
 #: The releases a session is drawn at when the implementation declares them.
 _PREFERRED = ("1.30", "1.33", "1.37")
@@ -399,7 +399,7 @@ def _minor(steps: list[dict[str, Any]]) -> int:
         return 0
 
 
-def _session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
+def judge_session(impl: Any, steps: list[dict[str, Any]], op: str) -> None:
     case = {"steps": steps}
     note(f"request: {json.dumps(case, separators=(',', ':'))}")
     note("numaspec node <<'EOF'\n" + "\n".join(json.dumps(s, separators=(",", ":"))
@@ -428,7 +428,7 @@ def node_sessions_hold(impl: NodeSessionImplementation, data: st.DataObject) -> 
     implementation's own states."""
     claims = claims_of(impl).node
     steps = data.draw(node_sessions(claims, session_versions(impl)), label="session")
-    _session(impl, steps, "node")
+    judge_session(impl, steps, "node")
 
 
 #: The counterexample P-NODE-RESIZE found against kubelet 1.34's probe and numaspec fixed
@@ -512,7 +512,7 @@ def node_resizes_hold(impl: NodeSessionImplementation, data: st.DataObject | Non
             return  # e.g. an implementation without the static Memory Manager
     else:
         steps = data.draw(resize_sessions(claims, versions), label="session")
-    _session(impl, steps, "node")
+    judge_session(impl, steps, "node")
 
 
 @register("P-HINTS-SESSION", rules=["NWIRE-4", "INV-1", "INV-4", "ADMIT-10"],
@@ -524,4 +524,4 @@ def hints_sessions_hold(impl: NodeSessionImplementation, data: st.DataObject) ->
     claims = claims_of(impl).node
     steps = data.draw(node_sessions(claims, session_versions(impl), hints=True),
                       label="session")
-    _session(impl, steps, "hints")
+    judge_session(impl, steps, "hints")

@@ -31,8 +31,8 @@ from numaspec.topology.versions import KubeletVersion, parse_version
 if TYPE_CHECKING:
     from numaspec.conformance.implementations.claims import NodeClaims
 
-__all__ = ["MATURITY_STEPS", "MEBI", "machines", "node_requests", "pods", "startup_requests",
-           "wide_sizes"]
+__all__ = ["MATURITY_STEPS", "MEBI", "machines", "node_requests", "option_gates", "pods",
+           "startup_requests", "wide_sizes"]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 
@@ -137,7 +137,7 @@ def _gate_settings(draw: st.DrawFn, version: KubeletVersion, needed: dict[str, b
 _MATURITY_GATE = {Maturity.ALPHA: "AlphaOptions", Maturity.BETA: "BetaOptions"}
 
 
-def _option_gates(draw: st.DrawFn, version: KubeletVersion, prefix: str,
+def option_gates(draw: st.DrawFn, version: KubeletVersion, prefix: str,
                   maturities: list[Maturity | None], refusals: bool) -> dict[str, bool]:
     """The gates of the options drawn (``prefix``: CPUManagerPolicy or TopologyManagerPolicy):
     the umbrella ``<prefix>Options`` and one per maturity below GA."""
@@ -222,7 +222,7 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
                 claims.cpu_policy_options is None or k in claims.cpu_policy_options)}
         if options:
             config["cpuManagerPolicyOptions"] = options
-            config["featureGates"] = _option_gates(
+            config["featureGates"] = option_gates(
                 draw, release, "CPUManagerPolicy",
                 [cpu_option_maturity(name, release) for name in options], refusals)
     if tm_policy != "none" and minor >= 26 and (claims is None or claims.feature_gates) \
@@ -237,7 +237,7 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
                 tm_options[name] = draw(st.sampled_from(values))
         if tm_options:
             config["topologyManagerPolicyOptions"] = tm_options
-            config["featureGates"] = {**config.get("featureGates", {}), **_option_gates(
+            config["featureGates"] = {**config.get("featureGates", {}), **option_gates(
                 draw, release, "TopologyManagerPolicy",
                 [option_maturity(name, release) for name in tm_options], refusals)}
     if "memory" in managers and draw(st.booleans()):
@@ -305,7 +305,12 @@ def startup_requests(draw: st.DrawFn, versions: tuple[str, ...],
     if not steps:
         return draw(node_requests(versions, claims=claims, refusals=True))
     kind, name, minor = draw(st.sampled_from(steps))
-    request = draw(node_requests((f"1.{minor}",), claims=claims, refusals=True))
+    # Half the time aimed at the step itself (below); the rest of such a node is one kubelet
+    # starts, and the aimed option stands alone in its field, so that no other option's gate
+    # or refusal answers first and hides the step (a CPU Manager option refused before the
+    # Topology Manager's options are read did, issue 33).
+    aimed_at_step = draw(st.booleans())
+    request = draw(node_requests((f"1.{minor}",), claims=claims, refusals=not aimed_at_step))
     config = request["node"]["config"]
     release = parse_version(f"1.{minor}")
     if kind == "cpu":
@@ -317,17 +322,17 @@ def startup_requests(draw: st.DrawFn, versions: tuple[str, ...],
             config["topologyManagerPolicy"] = "best-effort"
         field, prefix = "topologyManagerPolicyOptions", "TopologyManagerPolicy"
         value = "true" if name == "prefer-closest-numa-nodes" else "8"
-    config[field] = {**config.get(field, {}), name: value}
+    config[field] = {name: value} if aimed_at_step else {**config.get(field, {}), name: value}
     known = known_gates(release)
     gates = {k: v for k, v in config.get("featureGates", {}).items() if not k.startswith(prefix)}
-    # Half the time aimed at the step itself: the gate of the option's maturity here or at
-    # the neighbouring releases off, the umbrella gate on, so that a maturity table one
-    # release off answers differently (a beta option gone GA a release early starts where
-    # kubelet refuses); else each gate on, off or left to its default.
+    # Aimed at the step: the gate of the option's maturity here or at the neighbouring
+    # releases off, the umbrella gate on, so that a maturity table one release off answers
+    # differently (a beta option gone GA a release early starts where kubelet refuses); else
+    # each gate on, off or left to its default.
     maturity = cpu_option_maturity if kind == "cpu" else option_maturity
     staged = {maturity(name, parse_version(f"1.{m}")) for m in (minor - 1, minor, minor + 1)}
     aimed = {f"{prefix}{_MATURITY_GATE[stage]}" for stage in staged
-             if stage in _MATURITY_GATE} if draw(st.booleans()) else None
+             if stage in _MATURITY_GATE} if aimed_at_step else None
     for gate in (f"{prefix}Options", f"{prefix}AlphaOptions", f"{prefix}BetaOptions"):
         spec = known.get(gate)
         if aimed is None:

@@ -44,6 +44,11 @@ class Property:
     policies: tuple[str, ...] = POLICIES
     options: tuple[str, ...] = ()
     refusals: tuple[str, ...] = ()
+    #: For node sessions: the managers every session it draws runs, and the scopes (an
+    #: implementation whose claims.node leaves one out gets the property reported not
+    #: claimed).
+    managers: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
 
     def applies_to(self, impl: object) -> str | None:
         """Why the property cannot be judged for ``impl``, or None."""
@@ -71,6 +76,14 @@ class Property:
             empty = [f for f in ("scopes", "policies") if getattr(part, f) == frozenset()]
             if empty:
                 return f"{who} claims no {' and no '.join(empty)} for {self.op}"
+            missing = [m for m in self.managers
+                       if part.managers is not None and m not in part.managers]
+            if missing:
+                return (f"its sessions run the {' and '.join(missing)} manager, which {who} "
+                        "does not claim")
+            scopes = [s for s in self.scopes if part.scopes is not None and s not in part.scopes]
+            if scopes:
+                return f"its sessions are at {' and '.join(scopes)} scope, which {who} does not claim"
             return None
         if self.op != "merge":
             # affinity sessions are fitted to claims.node (Session.fitted), but their pods
@@ -99,12 +112,14 @@ PROPERTIES: dict[str, Property] = {}
 
 def register(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
               since: int | None = None, op: str = "merge", policies: Sequence[str] = POLICIES,
-              options: Sequence[str] = (), refusals: Sequence[str] = ()
+              options: Sequence[str] = (), refusals: Sequence[str] = (),
+              managers: Sequence[str] = (), scopes: Sequence[str] = ()
               ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def add(fn: Callable[..., None]) -> Callable[..., None]:
         title = (fn.__doc__ or pid).strip().splitlines()[0]
         PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op,
-                                   tuple(policies), tuple(options), tuple(refusals))
+                                   tuple(policies), tuple(options), tuple(refusals),
+                                   tuple(managers), tuple(scopes))
         return fn
     return add
 
