@@ -288,8 +288,9 @@ def large_merge_requests(draw: st.DrawFn,
       every mask of 4-6 nodes and more (4,000 hints), one stating a few, prefer-closest on
       with distances that are not regular, a third of the time near or past where a double
       sums them exactly (half of those grouped by fours with a few units of noise, where
-      the rounding of kubelet's sequential sum decides): hundreds of candidates of one
-      width to rank;
+      the rounding of kubelet's sequential sum decides, and half of those beside a list
+      that prefers one node and takes the machine): hundreds of candidates of one width to
+      rank;
     * ``huge``: 24 NUMA nodes (1.31+), a few short lists, half the time beside two of 65-90
       masks: beyond FAST-6's 22 nodes, where the fold runs alone under its stated bounds.
     """
@@ -328,6 +329,7 @@ def large_merge_requests(draw: st.DrawFn,
         version = draw(st.sampled_from(later))
         nodes = tuple(range(12))
         distances = draw(distances_for(nodes, odd_self=False))
+        alone = False
         if draw(st.integers(0, 2)) == 0:
             # Around where a sum of a candidate's distances stops being exact in a double.
             shift = draw(st.sampled_from([44, 46, 48, 50]))
@@ -338,15 +340,29 @@ def large_merge_requests(draw: st.DrawFn,
                 # each partial sum of kubelet's sequential sum decides between them
                 # (MERGE-12; a sum rounded once would pick another candidate).
                 near, far = draw(st.integers(11, 20)), draw(st.integers(21, 40))
-                noise = draw(st.lists(st.integers(0, 3), min_size=144, max_size=144))
+                # The noise grows with the shift, as the unit a double rounds the sums to
+                # does: a few units at 2**44, up to 63 at 2**50.
+                noise = draw(st.lists(st.integers(0, (1 << max(2, shift - 44)) - 1),
+                                      min_size=144, max_size=144))
                 distances = {i: tuple(((10 if i == j else near if i // 4 == j // 4 else far)
                                        << shift) + noise[12 * i + j] for j in nodes)
                              for i in nodes}
-        wide = kubelet_hint_list(nodes, draw(st.integers(4, 6)))
-        few = tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))
+                # Half of those with a second list that prefers one node and takes the whole
+                # machine too: every mask of the first list's preferred width stays a
+                # candidate (MERGE-8's target), 792 or 924 of them, past the 512 that FAST-5
+                # ranks one at a time, so the fast merge ranks them as arrays, where
+                # MERGE-12's sum in a double decides too.  (Two lists of thousands of masks
+                # would reach them as well, at minutes of kubelet's walk per case.)
+                alone = draw(st.booleans())
+        k = draw(st.integers(5, 6) if alone else st.integers(4, 6))
+        wide = kubelet_hint_list(nodes, k)
+        second: dict[str, tuple[TopologyHint, ...]] = {"device": (
+            TopologyHint(NumaMask.of([draw(st.sampled_from(nodes))]), True),
+            TopologyHint(NumaMask.of(nodes), False))} if alone else {
+            "device": tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))}
         return MergeRequest(
             numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
-            providers=({"cpu": wide}, {"device": few}), version=version,
+            providers=({"cpu": wide}, second), version=version,
             numa_distances=distances, policy_options={
                 "prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "12"})
     version = draw(versions(allowed_versions))
