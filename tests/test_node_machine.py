@@ -26,6 +26,7 @@ from numaspec.conformance.properties.node_machine import (
     ReferenceNode,
     irregular_memory_groups,
     make_node_machine,
+    restored,
     uneven_cpus,
 )
 from numaspec.conformance.properties.node_sessions import _reference_answers, check_answers
@@ -135,6 +136,25 @@ def test_inv_4_lets_an_uneven_machine_hold_a_cpu_twice() -> None:
     assert not uneven_cpus(even[0]["node"])
     problem = check_answers(even, answers, compare=False)
     assert problem is not None and "INV-4" in problem, problem
+
+
+def test_inv_9_lets_an_uneven_machine_return_a_reserved_cpu_to_the_pool() -> None:
+    """Finding 33: under strict-cpu-reservation a reserved CPU kubelet gave away on an uneven
+    machine joins the shared pool when its container goes; INV-9 does not count it there, and
+    counts it on even sockets (where INV-5 fails the assignment first)."""
+    steps, answers = _vector_answers("inv-9-uneven-strict-reserved-cpu-returns", "1.37")
+    assert uneven_cpus(steps[0]["node"])
+    assert 0 not in answers[1]["state"]["cpu"]["defaultCpuSet"]
+    assert 0 in answers[-1]["state"]["cpu"]["defaultCpuSet"]
+    assert restored(answers[1], answers[-1], uneven=True)
+    assert not restored(answers[1], answers[-1], uneven=False)
+    assert check_answers(steps, answers, compare=False) is None
+    even = json.loads(json.dumps(steps))
+    even[0]["node"]["machine"]["numaNodes"][2]["cores"].append(
+        {"socket": 1, "uncoreCache": 2, "threads": [7]})
+    assert not uneven_cpus(even[0]["node"])
+    problem = check_answers(even, answers, compare=False)
+    assert problem is not None and "INV-5" in problem, problem
 
 
 @pytest.mark.parametrize("release", ["1.34", "1.36"])

@@ -47,6 +47,10 @@ _MODES = {
 }
 
 
+#: The releases on either side of a change in placement (CPU-12 from 1.37, CPU-20 from 1.34).
+_PLACEMENT_STEPS = ("1.33", "1.34", "1.36", "1.37")
+
+
 def _claimed(claims: NodeClaims | None, field: str, every: tuple[str, ...]) -> list[str]:
     names = getattr(claims, field) if claims is not None else None
     return [n for n in every if names is None or n in names]
@@ -58,15 +62,19 @@ def _cpu(machine: dict[str, Any]) -> list[int]:
 
 @st.composite
 def placement_machines(draw: st.DrawFn, devices: int = 0) -> dict[str, Any]:
-    """1-2 sockets of 1-2 NUMA nodes, 2-6 cores each, SMT off or two-way; one NUMA node in
-    three with cores offline (down to one core: a node smaller than the average, the
+    """1-2 sockets of 1-2 NUMA nodes, 2-6 cores each, SMT off, two- or four-way; one NUMA node
+    in three with cores offline (down to one core: a node smaller than the average, the
     average then too low for the largest, CPU-12's group count), its cores sharing uncore
     caches of 2, 3 or all of a node's cores (CPU-19).  ``devices``: that many devices of one
     resource, on NUMA nodes drawn in turn."""
-    sockets = draw(st.integers(1, 2))
-    per_socket = draw(st.sampled_from([1, 2]))
+    # Half the time two sockets of two NUMA nodes: where sockets are taken whole before NUMA
+    # nodes (CPU-10) and align-by-socket has a choice (CPU-12).
+    sockets, per_socket = (2, 2) if draw(st.booleans()) else (
+        draw(st.integers(1, 2)), draw(st.sampled_from([1, 2])))
     cores = draw(st.integers(2, 6))
-    threads = draw(st.sampled_from([1, 2, 2]))
+    # SMT off, two-way, or four-way (POWER's SMT4: a core's threads outnumber what an odd
+    # request leaves out, CPU-20).
+    threads = draw(st.sampled_from([1, 2, 2, 4]))
     count = sockets * per_socket
     sizes = [draw(st.integers(1, cores)) if draw(st.integers(0, 2)) == 0 else cores
              for _ in range(count)]
@@ -130,7 +138,11 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     course (:func:`_interesting`), one of the first pods sometimes removed in between; each
     step followed by ``state``, every pod removed at the end."""
     machine = draw(placement_machines())
-    version = draw(st.sampled_from(versions))
+    # Half the time a release on either side of a change in how CPUs are placed: CPU-20's
+    # rounding (1.34) and align-by-socket inside distribute-cpus-across-numa (1.37).
+    steps_near = [v for v in versions if v in _PLACEMENT_STEPS]
+    version = draw(st.sampled_from(steps_near if steps_near and draw(st.booleans())
+                                   else versions))
     release = parse_version(version)
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
