@@ -46,6 +46,9 @@ ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-HINTS-SESSION": "tests/test_mutants_exec.py",
              "P-NODE-STARTUP": "tests/test_mutants_exec.py",
              "P-NODE-RESIZE": "tests/test_mutants_exec.py",
+             "P-CPU-PLACEMENT": "tests/test_mutants_exec.py",
+             "P-INIT-HANDOFF": "tests/test_mutants_exec.py",
+             "P-RESIZE-POD-SCOPE": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py"}
 
 

@@ -86,8 +86,22 @@ def test_the_cli_rejects_a_resize_mutant(tmp_path: Path) -> None:
     assert verdicts["P-NODE-RESIZE"] == "failed", printed[-3000:]
 
 
+@pytest.mark.parametrize(("kind", "mutation", "prop"), [
+    ("node", "one_cpu_too_many", "P-CPU-PLACEMENT"),
+    ("node", "init_reuse_ignored", "P-INIT-HANDOFF"),
+    ("resize", "always_in_progress", "P-RESIZE-POD-SCOPE")])
+def test_the_cli_rejects_a_corner_mutant(kind: str, mutation: str, prop: str,
+                                         tmp_path: Path) -> None:
+    """The sessions aimed at corners (node_corners.py): CPUs placed one too many, init
+    containers handing nothing on, a pod-scope resize accepted unevaluated."""
+    status, verdicts, printed = conformance(tmp_path, kind, mutation, (prop,))
+    assert status == 1, printed[-3000:]
+    assert verdicts[prop] == "failed", printed[-3000:]
+
+
 def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
     properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP", "P-NODE-RESIZE",
+                  "P-CPU-PLACEMENT", "P-INIT-HANDOFF", "P-RESIZE-POD-SCOPE",
                   *sorted({p for ps in AFFINITY_KILLED_BY.values() for p in ps}))
     status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
     assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]

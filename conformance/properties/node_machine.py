@@ -330,8 +330,23 @@ def spanning_reservations() -> Iterator[list[tuple[int, ...]]]:
         yield spans
 
 
+def _pool_grew(old: Any, new: Any) -> bool:
+    """Finding 33: the CPU state differs only by CPUs back in the shared pool that a container
+    still holds or that are reserved."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    if {k: v for k, v in old.items() if k != "defaultCpuSet"} != {
+            k: v for k, v in new.items() if k != "defaultCpuSet"}:
+        return False
+    before, after = set(old.get("defaultCpuSet", [])), set(new.get("defaultCpuSet", []))
+    held = set(old.get("reservedCpuSet", [])) | {
+        c for containers in (old.get("assignments") or {}).values()
+        for cpus in containers.values() for c in cpus}
+    return before <= after and after - before <= held
+
+
 def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
-                         uid: str | None = None) -> str | None:
+                         uid: str | None = None, uneven: bool = False) -> str | None:
     """ADMIT-10: what a rejected step changed in the node's ``state`` answer, or ``None``.
 
     A step answered with an error changes nothing at all.  A refused admission changes
@@ -340,7 +355,9 @@ def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
     NUMA node first, so reserved bytes may move between the nodes it spanned while the sum
     per memory type stays; and a node that still holds memory keeps whatever group (cells)
     the refused pod's allocation wrote on it.  In an affinity session the refused pod's own
-    reservation (``uid``) ends as well (SCHED-4)."""
+    reservation (``uid``) ends as well (SCHED-4).  On an ``uneven`` machine
+    (:func:`uneven_cpus`) the release may also return to the shared pool CPUs another
+    container holds, or reserved ones, that the refused pod's CPUs took (finding 33)."""
     if before == after:
         return None
     if not refused_admission or not isinstance(before, dict) or not isinstance(after, dict):
@@ -350,6 +367,8 @@ def rejected_step_change(before: Any, after: Any, *, refused_admission: bool,
         if part == "reserved" and isinstance(old.get(part), list) and \
                 new.get(part) == [r for r in old[part] if r != uid]:
             continue  # SCHED-4: the decision ends the pod's own reservation
+        if part == "cpu" and uneven and _pool_grew(old.get(part), new.get(part)):
+            continue
         if part != "memory" and old.get(part) != new.get(part):
             return f"its {part} state changed"
     memory_old, memory_new = old.get("memory"), new.get("memory")
@@ -576,8 +595,9 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
                 after = self._send({"op": "state"})
                 if self.overlap:
                     before, after = without_memory(before), without_memory(after)
-                change = rejected_step_change(before, after,
-                                              refused_admission=True, uid=pod["uid"])
+                change = rejected_step_change(before, after, refused_admission=True,
+                                              uid=pod["uid"],
+                                              uneven=bool(self.checks and self.checks.uneven))
                 if change is not None:
                     self._fail(f"ADMIT-10: refused ({decision.get('reason')}) but {change}")
             if decision["admitted"]:

@@ -306,7 +306,8 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
                     else before
                 change = rejected_step_change(adjusted, after,
                                               refused_admission=refused is not None
-                                              or adjusted is not before, uid=refused)
+                                              or adjusted is not before, uid=refused,
+                                              uneven=checks.uneven)
                 if change is not None:
                     fail(f"ADMIT-10: a refused step changed the node: {change}")
             last_state, refused, errored, changed = answer, None, False, False
