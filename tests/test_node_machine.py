@@ -135,7 +135,8 @@ def test_inv_4_lets_an_uneven_machine_hold_a_cpu_twice() -> None:
         {"socket": 0, "uncoreCache": 0, "threads": [5]})
     assert not uneven_cpus(even[0]["node"])
     problem = check_answers(even, answers, compare=False)
-    assert problem is not None and "INV-4" in problem, problem
+    assert problem is not None
+    assert "INV-4" in problem, problem
 
 
 def test_inv_9_lets_an_uneven_machine_return_a_reserved_cpu_to_the_pool() -> None:
@@ -154,7 +155,8 @@ def test_inv_9_lets_an_uneven_machine_return_a_reserved_cpu_to_the_pool() -> Non
         {"socket": 1, "uncoreCache": 2, "threads": [7]})
     assert not uneven_cpus(even[0]["node"])
     problem = check_answers(even, answers, compare=False)
-    assert problem is not None and "INV-5" in problem, problem
+    assert problem is not None
+    assert "INV-5" in problem, problem
 
 
 @pytest.mark.parametrize("release", ["1.34", "1.36"])

@@ -141,8 +141,8 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     # Half the time a release on either side of a change in how CPUs are placed: CPU-20's
     # rounding (1.34) and align-by-socket inside distribute-cpus-across-numa (1.37).
     steps_near = [v for v in versions if v in _PLACEMENT_STEPS]
-    version = draw(st.sampled_from(steps_near if steps_near and draw(st.booleans())
-                                   else versions))
+    near = bool(steps_near) and draw(st.booleans())
+    version = draw(st.sampled_from(steps_near if near else versions))
     release = parse_version(version)
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
@@ -175,7 +175,7 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     else:
         config["kubeReserved"] = {"cpu": draw(st.sampled_from(["1", "500m"]))}
     if wanted:
-        config["cpuManagerPolicyOptions"] = {o: "true" for o in wanted}
+        config["cpuManagerPolicyOptions"] = dict.fromkeys(wanted, "true")
         config["featureGates"] = option_gates(
             draw, release, "CPUManagerPolicy",
             [cpu_option_maturity(o, release) for o in wanted], False)

@@ -83,7 +83,8 @@ class Property:
                         "does not claim")
             scopes = [s for s in self.scopes if part.scopes is not None and s not in part.scopes]
             if scopes:
-                return f"its sessions are at {' and '.join(scopes)} scope, which {who} does not claim"
+                return (f"its sessions are at {' and '.join(scopes)} scope, which {who} does "
+                        "not claim")
             return None
         if self.op != "merge":
             # affinity sessions are fitted to claims.node (Session.fitted), but their pods

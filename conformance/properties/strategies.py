@@ -356,13 +356,13 @@ def large_merge_requests(draw: st.DrawFn,
                 alone = draw(st.booleans())
         k = draw(st.integers(5, 6) if alone else st.integers(4, 6))
         wide = kubelet_hint_list(nodes, k)
-        second: dict[str, tuple[TopologyHint, ...]] = {"device": (
+        beside: dict[str, tuple[TopologyHint, ...]] = {"device": (
             TopologyHint(NumaMask.of([draw(st.sampled_from(nodes))]), True),
             TopologyHint(NumaMask.of(nodes), False))} if alone else {
             "device": tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))}
         return MergeRequest(
             numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
-            providers=({"cpu": wide}, second), version=version,
+            providers=({"cpu": wide}, beside), version=version,
             numa_distances=distances, policy_options={
                 "prefer-closest-numa-nodes": "true", "max-allowable-numa-nodes": "12"})
     version = draw(versions(allowed_versions))
