@@ -60,6 +60,11 @@ def _cpu(machine: dict[str, Any]) -> list[int]:
     return [t for n in machine["numaNodes"] for c in n["cores"] for t in c["threads"]]
 
 
+def _every_pod_removed(uids: list[str]) -> Steps:
+    """The end of a session: every pod removed, and the state (INV-9)."""
+    return [*({"op": "remove", "uid": uid} for uid in uids), {"op": "state"}]
+
+
 @st.composite
 def placement_machines(draw: st.DrawFn, devices: int = 0) -> dict[str, Any]:
     """1-2 sockets of 1-2 NUMA nodes, 2-6 cores each, SMT off, two- or four-way; one NUMA node
@@ -197,9 +202,7 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
             cpus.append(draw(st.integers(1, per_numa)))
         uids.append(f"pod{index}")
         steps += [{"op": "admit", "pod": _guaranteed(uids[-1], *cpus)}, {"op": "state"}]
-    steps += [{"op": "remove", "uid": uid} for uid in uids]
-    steps.append({"op": "state"})
-    return steps
+    return steps + _every_pod_removed(uids)
 
 
 @st.composite
@@ -250,15 +253,13 @@ def handoff_sessions(draw: st.DrawFn, claims: NodeClaims | None,
         uids.append(f"pod{index}")
         steps += [{"op": "admit", "pod": {"uid": uids[-1], "initContainers": inits,
                                           "containers": apps}}, {"op": "state"}]
-    steps += [{"op": "remove", "uid": uid} for uid in uids]
-    steps.append({"op": "state"})
-    return steps
+    return steps + _every_pod_removed(uids)
 
 
 @st.composite
 def pod_scope_resize_sessions(draw: st.DrawFn, claims: NodeClaims | None,
                               versions: tuple[str, ...]) -> Steps:
-    """At pod scope, under restricted or single-numa-node: a pod takes a device, a pod of
+    """At pod scope (best-effort, restricted or single-numa-node): a pod takes a device, a pod of
     two containers takes one device each (on different NUMA nodes where the first pod left
     only that), the first pod may go, and the second is resized (a container's CPUs or
     memory), which the Topology Manager re-admits from the devices the pod holds, as one
