@@ -56,10 +56,6 @@ def _claimed(claims: NodeClaims | None, field: str, every: tuple[str, ...]) -> l
     return [n for n in every if names is None or n in names]
 
 
-def _cpu(machine: dict[str, Any]) -> list[int]:
-    return [t for n in machine["numaNodes"] for c in n["cores"] for t in c["threads"]]
-
-
 def _every_pod_removed(uids: list[str]) -> Steps:
     """The end of a session: every pod removed, and the state (INV-9)."""
     return [*({"op": "remove", "uid": uid} for uid in uids), {"op": "state"}]
