@@ -26,7 +26,7 @@ from numaspec.conformance.properties.node_sessions import (
     judge_session,
     session_versions,
 )
-from numaspec.conformance.properties.node_strategies import option_gates
+from numaspec.conformance.properties.node_strategies import claimed, option_gates
 from numaspec.conformance.properties.registry import register
 from numaspec.node.cpu_manager import cpu_option_maturity
 from numaspec.topology.versions import parse_version
@@ -49,11 +49,6 @@ _MODES = {
 
 #: The releases on either side of a change in placement (CPU-12 from 1.37, CPU-20 from 1.34).
 _PLACEMENT_STEPS = ("1.33", "1.34", "1.36", "1.37")
-
-
-def _claimed(claims: NodeClaims | None, field: str, every: tuple[str, ...]) -> list[str]:
-    names = getattr(claims, field) if claims is not None else None
-    return [n for n in every if names is None or n in names]
 
 
 def _every_pod_removed(uids: list[str]) -> Steps:
@@ -147,7 +142,7 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     release = parse_version(version)
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
-    policy = draw(st.sampled_from(_claimed(claims, "policies",
+    policy = draw(st.sampled_from(claimed(claims, "policies",
                                            ("none", "best-effort", "restricted"))
                                   or ["none"]))
     modes = [m for m, option in _MODES.items() if option is None or (
@@ -168,7 +163,7 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
             claims.cpu_policy_options is None or o in claims.cpu_policy_options)]
     config: dict[str, Any] = {
         "topologyManagerPolicy": policy,
-        "topologyManagerScope": _claimed(claims, "scopes", ("container", "pod"))[0],
+        "topologyManagerScope": claimed(claims, "scopes", ("container", "pod"))[0],
         "cpuManagerPolicy": "static",
     }
     if draw(st.booleans()):
@@ -201,6 +196,22 @@ def placement_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     return steps + _every_pod_removed(uids)
 
 
+#: The memory a hand-off pod's container asks: one byte, 64 MiB and one byte more, and round
+#: sizes (MEM-8's blocks handed on to the byte).
+_HANDOFF_MEMORY = ("1", "64Mi", "67108865", "128Mi", "256Mi")
+
+
+def _container(draw: st.DrawFn, name: str, most_cpus: int, *, devices: int | None
+               ) -> dict[str, Any]:
+    """A Guaranteed container of a hand-off pod: 1 to ``most_cpus`` CPUs, memory of
+    :data:`_HANDOFF_MEMORY`, and 0 to ``devices`` devices where the node has them."""
+    limits = {"cpu": str(draw(st.integers(1, most_cpus))),
+              "memory": draw(st.sampled_from(_HANDOFF_MEMORY))}
+    if devices is not None:
+        limits["example.com/dev"] = str(draw(st.integers(0, devices)))
+    return {"name": name, "resources": {"limits": limits}}
+
+
 @st.composite
 def handoff_sessions(draw: st.DrawFn, claims: NodeClaims | None,
                      versions: tuple[str, ...]) -> Steps:
@@ -208,16 +219,16 @@ def handoff_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     resource, memory and CPUs as each other and as the app containers, in amounts that hand
     part of what one held on to the next: more, fewer, the same, one byte of memory, one
     byte more (DEV-5, MEM-8, MEM-10, CPU-15), on a node running every claimed manager."""
-    managers = _claimed(claims, "managers", ("cpu", "memory", "device"))
+    managers = claimed(claims, "managers", ("cpu", "memory", "device"))
     machine = draw(placement_machines(devices=draw(st.integers(3, 6))
                                       if "device" in managers else 0))
     version = draw(st.sampled_from(versions))
     count = len(machine["numaNodes"])
     config: dict[str, Any] = {
         "topologyManagerPolicy": draw(st.sampled_from(
-            _claimed(claims, "policies", ("none", "best-effort", "restricted")) or ["none"])),
+            claimed(claims, "policies", ("none", "best-effort", "restricted")) or ["none"])),
         "topologyManagerScope": draw(st.sampled_from(
-            _claimed(claims, "scopes", ("container", "pod")))),
+            claimed(claims, "scopes", ("container", "pod")))),
     }
     if "cpu" in managers:
         config |= {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
@@ -227,25 +238,16 @@ def handoff_sessions(draw: st.DrawFn, claims: NodeClaims | None,
                                        "limits": {"memory": "256Mi"}}]}
     steps: Steps = [{"op": "create", "node": {"kubeletVersion": version, "machine": machine,
                                              "config": config}}, {"op": "state"}]
-    memories = ["1", "64Mi", "67108865", "128Mi", "256Mi"]
+    devices = "device" in managers
     uids = []
     for index in range(draw(st.integers(1, 3))):
         inits = []
         for i in range(draw(st.integers(2, 3))):
-            limits = {"cpu": str(draw(st.integers(1, 3))), "memory": draw(
-                st.sampled_from(memories))}
-            if "device" in managers:
-                limits["example.com/dev"] = str(draw(st.integers(0, 3)))
-            inits.append({"name": f"init{i}", "resources": {"limits": limits}})
+            inits.append(_container(draw, f"init{i}", 3, devices=3 if devices else None))
             if i == 0 and draw(st.integers(0, 3)) == 0:
                 inits[-1]["restartPolicy"] = "Always"
-        apps = []
-        for i in range(draw(st.integers(1, 2))):
-            limits = {"cpu": str(draw(st.integers(1, 2))), "memory": draw(
-                st.sampled_from(memories))}
-            if "device" in managers:
-                limits["example.com/dev"] = str(draw(st.integers(0, 2)))
-            apps.append({"name": f"app{i}", "resources": {"limits": limits}})
+        apps = [_container(draw, f"app{i}", 2, devices=2 if devices else None)
+                for i in range(draw(st.integers(1, 2)))]
         uids.append(f"pod{index}")
         steps += [{"op": "admit", "pod": {"uid": uids[-1], "initContainers": inits,
                                           "containers": apps}}, {"op": "state"}]
@@ -264,7 +266,7 @@ def pod_scope_resize_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     version = draw(st.sampled_from(versions))
     config: dict[str, Any] = {
         "topologyManagerPolicy": draw(st.sampled_from(
-            _claimed(claims, "policies", ("restricted", "single-numa-node", "best-effort"))
+            claimed(claims, "policies", ("restricted", "single-numa-node", "best-effort"))
             or ["none"])),
         "topologyManagerScope": "pod",
     }
@@ -281,9 +283,8 @@ def pod_scope_resize_sessions(draw: st.DrawFn, claims: NodeClaims | None,
               "memory": draw(st.sampled_from(["64Mi", "128Mi"])), "example.com/dev": "1"}
     steps += [{"op": "resize", "uid": "second",
                "containers": [{"name": name, "resources": {"limits": limits}}]},
-              {"op": "state"}, {"op": "remove", "uid": "first"}, {"op": "remove", "uid": "second"},
               {"op": "state"}]
-    return steps
+    return steps + _every_pod_removed(["first", "second"])
 
 
 @register("P-CPU-PLACEMENT", rules=["CPU-9", "CPU-10", "CPU-12", "CPU-13", "CPU-16",

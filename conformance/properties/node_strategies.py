@@ -31,8 +31,8 @@ from numaspec.topology.versions import KubeletVersion, parse_version
 if TYPE_CHECKING:
     from numaspec.conformance.implementations.claims import NodeClaims
 
-__all__ = ["MATURITY_STEPS", "MEBI", "machines", "node_requests", "option_gates", "pods",
-           "startup_requests", "wide_sizes"]
+__all__ = ["MATURITY_STEPS", "MEBI", "claimed", "machines", "node_requests", "option_gates",
+           "pods", "startup_requests", "wide_sizes"]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 
@@ -153,7 +153,10 @@ def option_gates(draw: st.DrawFn, version: KubeletVersion, prefix: str,
     return _gate_settings(draw, version, needed, refusals)
 
 
-def _claimed(names: frozenset[str] | None, every: tuple[str, ...]) -> list[str]:
+def claimed(claims: NodeClaims | None, field: str, every: tuple[str, ...]) -> list[str]:
+    """Those of ``every`` that ``claims`` (a field of it: managers, scopes, policies) claims,
+    in order; all of them without claims (PROTO-7)."""
+    names = getattr(claims, field) if claims is not None else None
     return [n for n in every if names is None or n in names]
 
 
@@ -167,7 +170,7 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
     scopes, policies and CPU Manager options claimed; no feature gates unless claimed, and
     so no option that needs one).  ``refusals``: sometimes an option's gate is off, and
     kubelet would not start (NODE-10, OPT-2, CPU-14)."""
-    managers = _claimed(claims.managers if claims else None, ("cpu", "memory", "device"))
+    managers = claimed(claims, "managers", ("cpu", "memory", "device"))
     machine = draw(machines(devices_too and "device" in managers))
     # The first three releases (1.30, 1.33, 1.37 where declared) half the time, else any;
     # with ``refusals`` any, evenly: the maturity steps fall on every release.
@@ -177,11 +180,11 @@ def node_requests(draw: st.DrawFn, versions: tuple[str, ...] = ("1.30", "1.33", 
     minor = release.minor
     count = len(machine["numaNodes"])
     sockets = len({c["socket"] for n in machine["numaNodes"] for c in n["cores"]})
-    tm_policy = draw(st.sampled_from(_claimed(claims.policies if claims else None, _POLICIES)))
+    tm_policy = draw(st.sampled_from(claimed(claims, "policies", _POLICIES)))
     config: dict[str, Any] = {
         "topologyManagerPolicy": tm_policy,
         "topologyManagerScope": draw(st.sampled_from(
-            _claimed(claims.scopes if claims else None, ("container", "pod")))),
+            claimed(claims, "scopes", ("container", "pod")))),
     }
     if "cpu" in managers and (refusals or draw(st.integers(0, 4)) > 0):
         config["cpuManagerPolicy"] = "static"

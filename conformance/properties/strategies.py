@@ -329,7 +329,7 @@ def large_merge_requests(draw: st.DrawFn,
         version = draw(st.sampled_from(later))
         nodes = tuple(range(12))
         distances = draw(distances_for(nodes, odd_self=False))
-        alone = False
+        one_node_beside = False
         if draw(st.integers(0, 2)) == 0:
             # Around where a sum of a candidate's distances stops being exact in a double.
             shift = draw(st.sampled_from([44, 46, 48, 50]))
@@ -353,12 +353,12 @@ def large_merge_requests(draw: st.DrawFn,
                 # ranks one at a time, so the fast merge ranks them as arrays, where
                 # MERGE-12's sum in a double decides too.  (Two lists of thousands of masks
                 # would reach them as well, at minutes of kubelet's walk per case.)
-                alone = draw(st.booleans())
-        k = draw(st.integers(5, 6) if alone else st.integers(4, 6))
+                one_node_beside = draw(st.booleans())
+        k = draw(st.integers(5, 6) if one_node_beside else st.integers(4, 6))
         wide = kubelet_hint_list(nodes, k)
         beside: dict[str, tuple[TopologyHint, ...]] = {"device": (
             TopologyHint(NumaMask.of([draw(st.sampled_from(nodes))]), True),
-            TopologyHint(NumaMask.of(nodes), False))} if alone else {
+            TopologyHint(NumaMask.of(nodes), False))} if one_node_beside else {
             "device": tuple(draw(st.lists(hints_for(nodes), min_size=1, max_size=3)))}
         return MergeRequest(
             numa_nodes=nodes, policy=draw(st.sampled_from(["best-effort", "restricted"])),
