@@ -10,6 +10,7 @@ and ``pkg/kubelet/cm/admission/errors.go`` (how a provider error becomes the pod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -132,11 +133,18 @@ class Node:
         self.config = config
         self.version = config.kubelet_version
         gates = config.gates()
-        numa = NumaInfo(machine.numa_ids, machine.distances())
+        try:
+            # MERGE-12: a distance is a uint64, as cadvisor keeps it: NumaInfo checks every
+            # row given, even where a NUMA node without one leaves the machine none.
+            given = {n.id: n.distances for n in machine.numa_nodes if n.distances is not None}
+            NumaInfo(machine.numa_ids, given)
+            numa = NumaInfo(machine.numa_ids, machine.distances())
+        except NumaspecError as exc:
+            raise _in_node_terms(exc, machine) from None
         # VER-2: the feature gates are set before anything reads the configuration.
         gate_errors = feature_gate_errors(gates, self.version)
         if gate_errors:
-            raise _in_node_terms(gate_errors[0])
+            raise _in_node_terms(gate_errors[0], machine)
         # NODE-2, MEM-2 (1): configuration validation refuses a negative maxPods and
         # malformed reservedMemory entries.
         _check_reserved_memory_entries(config)
@@ -151,7 +159,7 @@ class Node:
                 config.topology_manager_policy, numa, self.version,
                 config.topology_manager_policy_options, gates)
         except NumaspecError as exc:
-            raise _in_node_terms(exc) from None
+            raise _in_node_terms(exc, machine) from None
         self.numa = numa
         if config.topology_manager_scope not in ("container", "pod"):
             raise NodeStartupError(
@@ -532,6 +540,11 @@ class Node:
         if trace is None:
             return merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options,
                                     self.version)
+        return self._traced_merge(hints, trace, container)
+
+    def _traced_merge(self, hints: Sequence[ProviderHints], trace: AdmissionTrace,
+                      container: str | None) -> MergeOutcome:
+        """EXPLAIN-2: the same merge, with its trace and the refusal it leads to."""
         merge = MergeTrace()
         outcome = merge_for_policy(self.tm_policy, hints, self.numa, self.tm_options,
                                    self.version, trace=merge)
@@ -658,16 +671,22 @@ class Node:
 _NODE_FIELDS = {"policy": "config.topologyManagerPolicy",
                 "policy_options": "config.topologyManagerPolicyOptions",
                 "feature_gates": "config.featureGates",
-                "numa_nodes": "machine.numaNodes", "numa_distances": "machine.numaNodes"}
+                "numa_nodes": "machine.numaNodes"}
+_DISTANCE = re.compile(r"numa_distances\.(\d+)(.*)")
 
 
-def _in_node_terms(error: NumaspecError) -> NumaspecError:
-    """The same error, its ``where`` named as the node's configuration names it."""
+def _in_node_terms(error: NumaspecError, machine: Machine) -> NumaspecError:
+    """NWIRE-3: the same error, its ``where`` named as the node's request names it (a distance
+    row is the ``distances`` of the NUMA node's entry)."""
     head, dot, rest = error.where.partition(".")
-    if head not in _NODE_FIELDS:
+    distance = _DISTANCE.fullmatch(error.where)
+    if distance:
+        where = f"{machine.where_of(int(distance[1]))}.distances{distance[2]}"
+    elif head in _NODE_FIELDS:
+        where = _NODE_FIELDS[head] + dot + rest
+    else:
         return error
-    return type(error)(error.message, where=_NODE_FIELDS[head] + dot + rest,
-                       kubelet_message=error.kubelet_message)
+    return type(error)(error.message, where=where, kubelet_message=error.kubelet_message)
 
 
 def _check_reserved_memory_entries(config: NodeConfig) -> None:

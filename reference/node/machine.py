@@ -108,11 +108,14 @@ class DevicePlugin:
         return tuple(chosen)
 
 
-def _check_ids(numa_nodes: Iterable[NumaNode]) -> None:
+def _check_ids(machine: Machine) -> None:
+    """NODE-1: the NUMA nodes, in the order the request listed them (so that the error points
+    at the entry that repeats an id, not at the first)."""
     seen: set[int] = set()
     cpus: set[int] = set()
-    for index, node in enumerate(numa_nodes):
-        where = f"machine.numaNodes[{index}]"
+    for position in sorted(range(len(machine.numa_nodes)), key=machine.listed_index):
+        node = machine.numa_nodes[position]
+        where = machine.where(position)
         if not 0 <= node.id <= MAX_NUMA_ID:
             raise InvalidNumaIdError(f"NUMA node id {node.id} is outside 0..{MAX_NUMA_ID}",
                                      where=f"{where}.id")
@@ -152,9 +155,12 @@ class Machine:
     devices: Mapping[str, tuple[Device, ...]] = attrs.field(factory=dict)
     #: DEV-10: the resources whose plugins offer GetPreferredAllocation, and how they prefer.
     device_plugins: Mapping[str, DevicePlugin] = attrs.field(factory=dict)
+    #: NWIRE-3: where each NUMA node of ``numa_nodes`` stood in the list it was given in (the
+    #: request's ``numaNodes``), so that an error points at the entry; none: in id order.
+    listed_at: tuple[int, ...] = attrs.field(default=(), eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        _check_ids(self.numa_nodes)
+        _check_ids(self)
         for resource, plugin in self.device_plugins.items():
             where = f"machine.devicePlugins.{resource}"
             if resource not in self.devices:
@@ -194,15 +200,26 @@ class Machine:
         listed = set(self.numa_nodes[0].hugepages) if self.numa_nodes else set()
         return tuple(name for name in HUGEPAGE_SIZES if name in listed)
 
+    def listed_index(self, position: int) -> int:
+        """Where the NUMA node at ``position`` of ``numa_nodes`` was listed."""
+        if len(self.listed_at) == len(self.numa_nodes):
+            return self.listed_at[position]
+        return position
+
+    def where(self, position: int) -> str:
+        """NWIRE-3: the path of the NUMA node at ``position`` of ``numa_nodes``."""
+        return f"machine.numaNodes[{self.listed_index(position)}]"
+
+    def where_of(self, numa: int) -> str:
+        """NWIRE-3: the path of NUMA node ``numa`` (the machine's list when it has none)."""
+        for position, node in enumerate(self.numa_nodes):
+            if node.id == numa:
+                return self.where(position)
+        return "machine.numaNodes"
+
     @property
     def numa_ids(self) -> tuple[int, ...]:
         return tuple(node.id for node in self.numa_nodes)
-
-    def node(self, numa: int) -> NumaNode:
-        for node in self.numa_nodes:
-            if node.id == numa:
-                return node
-        raise InvalidNumaIdError(f"the machine has no NUMA node {numa}")
 
     def distances(self) -> dict[int, tuple[int, ...]] | None:
         """The distance rows, or ``None`` if any node lacks one."""

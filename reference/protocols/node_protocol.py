@@ -138,7 +138,8 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
         if listed > MAX_DEVICES:
             raise LimitExceededError(f"{listed} devices: numaspec accepts at most {MAX_DEVICES} "
                                      "on a machine", where=rw)
-    return Machine(tuple(nodes), devices, _device_plugins(body, where))
+    order = sorted(range(len(nodes)), key=lambda i: nodes[i].id)  # as Machine sorts them
+    return Machine(tuple(nodes), devices, _device_plugins(body, where), listed_at=tuple(order))
 
 
 def _device_plugins(body: Mapping[str, Any], where: str) -> dict[str, DevicePlugin]:
