@@ -50,6 +50,7 @@ from numaspec.node.fit import (
     pod_requests,
     validate_pod_resources,
 )
+from numaspec.node.go_quantity import go_as_int64, go_parse
 from numaspec.node.machine import HUGEPAGE_SIZES, Machine
 from numaspec.node.memory import Block, MemoryManager
 from numaspec.node.nodeconfig import NodeConfig, format_cpuset
@@ -262,6 +263,17 @@ class Node:
                     f"reservedMemory of type {kind!r} adds up to {given} bytes, but node "
                     f"allocatable reserves {wanted} (kubeReserved + systemReserved + "
                     "evictionHard)", where="config.reservedMemory")
+        # MEM-2: then each limit is read with Quantity.AsInt64 (convertReserved), which
+        # cannot read every spelling of a whole number of bytes.
+        for index, (_, limits) in enumerate(config.reserved_memory):
+            for name, text in limits.items():
+                if go_as_int64(go_parse(text)) is None:
+                    raise NodeStartupError(
+                        f"kubelet reads a reservation with Quantity.AsInt64, which cannot read "
+                        f"{text!r} (Go holds it as a decimal, or at a negative power of ten): "
+                        "write it as whole bytes or with an integer and a suffix",
+                        where=f"config.reservedMemory[{index}].limits.{name}",
+                        kubelet_message="could not covert a variable of type Quantity to int64")
         if sum(per_node[n].get("memory", 0) for n in ids) <= 0:
             msg = "[memorymanager] you should specify the system reserved memory"
             raise NodeStartupError(msg, where="config.reservedMemory", kubelet_message=msg)

@@ -29,7 +29,7 @@ from numaspec.node.quantity import (
     scan_quantity,
 )
 
-__all__ = ["GoQuantity", "go_add", "go_parse", "go_sub", "go_text"]
+__all__ = ["GoQuantity", "go_add", "go_as_int64", "go_parse", "go_sub", "go_text"]
 
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 #: apimachinery's limit on the decimal digits its integer fast path reads.
@@ -87,6 +87,16 @@ def go_parse(text: str) -> GoQuantity:
     if fmt == "BinarySI" and 0 < abs(exact) < 1:
         fmt = "DecimalSI"
     return GoQuantity(format=fmt, decimal=True, exact=exact)
+
+
+def go_as_int64(q: GoQuantity) -> int | None:
+    """MEM-2: ``q.AsInt64()``: the amount as an int64, or None where Go cannot say it so
+    cheaply: a quantity held as a decimal (``0.25Gi``), one at a negative power of ten even
+    where the amount is whole (``268435456000m``), one whose integer overflows."""
+    if q.decimal or q.scale < 0:
+        return None
+    amount = q.value * 10**q.scale
+    return amount if _fits(amount) else None
 
 
 def _int_add(a: GoQuantity, b: GoQuantity) -> tuple[int, int] | None:

@@ -466,6 +466,12 @@ func resourceList(m map[string]string, where string) (v1.ResourceList, *common.N
 		if err != nil {
 			return nil, common.ErrNS("invalid-quantity", "invalid", "pod", "%s[%q] %q: %v", where, k, s, err)
 		}
+		// A pod reaches kubelet through the API server, which stores each quantity in its
+		// canonical form ("0.5Gi" as "512Mi") and kubelet parses that: the Memory
+		// Manager's AsInt64 sees the canonical form, never the spelling (QTY-1, MEM-3).
+		if canonical, err := resource.ParseQuantity(q.String()); err == nil {
+			q = canonical
+		}
 		rl[v1.ResourceName(k)] = q
 	}
 	return rl, nil
