@@ -89,11 +89,17 @@ def test_the_cli_rejects_a_resize_mutant(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("kind", "mutation", "prop"), [
     ("node", "one_cpu_too_many", "P-CPU-PLACEMENT"),
     ("node", "init_reuse_ignored", "P-INIT-HANDOFF"),
-    ("resize", "always_in_progress", "P-RESIZE-POD-SCOPE")])
+    ("resize", "always_in_progress", "P-RESIZE-POD-SCOPE"),
+    ("malformed", "sorted_where", "P-NODE-MALFORMED"),
+    ("malformed", "bad_quantity_as_zero", "P-NODE-MALFORMED"),
+    ("malformed", "reservation_as_bytes", "P-QUANTITY-SPELLING")])
 def test_the_cli_rejects_a_corner_mutant(kind: str, mutation: str, prop: str,
                                          tmp_path: Path) -> None:
     """The sessions aimed at corners (node_corners.py): CPUs placed one too many, init
-    containers handing nothing on, a pod-scope resize accepted unevaluated."""
+    containers handing nothing on, a pod-scope resize accepted unevaluated; and the
+    malformed requests (node_malformed.py): an error pointing at the wrong NUMA node entry, a
+    request that is no quantity read as zero; and a reserved-memory limit read whatever its
+    spelling (node_corners.py, P-QUANTITY-SPELLING)."""
     status, verdicts, printed = conformance(tmp_path, kind, mutation, (prop,))
     assert status == 1, printed[-3000:]
     assert verdicts[prop] == "failed", printed[-3000:]
@@ -101,7 +107,8 @@ def test_the_cli_rejects_a_corner_mutant(kind: str, mutation: str, prop: str,
 
 def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
     properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP", "P-NODE-RESIZE",
-                  "P-CPU-PLACEMENT", "P-INIT-HANDOFF", "P-RESIZE-POD-SCOPE",
+                  "P-CPU-PLACEMENT", "P-INIT-HANDOFF", "P-RESIZE-POD-SCOPE", "P-NODE-MALFORMED",
+                  "P-QUANTITY-SPELLING",
                   *sorted({p for ps in AFFINITY_KILLED_BY.values() for p in ps}))
     status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
     assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]

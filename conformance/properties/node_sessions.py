@@ -52,8 +52,8 @@ from numaspec.conformance.properties.node_strategies import (
 )
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["NodeSessionImplementation", "check_answers", "judge_session", "node_sessions",
-           "resize_sessions", "session_versions"]
+__all__ = ["NodeSessionImplementation", "check_answers", "fitted", "judge_session",
+           "judge_startup", "node_sessions", "resize_sessions", "session_versions"]
 
 #: The releases a session is drawn at when the implementation declares them.
 _PREFERRED = ("1.30", "1.33", "1.37")
@@ -443,14 +443,17 @@ RESIZE_EXAMPLE = "resize-deferred-init-memory-blocks-1.34"
 STARTUP_EXAMPLE = "node-eviction-threshold-zero"
 
 
-def _fitted(steps: list[dict[str, Any]], claims: NodeClaims) -> list[dict[str, Any]]:
-    """A stored session's steps with the node's Topology Manager policy and scope moved inside
+def fitted(steps: list[dict[str, Any]], claims: NodeClaims) -> list[dict[str, Any]]:
+    """A stored session's steps with the nodes' Topology Manager policy and scope moved inside
     the claims (PROTO-7): the stored counterexamples are about something else."""
-    config = steps[0]["node"].setdefault("config", {})
-    for field, claimed, default in (("topologyManagerPolicy", claims.policies, "none"),
-                                    ("topologyManagerScope", claims.scopes, "container")):
-        if claimed and config.get(field, default) not in claimed:
-            config[field] = sorted(claimed)[0]
+    for step in steps:
+        if step.get("op") != "create" or not isinstance(step.get("node"), dict):
+            continue
+        config = step["node"].setdefault("config", {})
+        for field, claimed, default in (("topologyManagerPolicy", claims.policies, "none"),
+                                        ("topologyManagerScope", claims.scopes, "container")):
+            if claimed and config.get(field, default) not in claimed:
+                config[field] = sorted(claimed)[0]
     return steps
 
 
@@ -466,13 +469,20 @@ def node_startups_hold(impl: NodeSessionImplementation, data: st.DataObject | No
     the options' maturity steps show (issue 33)."""
     claims = claims_of(impl).node
     if data is None:
-        create = _fitted(stored_case(STARTUP_EXAMPLE, session_versions(impl))["steps"][:1],
+        create = fitted(stored_case(STARTUP_EXAMPLE, session_versions(impl))["steps"][:1],
                          claims)[0]
     else:
         create = data.draw(st.one_of(
             startup_requests(session_versions(impl), claims),
             node_requests(session_versions(impl), claims=claims, refusals=True),
             misconfigured_requests(session_versions(impl), claims)), label="create")
+    judge_startup(impl, create)
+
+
+def judge_startup(impl: Any, create: dict[str, Any]) -> None:
+    """A node created and its state asked: it starts, or refuses to start, as the reference
+    does (the error's kind where the format is claimed, PROTO-7); started, every answer is
+    the reference's and the invariants hold."""
     steps = [create, {"op": "state"}]
     note("numaspec node <<'EOF'\n" + "\n".join(json.dumps(s, separators=(",", ":"))
                                                for s in steps) + "\nEOF")
@@ -510,7 +520,7 @@ def node_resizes_hold(impl: NodeSessionImplementation, data: st.DataObject | Non
     claims = claims_of(impl).node
     versions = tuple(v for v in session_versions(impl) if int(v[2:]) >= 34) or ("1.34", "1.37")
     if data is None:
-        steps = _fitted(stored_case(RESIZE_EXAMPLE, versions)["steps"], claims)
+        steps = fitted(stored_case(RESIZE_EXAMPLE, versions)["steps"], claims)
         if claims.outside({"steps": steps}) is not None:
             return  # e.g. an implementation without the static Memory Manager
     else:

@@ -49,6 +49,9 @@ class Property:
     #: claimed).
     managers: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
+    #: PROTO-7: the property judges numaspec's own line format (its error kinds and where they
+    #: point), so only an implementation that claims the format is judged by it.
+    format: bool = False
 
     def applies_to(self, impl: object) -> str | None:
         """Why the property cannot be judged for ``impl``, or None."""
@@ -70,6 +73,9 @@ class Property:
         """Why the property asks what ``impl`` does not claim (PROTO-7), or None."""
         claims = claims_of(impl)
         who = getattr(impl, "name", "the implementation")
+        if self.format and not claims.format:
+            return (f"it judges numaspec's own line format (error kinds and where they point, "
+                    f"NWIRE-3), which {who} does not claim as its interface")
         if self.op in ("predict", "node", "hints"):
             # These draw their sessions inside claims.predict or claims.node.
             part = claims.predict if self.op == "predict" else claims.node
@@ -114,13 +120,13 @@ PROPERTIES: dict[str, Property] = {}
 def register(pid: str, *, rules: Sequence[str], level: Level, requires: str | None = None,
               since: int | None = None, op: str = "merge", policies: Sequence[str] = POLICIES,
               options: Sequence[str] = (), refusals: Sequence[str] = (),
-              managers: Sequence[str] = (), scopes: Sequence[str] = ()
+              managers: Sequence[str] = (), scopes: Sequence[str] = (), format: bool = False
               ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def add(fn: Callable[..., None]) -> Callable[..., None]:
         title = (fn.__doc__ or pid).strip().splitlines()[0]
         PROPERTIES[pid] = Property(pid, tuple(rules), level, title, fn, requires, since, op,
                                    tuple(policies), tuple(options), tuple(refusals),
-                                   tuple(managers), tuple(scopes))
+                                   tuple(managers), tuple(scopes), format)
         return fn
     return add
 
