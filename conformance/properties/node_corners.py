@@ -15,6 +15,7 @@ at every step, and the invariants).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import given
@@ -24,15 +25,19 @@ from numaspec.conformance.implementations.claims import NodeClaims, claims_of
 from numaspec.conformance.properties.node_sessions import (
     NodeSessionImplementation,
     judge_session,
+    judge_startup,
+    node_sessions,
     session_versions,
 )
-from numaspec.conformance.properties.node_strategies import claimed, option_gates
+from numaspec.conformance.properties.node_strategies import claimed, node_requests, option_gates
 from numaspec.conformance.properties.registry import register
 from numaspec.node.cpu_manager import cpu_option_maturity
+from numaspec.node.go_quantity import go_as_int64, go_parse
+from numaspec.node.quantity import BINARY_SUFFIXES, DECIMAL_SUFFIXES, parse_quantity
 from numaspec.topology.versions import parse_version
 
 __all__ = ["handoff_sessions", "placement_machines", "placement_sessions",
-           "pod_scope_resize_sessions"]
+           "pod_scope_resize_sessions", "spelled_sessions", "spelled_startups", "spellings"]
 
 Steps = list[dict[str, Any]]
 
@@ -287,6 +292,130 @@ def pod_scope_resize_sessions(draw: st.DrawFn, claims: NodeClaims | None,
     return steps + _every_pod_removed(["first", "second"])
 
 
+def _decimal(amount: Fraction) -> str | None:
+    """``amount`` as a plain decimal of at most nine places (no exponent), or None."""
+    for places in range(10):
+        scaled = amount * 10**places
+        if scaled.denominator == 1:
+            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+            text = digits if not places else f"{digits[:-places]}.{digits[-places:]}"
+            return ("-" if amount < 0 else "") + text
+    return None
+
+
+def spellings(text: str) -> list[str]:
+    """QTY-1: other ways to write the quantity ``text``, each read as the same amount: a
+    binary or decimal suffix, an exponent, a fraction of a bigger unit, a sign."""
+    amount = parse_quantity(text)
+    found = {text}
+    for suffix, power in ((s, Fraction(2) ** p) for s, p in BINARY_SUFFIXES.items()):
+        number = _decimal(amount / power)
+        if number is not None and len(number) <= 12:
+            found.add(number + suffix)
+    for suffix, power in ((s, Fraction(10) ** p) for s, p in DECIMAL_SUFFIXES.items()):
+        number = _decimal(amount / power)
+        if number is not None and len(number) <= 12:
+            found.add(number + suffix)
+    for exponent in (-3, 3, 6, 9):
+        number = _decimal(amount / Fraction(10) ** exponent)
+        if number is not None and len(number) <= 12:
+            found.add(f"{number}e{exponent}")
+            found.add(f"{number}E{exponent}")
+    found |= {f"+{t}" for t in list(found) if not t.startswith(("-", "+"))}
+    if amount == 0:
+        found |= {"0", "0Mi", "0k", "0e3", "0.0"}
+    return sorted(t for t in found if _reads_as(t, amount))
+
+
+def _reads_as(text: str, amount: Fraction) -> bool:
+    from numaspec.errors import NumaspecError
+
+    try:
+        return parse_quantity(text) == amount
+    except NumaspecError:
+        return False
+
+
+def _readable(text: str) -> bool:
+    """MEM-2: whether kubelet's Memory Manager reads the reservation ``text`` (AsInt64)."""
+    return go_as_int64(go_parse(text)) is not None
+
+
+def _respell(draw: st.DrawFn, amounts: dict[str, Any], names: tuple[str, ...],
+             readable: bool = False) -> None:
+    """Half the quantities of ``amounts`` named in ``names`` written another way (with
+    ``readable``, only ways the Memory Manager reads)."""
+    for name in sorted(amounts):
+        if name in names and isinstance(amounts[name], str) and draw(st.booleans()):
+            amounts[name] = draw(st.sampled_from(
+                [t for t in spellings(amounts[name]) if not readable or _readable(t)]))
+
+
+_MEMORY = ("cpu", "memory", "hugepages-2Mi", "hugepages-1Gi")
+
+
+def _respell_create(draw: st.DrawFn, create: dict[str, Any], readable: bool) -> None:
+    config = create["node"].get("config", {})
+    for field in ("kubeReserved", "systemReserved"):
+        _respell(draw, config.get(field, {}), ("cpu", "memory"))
+    _respell(draw, config.get("evictionHard", {}), ("memory.available",))
+    for entry in config.get("reservedMemory", []):
+        _respell(draw, entry.get("limits", {}), _MEMORY, readable)
+
+
+@st.composite
+def spelled_startups(draw: st.DrawFn, claims: NodeClaims | None,
+                     versions: tuple[str, ...]) -> dict[str, Any]:
+    """A ``create`` whose reservations are written other ways, any way (MEM-2: kubelet's
+    Memory Manager refuses a reservedMemory limit it cannot read with AsInt64)."""
+    create: dict[str, Any] = draw(node_requests(versions, claims=claims))
+    config = create["node"].setdefault("config", {})
+    if draw(st.integers(0, 2)) == 0:
+        # NODE-9: a reservation past the machine's capacity, which kubelet reports with the
+        # Go quantities it parsed (their format is the spelling's).
+        machine = create["node"]["machine"]["numaNodes"]
+        if config.get("memoryManagerPolicy") != "Static" and draw(st.booleans()):
+            total = sum(parse_quantity(n["memory"]) for n in machine)
+            amount = f"{int(total) + draw(st.sampled_from([1, 1 << 20, 1 << 30]))}"
+            resource = "memory"
+        else:
+            cpus = sum(len(c["threads"]) for n in machine for c in n.get("cores", []))
+            amount = f"{cpus * 1000 + draw(st.sampled_from([1, 500, 1000]))}m"
+            resource = "cpu"
+        if resource == "cpu":
+            config.pop("reservedSystemCPUs", None)  # it would replace the cpu reservations
+        config.setdefault("systemReserved", {})[resource] = draw(st.sampled_from(
+            spellings(amount)))
+        # Beside it, a kubeReserved Go adds up in another form: nothing, half a KiB, or (for
+        # cpu) a binary fraction, a nano and a half, digits far below a nano (QTY-1).
+        config.setdefault("kubeReserved", {})[resource] = draw(st.sampled_from(
+            ["0", "0.5Ki", "512", "0.0005Mi"] if resource == "memory" else
+            ["0", "0.5", "500m", "0.0001Ki", "1.5n", "1e-101", "0." + "0" * 61 + "1"]))
+    _respell_create(draw, create, readable=False)
+    return create
+
+
+@st.composite
+def spelled_sessions(draw: st.DrawFn, claims: NodeClaims | None,
+                     versions: tuple[str, ...]) -> Steps:
+    """A random node session whose quantities are written other ways (QTY-1): each
+    reservation (kubeReserved, systemReserved, the memory eviction threshold, reservedMemory
+    as the Memory Manager can read it) and each cpu, memory and hugepages request and limit,
+    half the time.  Kubelet reads every spelling as the same amount and writes its messages
+    from the spelling (NODE-9: Go's quantity keeps the format it was parsed in); a pod's
+    spelling reaches it through the API server, which stores the canonical form."""
+    steps: Steps = draw(node_sessions(claims, versions))
+    for step in steps:
+        if step.get("op") == "create":
+            _respell_create(draw, step, readable=True)
+        elif step.get("op") == "admit":
+            pod = step["pod"]
+            for container in pod.get("initContainers", []) + pod.get("containers", []):
+                for part in ("requests", "limits"):
+                    _respell(draw, container.get("resources", {}).get(part, {}), _MEMORY)
+    return steps
+
+
 @register("P-CPU-PLACEMENT", rules=["CPU-9", "CPU-10", "CPU-12", "CPU-13", "CPU-16",
                                     "CPU-19", "CPU-20"],
           level="equivalence", requires="node_session", since=29, op="node", managers=["cpu"])
@@ -321,3 +450,18 @@ def pod_scope_resizes_hold(impl: NodeSessionImplementation, data: st.DataObject)
     versions = tuple(v for v in session_versions(impl) if int(v[2:]) >= 34) or ("1.34", "1.37")
     steps = data.draw(pod_scope_resize_sessions(claims, versions), label="session")
     judge_session(impl, steps, "node")
+
+
+@register("P-QUANTITY-SPELLING", rules=["QTY-1", "NODE-3", "NODE-9", "MEM-2"],
+          level="equivalence", requires="node_session", since=29, op="node")
+@given(data=st.data())
+def spelled_quantities_hold(impl: NodeSessionImplementation, data: st.DataObject) -> None:
+    """Nodes and sessions whose reservations, requests and limits are written other ways
+    ("0.5Gi", "512e6", "+1500m"): the node starts or refuses as the reference does, and
+    every answer is the reference's, messages included."""
+    claims, versions = claims_of(impl).node, session_versions(impl)
+    if data.draw(st.booleans(), label="a node's start only"):
+        judge_startup(impl, data.draw(spelled_startups(claims, versions), label="create"))
+    else:
+        judge_session(impl, data.draw(spelled_sessions(claims, versions), label="session"),
+                      "node")
