@@ -11,7 +11,9 @@ measurement, over the merge and the node model (:data:`MODELS`); the implementat
 suite's oracle are the same code there, which is what "the reference, reached by the suite's
 cases" means.  Code the protocol never runs is left out and named (:data:`NOT_SERVED`: the
 definitional walk and the explain trace), as the mutation campaign leaves it out of its
-protocol judge (``tests/mutation.py``).
+protocol judge (``tests/mutation.py``), with the conditions inside served code that only switch
+those on (:data:`SWITCHES`); so are the guards no request can reach (:data:`GUARDS`, each with
+its reason, and checked: a guard the cases pass through both ways is reported).
 
 A rule's code is every function or class whose docstring cites the rule (the house rule: a
 rule's ID stands in the docstring next to its code), and a rule's reach is the share of those
@@ -49,7 +51,86 @@ NOT_SERVED: dict[str, tuple[str, ...]] = {
     "reference/topology/fast_merge.py": ("_witness", "_preferred_witness"),
     # Builds the tests' and contracts' regular machines; a served machine comes from JSON.
     "reference/node/machine.py": ("Machine.symmetric",),
+    # MERGE-9's pairwise choice: only the definitional walk compares two masks this way.
+    "reference/topology/numa.py": ("NumaInfo.closest",),
+    # EXPLAIN-2: the merge with its trace (numaspec node --explain).
+    "reference/node/admission.py": ("Node._traced_merge",),
     "reference/node/cpu.py": ("CPUTopology.symmetric",),
+}
+#: Conditions that only switch the explain trace or the definitional walk on, inside served
+#: functions: both their branches are set aside (and counted as such in the report), as the
+#: code they switch on is (:data:`NOT_SERVED`).
+SWITCHES = re.compile(r"^\s*(?:el)?if (?:trace is (?:not )?None|definitional|walk|witness):\s*$")
+#: Guards no request reaches: the request decoder (reference/protocols) refuses the same
+#: input first, the code before them has made them impossible, or no modelled release has
+#: the data they handle.  They stay for callers of the Python API (the operators' importers
+#: build machines and pods themselves).  Keyed by the condition's line; both its branches
+#: are set aside, and a guard the cases do pass through both ways is reported, for then the
+#: reason given here is wrong.
+GUARDS: dict[str, dict[str, str]] = {
+    "reference/node/machine.py": {
+        "if node.memory < 0:": "the node protocol reads memory as whole, non-negative bytes",
+        "if pages < 0:": "the node protocol reads a page count as a non-negative integer",
+        "if core.socket < 0:": "the node protocol reads a socket id as a non-negative integer",
+        'if "/" not in resource:': "the node protocol refuses a resource that is not an "
+                                   "extended resource name",
+        "if len(self.listed_at) == len(self.numa_nodes):": "the node protocol always says "
+        "where each NUMA node stood; the fallback serves machines built in Python",
+        "for position, node in enumerate(self.numa_nodes):": "asked only for ids of the "
+        "machine (a distance row OPT-6 refuses)",
+    },
+    "reference/node/admission.py": {
+        "if name not in container.limits or \\": "the API server's pod validation (ADMIT-7, "
+        "fit.validate_container_resources) refuses an extended resource without a limit equal "
+        "to its request first",
+        "if container.limits[name].denominator != 1:": "the API server's pod validation refuses "
+                                                       "a fractional extended resource first",
+    },
+    "reference/node/go_quantity.py": {
+        "if _fits(shifted) and _fits(shifted * mantissa):": "ParseQuantity's precision bound "
+        "keeps its integer path inside int64 (18 digits with no multiplier; a binary suffix "
+        "leaves fewer digits the bigger it is)",
+    },
+    "reference/node/cpu.py": {
+        "if len(set(ids)) != len(ids):": "the machine refuses a CPU listed twice first",
+        "if numa is None:": "asked only for CPUs of the machine",
+    },
+    "reference/node/cpu_manager.py": {
+        "if cpu is None:": "every container of a Guaranteed pod without pod-level resources "
+                           "has a cpu request (QOS-2)",
+        "if held is None:": "called only for the containers the assignments list",
+    },
+    "reference/node/pods.py": {
+        "if raw is None:": "the node protocol reads requests and limits as objects of strings",
+        "if not isinstance(raw, Mapping):": "the node protocol reads requests and limits as "
+                                             "objects of strings",
+    },
+    "reference/node/nodeconfig.py": {
+        "if quantity < 0:": "the node refuses a negative reservation at start-up first, as "
+                            "kubelet's flag parsing does (NODE-3)",
+        "if len(text) > MAX_LINE_BYTES:": "a cpuset inside a request line is shorter than the "
+                                          "line (WIRE-5)",
+    },
+    "reference/topology/numa.py": {
+        "for index, node in enumerate(value):": "the loop runs only when the one-pass check "
+                                                "found a bad id, so it always raises",
+        "for node, row in value:": "the loop runs only when the one-pass check found a bad "
+                                   "distance, so it always raises",
+        "if row is None or len(row) <= nodes[-1]:": "require_distances (OPT-6) refused such "
+                                                     "a row at start-up",
+    },
+    "reference/topology/masks.py": {
+        "if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _WORD:":
+            "masks are built from ids NumaMask.of checked, and by operations on masks",
+    },
+    "reference/topology/gates.py": {
+        "if release is None:  # the data file covers every modelled release "
+        "(tests/test_gates.py)": "the data file covers every modelled release",
+        'elif spec.pre_release == "pre-alpha" and name not in (_ALL_ALPHA, _ALL_BETA):':
+            "no modelled release has a pre-alpha gate (spec/data/feature-gates.json)",
+        "if release.min_compatibility_version is not None:": "reached only for a pre-alpha "
+                                                             "gate",
+    },
 }
 _RULE = re.compile(r"\b([A-Z]+-\d+)\b")
 
@@ -101,30 +182,60 @@ def summarize(report: dict[str, Any]) -> dict[str, Any]:
     modules: dict[str, dict[str, int]] = {}
     per_rule: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     missed: dict[str, list[str]] = {}
+    switches = 0
+    seen: dict[tuple[str, str], int] = {}  # every guard found in the code, and its line
+    missed_guard: set[tuple[str, str]] = set()  # guards with a branch the cases never took
     for name, entry in sorted(report["files"].items()):
         if not name.startswith(MODELS):
             continue
         cited = rules_of(REPO / name)
+        lines = (REPO / name).read_text("utf-8").splitlines()
+
+        guards = GUARDS.get(name, {})
+
+        def set_aside(line: int, lines: list[str] = lines,
+                      guards: dict[str, str] = guards) -> bool:
+            return bool(SWITCHES.match(lines[line - 1])) or lines[line - 1].strip() in guards
+
+        def counted(arcs: list[list[int]]) -> list[list[int]]:
+            return [arc for arc in arcs if not set_aside(arc[0])]
+
+        for line, text in enumerate(lines, start=1):
+            if text.strip() in guards:
+                seen[(name, text.strip())] = line
+
         taken = total = 0
         for function, facts in entry.get("functions", {}).items():
             if not function or not _served(name, function):
                 continue
-            summary = facts["summary"]
-            branches, covered = summary["num_branches"], summary["covered_branches"]
+            for start, _ in facts["missing_branches"]:
+                if lines[start - 1].strip() in guards:
+                    missed_guard.add((name, lines[start - 1].strip()))
+            executed = counted(facts["executed_branches"])
+            missing = counted(facts["missing_branches"])
+            switches += len(facts["executed_branches"]) + len(facts["missing_branches"]) - \
+                len(executed) - len(missing)
+            covered, branches = len(executed), len(executed) + len(missing)
             taken += covered
             total += branches
             for rule in cited.get(function, ()):
                 per_rule[rule][0] += covered
                 per_rule[rule][1] += branches
-            if summary["missing_branches"]:
-                missed[f"{name}:{function}"] = [f"{a}->{b}" for a, b in
-                                                facts["missing_branches"]]
+            if missing:
+                missed[f"{name}:{function}"] = [f"{a}->{b}" for a, b in missing]
         modules[name] = {"taken": taken, "branches": total}
     taken = sum(m["taken"] for m in modules.values())
     total = sum(m["branches"] for m in modules.values())
     return {"modules": modules, "rules": {r: {"taken": t, "branches": b}
                                           for r, (t, b) in sorted(per_rule.items())},
-            "missed": missed, "taken": taken, "branches": total}
+            "missed": missed, "taken": taken, "branches": total, "switches": switches,
+            "guards": len(seen),
+            # A guard missing from the code, or one the cases passed through both ways.
+            "wrong_guards": sorted(
+                [f"{m}: {g!r} is not in the code" for m, gs in GUARDS.items() for g in gs
+                 if (m, g) not in seen]
+                + [f"{m}:{line}: {g!r} was taken both ways" for (m, g), line in seen.items()
+                   if (m, g) not in missed_guard])}
 
 
 def _percent(taken: int, total: int) -> str:
@@ -134,7 +245,11 @@ def _percent(taken: int, total: int) -> str:
 def show(profile: str, summary: dict[str, Any]) -> None:
     print(f"branch coverage of the merge and node model by the suite's cases, profile "
           f"{profile}: {summary['taken']} of {summary['branches']} branches "
-          f"({_percent(summary['taken'], summary['branches'])})")
+          f"({_percent(summary['taken'], summary['branches'])}); set aside: the functions of "
+          f"NOT_SERVED, the explain trace's and the definitional walk's switches and "
+          f"{summary['guards']} guards no request reaches ({summary['switches']} branches)")
+    for problem in summary["wrong_guards"]:
+        print(f"  GUARDS is wrong: {problem}")
     for name, module in summary["modules"].items():
         print(f"  {name.removeprefix('reference/'):<32} {module['taken']:>5} / "
               f"{module['branches']:<5} {_percent(module['taken'], module['branches']):>7}")
