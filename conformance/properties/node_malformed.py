@@ -404,13 +404,23 @@ def _unknown_resource(draw: st.DrawFn, step: Step) -> str | None:
     return f"{where}.resources"
 
 
-def _device_without_limit(draw: st.DrawFn, step: Step) -> str | None:
+def _served_device(draw: st.DrawFn, step: Step
+                   ) -> tuple[str, dict[str, Any], str] | None:
+    """A container's path and resources, and a device resource the node serves (None where
+    it serves none)."""
     served = sorted(step["_context"]["devices"])
     if not served:
         return None
     where, container = _container(draw, step)
-    resource = draw(st.sampled_from(served))
-    resources = container.setdefault("resources", {})
+    resources: dict[str, Any] = container.setdefault("resources", {})
+    return where, resources, draw(st.sampled_from(served))
+
+
+def _device_without_limit(draw: st.DrawFn, step: Step) -> str | None:
+    found = _served_device(draw, step)
+    if found is None:
+        return None
+    where, resources, resource = found
     resources.setdefault("requests", {})[resource] = "1"
     resources.setdefault("limits", {}).pop(resource, None)
     if draw(st.booleans()):
@@ -419,13 +429,11 @@ def _device_without_limit(draw: st.DrawFn, step: Step) -> str | None:
 
 
 def _device_fraction(draw: st.DrawFn, step: Step) -> str | None:
-    served = sorted(step["_context"]["devices"])
-    if not served:
+    found = _served_device(draw, step)
+    if found is None:
         return None
-    where, container = _container(draw, step)
-    resource = draw(st.sampled_from(served))
+    where, resources, resource = found
     amount = draw(st.sampled_from(["500m", "1500m", "0.5"]))
-    resources = container.setdefault("resources", {})
     for part in ("requests", "limits"):
         resources.setdefault(part, {})[resource] = amount
     return f"{where}.resources"
