@@ -49,6 +49,8 @@ ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-CPU-PLACEMENT": "tests/test_mutants_exec.py",
              "P-INIT-HANDOFF": "tests/test_mutants_exec.py",
              "P-RESIZE-POD-SCOPE": "tests/test_mutants_exec.py",
+             "P-NODE-MALFORMED": "tests/test_mutants_exec.py",
+             "P-QUANTITY-SPELLING": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py"}
 
 
