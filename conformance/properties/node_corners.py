@@ -322,6 +322,8 @@ def spellings(text: str) -> list[str]:
             found.add(f"{number}e{exponent}")
             found.add(f"{number}E{exponent}")
     found |= {f"+{t}" for t in list(found) if not t.startswith(("-", "+"))}
+    if amount.denominator == 1:
+        found.add(f"{amount}." + "0" * 61)  # more fraction digits than apimachinery keeps
     if amount == 0:
         found |= {"0", "0Mi", "0k", "0e3", "0.0"}
     return sorted(t for t in found if _reads_as(t, amount))
