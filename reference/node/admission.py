@@ -137,9 +137,11 @@ class Node:
         try:
             # MERGE-12: a distance is a uint64, as cadvisor keeps it: NumaInfo checks every
             # row given, even where a NUMA node without one leaves the machine none.
-            given = {n.id: n.distances for n in machine.numa_nodes if n.distances is not None}
-            NumaInfo(machine.numa_ids, given)
-            numa = NumaInfo(machine.numa_ids, machine.distances())
+            distances = machine.distances()
+            if distances is None:
+                NumaInfo(machine.numa_ids, {n.id: n.distances for n in machine.numa_nodes
+                                            if n.distances is not None})
+            numa = NumaInfo(machine.numa_ids, distances)
         except NumaspecError as exc:
             raise _in_node_terms(exc, machine) from None
         # VER-2: the feature gates are set before anything reads the configuration.

@@ -8,7 +8,7 @@ nodes they report (none for a device without topology) and their health, complet
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -24,6 +24,7 @@ __all__ = [
     "DevicePlugin",
     "Machine",
     "NumaNode",
+    "id_order",
 ]
 
 #: NODE-1: the hugepage sizes a machine may pre-allocate, with their page size in bytes.
@@ -36,8 +37,15 @@ def _int_tuple(values: Iterable[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
+def id_order(nodes: Sequence[NumaNode]) -> tuple[int, ...]:
+    """NWIRE-3: the positions of ``nodes`` in ascending id order (stable: the order a Machine
+    keeps them in), which a decoder passes as ``listed_at``."""
+    return tuple(sorted(range(len(nodes)), key=lambda i: nodes[i].id))
+
+
 def _sorted_nodes(nodes: Iterable[NumaNode]) -> tuple[NumaNode, ...]:
-    return tuple(sorted(nodes, key=lambda n: n.id))
+    listed = tuple(nodes)
+    return tuple(listed[i] for i in id_order(listed))
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ from numaspec.errors import InvalidFieldError, LimitExceededError, NumaspecError
 from numaspec.limits import MAX_CONTAINERS, MAX_CPU_ID, MAX_DEVICES
 from numaspec.node.admission import Decision, Node
 from numaspec.node.fit import DEFAULT_MAX_PODS
-from numaspec.node.machine import Core, Device, DevicePlugin, Machine, NumaNode
+from numaspec.node.machine import Core, Device, DevicePlugin, Machine, NumaNode, id_order
 from numaspec.node.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.node.pods import Container, Pod, PodResources
 from numaspec.node.quantity import parse_quantity
@@ -138,8 +138,8 @@ def decode_machine(value: object, where: str = "node.machine") -> Machine:
         if listed > MAX_DEVICES:
             raise LimitExceededError(f"{listed} devices: numaspec accepts at most {MAX_DEVICES} "
                                      "on a machine", where=rw)
-    order = sorted(range(len(nodes)), key=lambda i: nodes[i].id)  # as Machine sorts them
-    return Machine(tuple(nodes), devices, _device_plugins(body, where), listed_at=tuple(order))
+    return Machine(tuple(nodes), devices, _device_plugins(body, where),
+                   listed_at=id_order(nodes))
 
 
 def _device_plugins(body: Mapping[str, Any], where: str) -> dict[str, DevicePlugin]:
