@@ -59,6 +59,8 @@ BAD_CPUSETS = ("0-", "3-1", "a", "1-2-3", "-1", "1,,2", "0-1-")
 HUGE_CPUSETS = (str(MAX_CPU_ID + 1), f"0-{MAX_CPU_ID + 7}", "99999999999999999999")
 #: Memory that is a quantity but not a whole, non-negative number of bytes.
 NOT_BYTES = ("1.5", "-1Gi", "100m", "-1")
+#: A quantity given as a JSON number, not a string.
+NUMBERS = (0, 1 << 30, 1 << 40)
 
 
 @attrs.frozen
@@ -75,15 +77,14 @@ class Fault:
     #: claimed (PROTO-7).
     devices: bool = False
     #: The bad values it puts in: in front of a create, one broken copy per value, so that
-    #: every example tries each; in front of an admission, one drawn.
+    #: every example tries each; in front of an admission, one drawn.  The edit reads the
+    #: copy's value with :func:`_value`.
     values: tuple[Any, ...] = ()
 
 
-def _pick(draw: st.DrawFn, step: Step, values: tuple[Any, ...]) -> Any:
-    """The bad value for this broken copy: the one the session put in its context, or one
-    drawn from ``values``."""
-    context = step.get("_context", {})
-    return context["value"] if "value" in context else draw(st.sampled_from(values))
+def _value(step: Step) -> Any:
+    """The bad value the session chose for this broken copy (:attr:`Fault.values`)."""
+    return step["_context"]["value"]
 
 
 _NODES = "node.machine.numaNodes"
@@ -181,12 +182,10 @@ def _no_cpu(_draw: st.DrawFn, step: Step) -> str | None:
     return _NODES
 
 
-def _memory(values: tuple[Any, ...]) -> Callable[[st.DrawFn, Step], str | None]:
-    def edit(draw: st.DrawFn, step: Step) -> str | None:
-        index, node = _node(draw, step)
-        node["memory"] = _pick(draw, step, values)
-        return f"{_NODES}[{index}].memory"
-    return edit
+def _memory(draw: st.DrawFn, step: Step) -> str | None:
+    index, node = _node(draw, step)
+    node["memory"] = _value(step)
+    return f"{_NODES}[{index}].memory"
 
 
 def _with_distances(step: Step) -> list[int]:
@@ -271,20 +270,16 @@ def _plugin_id_twice(draw: st.DrawFn, step: Step) -> str | None:
     return f"node.machine.devicePlugins.{resource}.preferredAllocation"
 
 
-def _reserved_cpus(values: tuple[str, ...]) -> Callable[[st.DrawFn, Step], str | None]:
-    def edit(draw: st.DrawFn, step: Step) -> str | None:
-        _config(step)["reservedSystemCPUs"] = _pick(draw, step, values)
-        return "node.config.reservedSystemCPUs"
-    return edit
+def _reserved_cpus(_draw: st.DrawFn, step: Step) -> str | None:
+    _config(step)["reservedSystemCPUs"] = _value(step)
+    return "node.config.reservedSystemCPUs"
 
 
-def _reservation(values: tuple[str, ...]) -> Callable[[st.DrawFn, Step], str | None]:
-    def edit(draw: st.DrawFn, step: Step) -> str | None:
-        field = draw(st.sampled_from(["kubeReserved", "systemReserved"]))
-        resource = draw(st.sampled_from(["cpu", "memory"]))
-        _config(step).setdefault(field, {})[resource] = _pick(draw, step, values)
-        return f"node.config.{field}.{resource}"
-    return edit
+def _reservation(draw: st.DrawFn, step: Step) -> str | None:
+    field = draw(st.sampled_from(["kubeReserved", "systemReserved"]))
+    resource = draw(st.sampled_from(["cpu", "memory"]))
+    _config(step).setdefault(field, {})[resource] = _value(step)
+    return f"node.config.{field}.{resource}"
 
 
 def _eviction_percentage(draw: st.DrawFn, step: Step) -> str | None:
@@ -348,11 +343,11 @@ OPTION_VALUES = (*(("bool", v) for v in BAD_OPTION_VALUES),
 _OPTIONS = {"bool": ("prefer-closest-numa-nodes", 32), "int": ("max-allowable-numa-nodes", 35)}
 
 
-def _option_value(draw: st.DrawFn, step: Step) -> str | None:
+def _option_value(_draw: st.DrawFn, step: Step) -> str | None:
     """A Topology Manager option given a value of the wrong type: the option the session set,
     or, where it set none, one GA at this release (no gate to set beside it, OPT-2)."""
     config = _config(step)
-    kind, value = _pick(draw, step, OPTION_VALUES)
+    kind, value = _value(step)
     name, since = _OPTIONS[kind]
     options = config.get("topologyManagerPolicyOptions") or {}
     minor = int(str(step["node"]["kubeletVersion"]).split(".")[1])
@@ -376,12 +371,11 @@ def _container(draw: st.DrawFn, step: Step) -> tuple[str, dict[str, Any]]:
     return chosen
 
 
-def _request_quantity(draw: st.DrawFn, step: Step) -> str | None:
+def _request(draw: st.DrawFn, step: Step) -> str | None:
     where, container = _container(draw, step)
     part = draw(st.sampled_from(["requests", "limits"]))
     name = draw(st.sampled_from(["cpu", "memory"]))
-    container.setdefault("resources", {}).setdefault(part, {})[name] = draw(
-        st.sampled_from(BAD_QUANTITIES))
+    container.setdefault("resources", {}).setdefault(part, {})[name] = _value(step)
     return f"{where}.resources.{part}.{name}"
 
 
@@ -439,15 +433,6 @@ def _device_fraction(draw: st.DrawFn, step: Step) -> str | None:
     return f"{where}.resources"
 
 
-def _request_a_number(draw: st.DrawFn, step: Step) -> str | None:
-    where, container = _container(draw, step)
-    part = draw(st.sampled_from(["requests", "limits"]))
-    name = draw(st.sampled_from(["cpu", "memory"]))
-    container.setdefault("resources", {}).setdefault(part, {})[name] = draw(
-        st.integers(0, 1 << 40))
-    return f"{where}.resources.{part}.{name}"
-
-
 def _pod_level(step: Step) -> bool:
     """Whether the node reads pod-level resources (PodLevelResources, beta from 1.34)."""
     context = step["_context"]
@@ -493,14 +478,13 @@ FAULTS: tuple[Fault, ...] = (
     Fault("CPU listed twice", "create", "invalid-field", _cpu_twice),
     Fault("CPU id past the bound", "create", "limit-exceeded", _cpu_too_large),
     Fault("no CPU at all", "create", "invalid-field", _no_cpu),
-    Fault("memory not a quantity", "create", "invalid-quantity", _memory(BAD_QUANTITIES),
+    Fault("memory not a quantity", "create", "invalid-quantity", _memory,
           values=BAD_QUANTITIES),
-    Fault("memory not whole bytes", "create", "invalid-field", _memory(NOT_BYTES),
-          values=NOT_BYTES),
-    Fault("memory a number, not a string", "create", "invalid-quantity",
-          _memory((0, 1 << 30, 1 << 40)), values=(0, 1 << 30, 1 << 40)),
-    Fault("memory quantity too long", "create", "limit-exceeded",
-          _memory(("1" * (MAX_QUANTITY_CHARS + 1),))),
+    Fault("memory not whole bytes", "create", "invalid-field", _memory, values=NOT_BYTES),
+    Fault("memory a number, not a string", "create", "invalid-quantity", _memory,
+          values=NUMBERS),
+    Fault("memory quantity too long", "create", "limit-exceeded", _memory,
+          values=("1" * (MAX_QUANTITY_CHARS + 1),)),
     Fault("distance row too short", "create", "invalid-numa-distances", _distance_row_short),
     Fault("distance past 64 bits", "create", "invalid-numa-distances",
           # Past a uint64 but within the 20 digits a request line may carry (WIRE-5).
@@ -515,15 +499,15 @@ FAULTS: tuple[Fault, ...] = (
           devices=True),
     Fault("device plugin preferring a device twice", "create", "invalid-field",
           _plugin_id_twice),
-    Fault("reserved cpuset not a cpuset", "create", "invalid-field",
-          _reserved_cpus(BAD_CPUSETS), values=BAD_CPUSETS),
-    Fault("reserved cpuset past the bound", "create", "limit-exceeded",
-          _reserved_cpus(HUGE_CPUSETS), values=HUGE_CPUSETS),
+    Fault("reserved cpuset not a cpuset", "create", "invalid-field", _reserved_cpus,
+          values=BAD_CPUSETS),
+    Fault("reserved cpuset past the bound", "create", "limit-exceeded", _reserved_cpus,
+          values=HUGE_CPUSETS),
     # NODE-3: kubelet refuses to start, as it refuses --kube-reserved and --system-reserved.
-    Fault("reservation not a quantity", "create", "node-startup",
-          _reservation(BAD_QUANTITIES), values=BAD_QUANTITIES),
-    Fault("negative reservation", "create", "node-startup",
-          _reservation(("-1m", "-500m", "-1Mi"))),
+    Fault("reservation not a quantity", "create", "node-startup", _reservation,
+          values=BAD_QUANTITIES),
+    Fault("negative reservation", "create", "node-startup", _reservation,
+          values=("-1m", "-500m", "-1Mi")),
     Fault("percentage eviction threshold", "create", "not-modelled", _eviction_percentage),
     Fault("reserved memory not whole bytes", "create", "invalid-field",
           _reserved_memory_not_bytes),
@@ -535,8 +519,10 @@ FAULTS: tuple[Fault, ...] = (
           _reserved_memory_entry(twice=False)),
     Fault("policy option value not its type", "create", "invalid-policy-option-value",
           _option_value, values=OPTION_VALUES),
-    Fault("request not a quantity", "admit", "invalid-quantity", _request_quantity),
-    Fault("request a number, not a string", "admit", "invalid-field", _request_a_number),
+    Fault("request not a quantity", "admit", "invalid-quantity", _request,
+          values=BAD_QUANTITIES),
+    Fault("request a number, not a string", "admit", "invalid-field", _request,
+          values=NUMBERS),
     Fault("pod-level resource other than cpu, memory and hugepages", "admit",
           "invalid-field", _pod_level_name),
     Fault("pod-level request above its limit", "admit", "invalid-field",
@@ -599,13 +585,15 @@ def malformed_sessions(draw: st.DrawFn, claims: NodeClaims | None,
         if index in taken and op in ("create", "admit"):
             if op == "create":
                 # Every fault, and each of its values, in turn.
-                candidates = [(f, {"value": v} if f.values else {})
-                              for f in faults if f.op == "create" for v in f.values or (None,)]
-            else:
-                candidates = [(f, {}) for f in pods[turn:] + pods[:turn]]
-            for fault, value in candidates:
+                candidates = [(f, v) for f in faults if f.op == "create"
+                              for v in f.values or (None,)]
+            else:  # the value drawn once the fault is tried
+                candidates = [(f, None) for f in pods[turn:] + pods[:turn]]
+            for fault, chosen in candidates:
+                value = draw(st.sampled_from(fault.values)) if chosen is None and \
+                    fault.values else chosen
                 broken = copy.deepcopy(step)
-                broken["_context"] = {**context, **value}
+                broken["_context"] = {**context, "value": value}
                 where = fault.edit(draw, broken)
                 del broken["_context"]
                 if where is None:
@@ -620,8 +608,10 @@ def malformed_sessions(draw: st.DrawFn, claims: NodeClaims | None,
         # Only where the reference refuses the create itself: the machine is read first, so
         # a broken memory quantity is still what the create is refused for.
         fault = next(f for f in FAULTS if f.name == "memory not a quantity")
-        broken = copy.deepcopy(steps[0])
-        return [broken, *steps], [(0, fault, str(fault.edit(draw, broken)))]
+        broken = {**copy.deepcopy(steps[0]), "_context": {"value": fault.values[0]}}
+        where = str(fault.edit(draw, broken))
+        del broken["_context"]
+        return [broken, *steps], [(0, fault, where)]
     return session, breaks
 
 
