@@ -303,24 +303,22 @@ def _decimal(amount: Fraction) -> str | None:
     return None
 
 
+#: What a number may be followed by, and what it then counts in (QTY-1): a binary or a
+#: decimal suffix, or an exponent (either case of ``e``).
+_UNITS = (*((s, Fraction(2) ** p) for s, p in BINARY_SUFFIXES.items()),
+          *((s, Fraction(10) ** p) for s, p in DECIMAL_SUFFIXES.items()),
+          *((f"{e}{n}", Fraction(10) ** n) for n in (-3, 3, 6, 9) for e in "eE"))
+
+
 def spellings(text: str) -> list[str]:
     """QTY-1: other ways to write the quantity ``text``, each read as the same amount: a
     binary or decimal suffix, an exponent, a fraction of a bigger unit, a sign."""
     amount = parse_quantity(text)
     found = {text}
-    for suffix, power in ((s, Fraction(2) ** p) for s, p in BINARY_SUFFIXES.items()):
+    for suffix, power in _UNITS:
         number = _decimal(amount / power)
         if number is not None and len(number) <= 12:
             found.add(number + suffix)
-    for suffix, power in ((s, Fraction(10) ** p) for s, p in DECIMAL_SUFFIXES.items()):
-        number = _decimal(amount / power)
-        if number is not None and len(number) <= 12:
-            found.add(number + suffix)
-    for exponent in (-3, 3, 6, 9):
-        number = _decimal(amount / Fraction(10) ** exponent)
-        if number is not None and len(number) <= 12:
-            found.add(f"{number}e{exponent}")
-            found.add(f"{number}E{exponent}")
     found |= {f"+{t}" for t in list(found) if not t.startswith(("-", "+"))}
     if amount.denominator == 1:
         found.add(f"{amount}." + "0" * 61)  # more fraction digits than apimachinery keeps
@@ -384,7 +382,6 @@ def spelled_startups(draw: st.DrawFn, claims: NodeClaims | None,
             cpus = sum(len(c["threads"]) for n in machine for c in n.get("cores", []))
             amount = f"{cpus * 1000 + draw(st.sampled_from([1, 500, 1000]))}m"
             resource = "cpu"
-        if resource == "cpu":
             config.pop("reservedSystemCPUs", None)  # it would replace the cpu reservations
         config.setdefault("systemReserved", {})[resource] = draw(st.sampled_from(
             spellings(amount)))
