@@ -15,6 +15,8 @@ before it (``tests/test_imports.py`` holds it to that):
 * :mod:`numaspec.node`: a whole node: pods and quantities, the machine and the configuration,
   the CPU, Device and Memory Managers, admission, resize, NUMA-level affinity and what a
   scheduler sees;
+* :mod:`numaspec.dra`: DRA device co-placement: the scheduler's structured allocator, which
+  decides which DRA devices land together on a node;
 * :mod:`numaspec.protocols`: the line formats and the adapter protocol, the reference's
   line loops and its traces on request;
 * :mod:`numaspec.operators`: questions about a real node from its own files: the importers,

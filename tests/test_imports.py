@@ -34,6 +34,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
       "numaspec.about")),
     ("the Topology Manager's merge", ("numaspec.topology",)),
     ("the node", ("numaspec.node",)),
+    ("DRA device co-placement", ("numaspec.dra",)),
     ("the protocols", ("numaspec.protocols",)),
     ("the operators' tooling", ("numaspec.operators",)),
     ("the public API", ("numaspec",)),

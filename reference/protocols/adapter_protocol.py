@@ -5,8 +5,8 @@ and writes one JSON answer per line on stdout; stderr is for diagnostics only.
 
 * ``{"cmd": "start", "version": 1}`` → ``{"ready": true, "version": 1, "implementation":
   {...}}`` (PROTO-2);
-* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity" | "predict",
-  "case": {...}}``
+* ``{"cmd": "run", "seq": n, "op": "merge" | "hints" | "node" | "affinity" | "predict" |
+  "allocate", "case": {...}}``
   → exactly one
   of ``{"seq": n, "result": ...}``, ``{"seq": n, "skipped": true, "message": ...}`` or
   ``{"seq": n, "errored": true, "context": {"message": ...}}`` (PROTO-3, PROTO-4);
@@ -35,6 +35,7 @@ from numaspec.node.admission import Node
 from numaspec.node.fit import fit_rejection
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.node.predict import scheduler_view
+from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES, reference_allocate
 from numaspec.protocols.merge_protocol import (
     decode_merge_request,
     encode_error,
@@ -70,11 +71,11 @@ PROTOCOL_VERSION = 1
 REFERENCE_IMPL = "numaspec.protocols.adapter_protocol:ReferenceAdapter"
 
 #: PROTO-3: the operations a case can ask for.
-OPERATIONS = ("merge", "hints", "node", "affinity", "predict")
+OPERATIONS = ("merge", "hints", "node", "affinity", "predict", "allocate")
 #: PRED-1: the operations the reference answers as an implementation.  ``predict`` asks a
 #: scheduler what it makes of a node it sees only through its NodeResourceTopology; the
 #: reference is the node whose admission judges that answer, not a scheduler.
-REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity")
+REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity", "allocate")
 
 #: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
 _NODE_OPS = ("hints", "node", "affinity")
@@ -108,6 +109,8 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     for a request the reference refuses).  ``hints`` and ``node``: ``{"answers": [...]}``, one
     node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
     ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
+    ``allocate``: the structured allocator's answer, the node's pools in first-listed order
+    (DRA-10).
     Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
     ``definitional``: a merge is answered by walking the cross product (the spec's meaning,
     FAST-7), within WIRE-4's budget, instead of by the fast merge.
@@ -130,6 +133,11 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     if op == "predict":
         try:
             return reference_predict(case)
+        except NumaspecError as exc:
+            return encode_error(exc)
+    if op == "allocate":
+        try:
+            return reference_allocate(case)
         except NumaspecError as exc:
             return encode_error(exc)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
@@ -161,6 +169,7 @@ class ReferenceAdapter:
             "issues": "https://github.com/numaspec/numaspec/issues",
             "kubelet_versions": [str(v) for v in SUPPORTED_VERSIONS],
             "node_kubelet_versions": [f"1.{m}" for m in NODE_VERSIONS],
+            "allocate_versions": list(ALLOCATE_RELEASES),
             "operations": list(REFERENCE_OPERATIONS),
             # PROTO-7: numaspec's line format is the reference's own interface.
             "claims": {"format": True},

@@ -1,0 +1,25 @@
+"""DRA device co-placement (spec chapter ``dra.md``): the structured allocator's choice of
+devices for a node's ResourceClaims, from its ResourceSlices and DeviceClasses.
+
+Devices allocated through DRA take no part in the Topology Manager's merge (DEV-8); whether
+they land together is decided here, by selectors and ``matchAttribute`` constraints over
+topology attributes.  Modules: ``objects`` (the API objects as read), ``pools`` (DRA-2),
+``selectors`` (CEL, DRA-3), ``allocator`` (the search, DRA-4 to DRA-9).
+"""
+
+from numaspec.dra.allocator import Allocation, Features, Picked, allocate
+from numaspec.dra.objects import Claim, DeviceClass, NodeInfo, Slice
+from numaspec.dra.pools import Pool, gather_pools
+
+__all__ = [
+    "Allocation",
+    "Claim",
+    "DeviceClass",
+    "Features",
+    "NodeInfo",
+    "Picked",
+    "Pool",
+    "Slice",
+    "allocate",
+    "gather_pools",
+]

@@ -1,0 +1,408 @@
+"""DRA-5 to DRA-9: the structured allocator's search, as upstream's stable variant does it
+(``structured`` ``Allocator.Allocate``: ``allocator.go`` at 0.33,
+``internal/stable/allocator_stable.go`` from 0.34).
+
+Claims are allocated one after the other, each claim's requests in order, each request one
+device at a time.  For each device the node's pools are walked in order, each pool's slices
+in order, each slice's devices in order; the first device that is not in use, that every
+selector accepts and that keeps every constraint is taken, and the search goes on from there;
+when the rest cannot be completed the device is given back and the next one tried.  The first
+complete assignment is the answer (DRA-7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from attrs import define, field, frozen
+
+from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request
+from numaspec.dra.pools import Pool, duplicate_name
+from numaspec.dra.selectors import SelectorError, device_matches
+from numaspec.errors import LimitExceededError
+
+__all__ = [
+    "MAX_DEVICES_PER_CLAIM",
+    "MAX_SEARCH_STEPS",
+    "Allocation",
+    "Features",
+    "Picked",
+    "allocate",
+]
+
+#: DRA-5: ``AllocationResultsMaxSize``, the devices one claim's result can hold.
+MAX_DEVICES_PER_CLAIM = 32
+#: The reference's own bound on the search (allocation steps); upstream has none but the
+#: scheduler's context.  A search longer than this is refused with ``limit-exceeded``.
+MAX_SEARCH_STEPS = 2_000_000
+
+
+@frozen
+class Features:
+    """The allocator features a case enables (DRA-8): only these change a pick within the
+    chapter's scope."""
+
+    prioritized_list: bool = False
+
+
+@frozen
+class Picked:
+    """One device of a claim's result: the request (``request/subrequest`` for a
+    ``firstAvailable`` pick) and the device's driver, pool and name."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@frozen
+class Allocation:
+    """DRA-9: the allocator's answer.  ``outcome``: ``allocated`` (``claims`` holds one list
+    of picks per claim, in the claims' order), ``unschedulable`` (nothing fits on this node;
+    ``message`` only when invalid pools were seen) or ``error`` (the input cannot be
+    allocated anywhere: ``message`` says why, in the allocator's words)."""
+
+    outcome: str
+    claims: tuple[tuple[Picked, ...], ...] = ()
+    message: str = ""
+
+
+class _Fatal(Exception):
+    """DRA-9: an error the allocator returns."""
+
+
+class _MaxSize(Exception):
+    """DRA-5: the claim's result would pass MAX_DEVICES_PER_CLAIM (backtracked over)."""
+
+
+@define
+class _Match:
+    """DRA-6: one ``matchAttribute`` constraint's state."""
+
+    requests: frozenset[str]
+    attribute: str
+    value: AttributeValue | None = None
+    count: int = 0
+
+    def applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = lookup_attribute(device, driver, self.attribute)
+        if value is None:
+            return False
+        if self.count == 0:
+            self.value, self.count = value, 1
+            return True
+        if self.value is None or value != self.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self.applies(base, sub):
+            self.count -= 1
+
+
+def lookup_attribute(device: Device, driver: str, name: str) -> AttributeValue | None:
+    """DRA-6: a device's attribute by fully qualified name; an attribute listed without a
+    domain is found under its driver's domain."""
+    if name in device.attributes:
+        return device.attributes[name]
+    domain, sep, ident = name.partition("/")
+    if not sep or domain != driver:
+        return None
+    return device.attributes.get(ident)
+
+
+@frozen
+class _Candidate:
+    pool: Pool
+    driver: str
+    device: Device
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool.name}/{self.device.name}"
+
+
+@define
+class _RequestData:
+    request: Request
+    parent: Request | None
+    device_class: DeviceClass
+    num_devices: int
+    all_devices: list[_Candidate] | None = None
+    selected: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.parent.name}/{self.request.name}" if self.parent else self.request.name
+
+
+@define
+class _Search:
+    claims: Sequence[Claim]
+    pools: Sequence[Pool]
+    classes: Mapping[str, DeviceClass]
+    allocated: frozenset[str]
+    features: Features
+    minor: int
+    data: dict[tuple[int, int, int], _RequestData] = field(factory=dict)
+    constraints: list[list[_Match]] = field(factory=list)
+    allocating: dict[str, set[int]] = field(factory=dict)
+    results: list[list[Picked]] = field(factory=list)
+    selectable_cache: dict[tuple[str, int, int, int], bool] = field(factory=dict)
+    steps: int = 0
+
+    # --- DRA-4, DRA-5: what each request needs ------------------------------------------
+
+    def validate(self) -> None:
+        for ci, claim in enumerate(self.claims):
+            per_claim = 0
+            for ri, request in enumerate(claim.requests):
+                if request.subrequests:
+                    if not self.features.prioritized_list:
+                        raise _Fatal(f"claim {claim.key}, request {request.name}: has "
+                                     "subrequests, but the DRAPrioritizedList feature is "
+                                     "disabled")
+                    least = None
+                    for si, sub in enumerate(request.subrequests):
+                        # DRA-4: until 1.35 subrequest i is judged under subrequest i-1's
+                        # key, so their selector results are shared
+                        key = (ci, ri, si if self.minor >= 36 else max(si - 1, 0))
+                        data = self._request_data(ci, key, sub, request)
+                        self.data[(ci, ri, si)] = data
+                        least = data.num_devices if least is None else min(least,
+                                                                           data.num_devices)
+                    needed = least or 0
+                else:
+                    data = self._request_data(ci, (ci, ri, 0), request, None)
+                    self.data[(ci, ri, 0)] = data
+                    needed = data.num_devices
+                if self.minor >= 36 and needed > MAX_DEVICES_PER_CLAIM - per_claim:
+                    raise _Fatal(f"claim {claim.key}, request {request.name}: adding {needed} "
+                                 "devices exceeds the claim limit of "
+                                 f"{MAX_DEVICES_PER_CLAIM}, with {per_claim} already "
+                                 "accounted for")
+                per_claim += needed
+            if self.minor <= 35 and per_claim > MAX_DEVICES_PER_CLAIM:
+                raise _Fatal(f"claim {claim.key}: number of requested devices {per_claim} "
+                             f"exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}")
+            self.constraints.append([_Match(frozenset(c.requests), c.match_attribute)
+                                     for c in claim.constraints])
+            self.results.append([])
+
+    def _request_data(self, ci: int, key: tuple[int, int, int], request: Request,
+                      parent: Request | None) -> _RequestData:
+        claim = self.claims[ci]
+        device_class = self.classes.get(request.class_name)
+        if device_class is None:
+            raise _Fatal(f"claim {claim.key}, request {request.name}: could not retrieve "
+                         f"device class {request.class_name}: deviceclass.resource.k8s.io "
+                         f'"{request.class_name}" not found')
+        data = _RequestData(request, parent, device_class, request.count)
+        if request.mode == "All":
+            data.all_devices = []
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise _Fatal(f"claim {claim.key}, request {request.name}: asks for all "
+                                 f"devices, but resource pool {pool.id} is currently being "
+                                 "updated")
+                if pool.invalid:
+                    raise _Fatal(f"claim {claim.key}, request {request.name}: asks for all "
+                                 f"devices, but resource pool {pool.id} is currently invalid")
+                for candidate in _candidates(pool):
+                    if self.selectable(key, data, candidate):
+                        data.all_devices.append(candidate)
+            data.num_devices = len(data.all_devices)
+        return data
+
+    # --- DRA-3: selectors ------------------------------------------------------------------
+
+    def selectable(self, key: tuple[int, int, int], data: _RequestData,
+                   candidate: _Candidate) -> bool:
+        cache_key = (candidate.id, *key)
+        if cache_key in self.selectable_cache:
+            return self.selectable_cache[cache_key]
+        claim = self.claims[key[0]]
+        result = True
+        for owner, selectors in ((f"class {data.device_class.name}",
+                                  data.device_class.selectors),
+                                 (f"claim {claim.key}", data.request.selectors)):
+            for i, expression in enumerate(selectors):
+                try:
+                    ok = device_matches(expression, candidate.device, candidate.driver,
+                                        self.minor)
+                except SelectorError as exc:
+                    on = f" on device {candidate.id}" if self.minor >= 37 else ""
+                    raise _Fatal(f"{owner}: selector #{i}{on}: CEL runtime error: "
+                                 f"{exc}") from None
+                if not ok:
+                    result = False
+                    break
+            if not result:
+                break
+        self.selectable_cache[cache_key] = result
+        return result
+
+    # --- DRA-7: the search -----------------------------------------------------------------
+
+    def in_use(self, device_id: str) -> bool:
+        return device_id in self.allocated or bool(self.allocating.get(device_id))
+
+    def take(self, r: tuple[int, int, int, int], candidate: _Candidate,
+             must: bool) -> bool:
+        """DRA-6: put a device in a claim's result if it is free and keeps every constraint;
+        ``must`` (an ``All`` request): a constraint it breaks is an error."""
+        ci = r[0]
+        data = self.data[r[:3]]
+        if self.in_use(candidate.id):
+            return False
+        base = data.parent.name if data.parent else data.request.name
+        sub = data.request.name if data.parent else ""
+        added: list[_Match] = []
+        for match in self.constraints[ci]:
+            if not match.add(base, sub, candidate.device, candidate.driver):
+                for done in reversed(added):
+                    done.remove(base, sub)
+                if must:
+                    raise _Fatal(f"claim {self.claims[ci].key}, request {data.request.name}: "
+                                 f"cannot add device {candidate.id} because a claim "
+                                 "constraint would not be satisfied")
+                return False
+            added.append(match)
+        self.allocating.setdefault(candidate.id, set()).add(ci)
+        self.results[ci].append(Picked(data.name, candidate.driver, candidate.pool.name,
+                                       candidate.device.name))
+        return True
+
+    def give_back(self, r: tuple[int, int, int, int], candidate: _Candidate) -> None:
+        ci = r[0]
+        data = self.data[r[:3]]
+        self.results[ci].pop()
+        self.allocating[candidate.id].discard(ci)
+        base = data.parent.name if data.parent else data.request.name
+        sub = data.request.name if data.parent else ""
+        for match in reversed(self.constraints[ci]):
+            match.remove(base, sub)
+
+    def allocate_one(self, r: tuple[int, int, int, int], in_sub: bool) -> bool:
+        self.steps += 1
+        if self.steps > MAX_SEARCH_STEPS:
+            raise LimitExceededError(f"the allocation search passed {MAX_SEARCH_STEPS} steps",
+                                     where="claims")
+        ci, ri, si, di = r
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.requests):
+            try:
+                return self.allocate_one((ci + 1, 0, 0, 0), False)
+            except _MaxSize:
+                return False
+        data = self.data[(ci, ri, si)]
+        if not in_sub and data.parent is not None:
+            # DRA-4: a firstAvailable request: its subrequests in order, the first that
+            # completes the search wins.
+            all_exceeded = True
+            for index in range(len(claim.requests[ri].subrequests)):
+                try:
+                    done = self.allocate_one((ci, ri, index, di), True)
+                except _MaxSize:
+                    continue
+                all_exceeded = False
+                if done:
+                    self.data[(ci, ri, 0)].selected = index
+                    return True
+            if all_exceeded:
+                raise _MaxSize
+            return False
+        if data.all_devices is not None and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self.allocate_one((ci, ri + 1, 0, 0), False)
+        if data.num_devices - di > MAX_DEVICES_PER_CLAIM - len(self.results[ci]):
+            # DRA-5: until 1.35 this branch of the search just fails; from 1.36 the search
+            # backtracks past the requests before it (to a firstAvailable that needs fewer)
+            if self.minor <= 35:
+                return False
+            raise _MaxSize
+        if data.all_devices is not None:
+            candidate = data.all_devices[di]
+            if not self.take(r, candidate, True):
+                return False
+            # DRA-4: until 1.35 the next device of an All subrequest is looked up as the
+            # first subrequest's; at 1.33 a failed All branch keeps what it took
+            nxt = si if self.minor >= 36 else 0
+            try:
+                done = self.allocate_one((ci, ri, nxt, di + 1), in_sub)
+            except BaseException:
+                if self.minor >= 34:
+                    self.give_back(r, candidate)
+                raise
+            if not done and self.minor >= 34:
+                self.give_back(r, candidate)
+            return done
+        for pool in self.pools:
+            if self.minor <= 34 and pool.invalid:
+                # DRA-2: until 1.34 reaching an invalid pool stops the allocation
+                raise _Fatal(f"pool {pool.name} is invalid: duplicate device name "
+                             f"{duplicate_name(pool.slices)}")
+            if pool.invalid or (pool.incomplete and self.minor >= 35):
+                continue
+            for candidate in _candidates(pool):
+                if self.in_use(candidate.id):
+                    continue
+                if not self.selectable((ci, ri, si), data, candidate):
+                    continue
+                if not self.take(r, candidate, False):
+                    continue
+                try:
+                    done = self.allocate_one((ci, ri, si, di + 1), in_sub)
+                except BaseException:
+                    self.give_back(r, candidate)
+                    raise
+                if done:
+                    return True
+                self.give_back(r, candidate)
+        return False
+
+
+def _candidates(pool: Pool) -> list[_Candidate]:
+    return [_Candidate(pool, s.driver, d) for s in pool.slices for d in s.devices]
+
+
+def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
+             classes: Mapping[str, DeviceClass], allocated: frozenset[str], *,
+             features: Features, minor: int) -> Allocation:
+    """DRA-5 to DRA-9: the allocator's answer for one node, its pools searched in the order
+    given."""
+    search = _Search(claims, pools, classes, allocated, features, minor)
+    try:
+        search.validate()
+        # DRA-3: what the requests' checks found selectable is forgotten before the search
+        # (only All's lists are kept)
+        search.selectable_cache.clear()
+        done = search.allocate_one((0, 0, 0, 0), False)
+    except _Fatal as exc:
+        return Allocation("error", message=str(exc))
+    except _MaxSize:
+        # DRA-5: the first claim's requests cannot fit in a result, whichever subrequest.
+        return Allocation("error", message="allocation max size exceeded")
+    if not done:
+        if minor >= 35 and any(pool.invalid for pool in pools):
+            return Allocation("unschedulable", message="invalid resource pools were "
+                                                       "encountered")
+        return Allocation("unschedulable")
+    return Allocation("allocated", tuple(tuple(r) for r in search.results))
+

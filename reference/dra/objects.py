@@ -1,0 +1,352 @@
+"""The DRA objects the allocator reads, decoded from their ``resource.k8s.io/v1`` JSON (spec
+chapter ``dra.md``, DRA-1, DRA-3, DRA-4, DRA-5).
+
+Only the fields that decide which devices are picked on one node are read.  A field that
+would change the pick but that the chapter leaves out (partitionable devices, taints, binding
+conditions, consumable capacity, admin access, list-typed attributes) is refused with
+:class:`~numaspec.errors.NotModelledError` naming it, never silently dropped; a field that does
+not change the pick (a class's or claim's opaque ``config``, labels, annotations) is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from numaspec.errors import InvalidFieldError, NotModelledError
+from numaspec.strict_json import expect, type_name
+
+__all__ = [
+    "AttributeValue",
+    "Claim",
+    "Constraint",
+    "Device",
+    "DeviceClass",
+    "NodeInfo",
+    "Request",
+    "Slice",
+    "decode_class",
+    "decode_claim",
+    "decode_node",
+    "decode_slice",
+]
+
+#: DRA-1: an attribute's value, as ``(type, value)``: ``("int", 3)``, ``("bool", True)``,
+#: ``("string", "0000:00:01.0")`` or ``("version", "1.2.3")``.
+AttributeValue = tuple[str, Any]
+
+_ATTRIBUTE_TYPES = {"int": int, "bool": bool, "string": str, "version": str}
+#: Fields of a device, a slice, a request or a claim that change which devices are picked and
+#: that the chapter leaves out (DRA-0), with the reason a refusal gives.
+_LEFT_OUT = {
+    "consumesCounters": "partitionable devices (counters)",
+    "sharedCounters": "partitionable devices (counters)",
+    "perDeviceNodeSelection": "partitionable devices (per-device node selection)",
+    "taints": "device taints",
+    "bindingConditions": "binding conditions",
+    "bindingFailureConditions": "binding conditions",
+    "allowMultipleAllocations": "consumable capacity",
+    "capacity_requests": "consumable capacity",
+    "adminAccess": "admin access",
+    "tolerations": "device taints",
+    "distinctAttribute": "distinctAttribute (consumable capacity)",
+    "ints": "list-typed attributes",
+    "bools": "list-typed attributes",
+    "strings": "list-typed attributes",
+    "versions": "list-typed attributes",
+    "compatibilityGroups": "compatibility groups",
+    "derivedAttributes": "derived attributes",
+}
+
+
+def _refuse_left_out(body: dict[str, Any], where: str) -> None:
+    for key, value in body.items():
+        if key in _LEFT_OUT and value not in (None, False, [], {}):
+            raise NotModelledError(f"{_LEFT_OUT[key]} is outside the chapter's scope (DRA-0)",
+                                   where=f"{where}.{key}")
+
+
+def _obj(value: object, where: str) -> dict[str, Any]:
+    expect(value, dict, "an object", where)
+    assert isinstance(value, dict)
+    return value
+
+
+def _str(body: dict[str, Any], key: str, where: str, *, default: str | None = None) -> str:
+    if key not in body or body[key] is None:
+        if default is not None:
+            return default
+        raise InvalidFieldError("required", where=f"{where}.{key}")
+    value = body[key]
+    expect(value, str, "a string", f"{where}.{key}")
+    if not value and default is None:
+        raise InvalidFieldError("must not be empty", where=f"{where}.{key}")
+    assert isinstance(value, str)
+    return value
+
+
+def _int(body: dict[str, Any], key: str, where: str, default: int) -> int:
+    value = body.get(key, default)
+    if value is None:
+        return default
+    expect(value, int, "an integer", f"{where}.{key}")
+    assert isinstance(value, int)
+    return value
+
+
+def _list(body: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = body.get(key) or []
+    expect(value, list, "an array", f"{where}.{key}")
+    assert isinstance(value, list)
+    return value
+
+
+@frozen
+class NodeInfo:
+    """The node the allocation is for: its name and labels (DRA-2)."""
+
+    name: str
+    labels: dict[str, str]
+
+
+def decode_node(value: object, where: str = "node") -> NodeInfo:
+    body = _obj(value, where)
+    labels = body.get("labels") or {}
+    expect(labels, dict, "an object of strings", f"{where}.labels")
+    for key, item in labels.items():
+        expect(item, str, "a string", f"{where}.labels.{key}")
+    return NodeInfo(_str(body, "name", where), dict(labels))
+
+
+@frozen
+class Device:
+    """DRA-1: one device of a slice: its name and attributes, keyed by qualified name as the
+    slice spells them (``numa`` or ``gpu.example.com/numa``)."""
+
+    name: str
+    attributes: dict[str, AttributeValue]
+    capacity: dict[str, str]
+
+
+@frozen
+class Slice:
+    """DRA-1: a ResourceSlice: which node it is for, its pool and the pool's generation and
+    slice count, and its devices in the order they are listed."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str | None
+    all_nodes: bool
+    node_selector: list[list[dict[str, Any]]] | None
+    devices: tuple[Device, ...]
+
+
+def _attribute(value: object, where: str) -> AttributeValue:
+    body = _obj(value, where)
+    _refuse_left_out(body, where)
+    kinds = [k for k in body if body[k] is not None]
+    if len(kinds) != 1 or kinds[0] not in _ATTRIBUTE_TYPES:
+        raise InvalidFieldError("exactly one of int, bool, string, version", where=where)
+    kind = kinds[0]
+    expect(body[kind], _ATTRIBUTE_TYPES[kind], f"a {type_name(_ATTRIBUTE_TYPES[kind]())}",
+           f"{where}.{kind}")
+    return kind, body[kind]
+
+
+def _device(value: object, where: str) -> Device:
+    body = _obj(value, where)
+    _refuse_left_out(body, where)
+    if "basic" in body:
+        raise InvalidFieldError("resource.k8s.io/v1 devices carry attributes directly, not "
+                                "under 'basic' (v1beta1)", where=f"{where}.basic")
+    attributes = body.get("attributes") or {}
+    expect(attributes, dict, "an object", f"{where}.attributes")
+    capacity = body.get("capacity") or {}
+    expect(capacity, dict, "an object", f"{where}.capacity")
+    caps: dict[str, str] = {}
+    for key, cap in capacity.items():
+        cap_body = _obj(cap, f"{where}.capacity.{key}")
+        caps[key] = _str(cap_body, "value", f"{where}.capacity.{key}")
+    return Device(_str(body, "name", where),
+                  {key: _attribute(attr, f"{where}.attributes.{key}")
+                   for key, attr in attributes.items()}, caps)
+
+
+def _node_selector(value: object, where: str) -> list[list[dict[str, Any]]]:
+    body = _obj(value, where)
+    terms = []
+    for t, term in enumerate(_list(body, "nodeSelectorTerms", where)):
+        twhere = f"{where}.nodeSelectorTerms[{t}]"
+        tbody = _obj(term, twhere)
+        if tbody.get("matchFields"):
+            raise NotModelledError("matchFields in a slice's node selector",
+                                   where=f"{twhere}.matchFields")
+        exprs = []
+        for e, expr in enumerate(_list(tbody, "matchExpressions", twhere)):
+            ewhere = f"{twhere}.matchExpressions[{e}]"
+            ebody = _obj(expr, ewhere)
+            op = _str(ebody, "operator", ewhere)
+            if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+                raise NotModelledError(f"node selector operator {op!r}",
+                                       where=f"{ewhere}.operator")
+            values = _list(ebody, "values", ewhere)
+            for v, item in enumerate(values):
+                expect(item, str, "a string", f"{ewhere}.values[{v}]")
+            exprs.append({"key": _str(ebody, "key", ewhere), "operator": op,
+                          "values": list(values)})
+        terms.append(exprs)
+    return terms
+
+
+def decode_slice(value: object, where: str) -> Slice:
+    """DRA-1: one ResourceSlice (``{"metadata": {"name"}, "spec": {...}}``)."""
+    body = _obj(value, where)
+    meta = _obj(body.get("metadata") or {}, f"{where}.metadata")
+    spec = _obj(body.get("spec"), f"{where}.spec")
+    swhere = f"{where}.spec"
+    _refuse_left_out(spec, swhere)
+    pool = _obj(spec.get("pool"), f"{swhere}.pool")
+    node_name = spec.get("nodeName")
+    if node_name is not None:
+        expect(node_name, str, "a string", f"{swhere}.nodeName")
+    all_nodes = spec.get("allNodes") or False
+    expect(all_nodes, bool, "a boolean", f"{swhere}.allNodes")
+    selector = (_node_selector(spec["nodeSelector"], f"{swhere}.nodeSelector")
+                if spec.get("nodeSelector") is not None else None)
+    chosen = sum(1 for x in (node_name, all_nodes or None, selector) if x)
+    if chosen != 1:
+        raise InvalidFieldError("exactly one of nodeName, nodeSelector, allNodes",
+                                where=swhere)
+    count = _int(pool, "resourceSliceCount", f"{swhere}.pool", 0)
+    if count < 1:
+        raise InvalidFieldError("must be at least 1", where=f"{swhere}.pool.resourceSliceCount")
+    return Slice(
+        name=_str(meta, "name", f"{where}.metadata"), driver=_str(spec, "driver", swhere),
+        pool=_str(pool, "name", f"{swhere}.pool"),
+        generation=_int(pool, "generation", f"{swhere}.pool", 0), slice_count=count,
+        node_name=node_name or None, all_nodes=bool(all_nodes), node_selector=selector,
+        devices=tuple(_device(d, f"{swhere}.devices[{i}]")
+                      for i, d in enumerate(_list(spec, "devices", swhere))))
+
+
+def _selectors(body: dict[str, Any], where: str) -> tuple[str, ...]:
+    out = []
+    for i, sel in enumerate(_list(body, "selectors", where)):
+        swhere = f"{where}.selectors[{i}]"
+        cel = _obj(_obj(sel, swhere).get("cel"), f"{swhere}.cel")
+        out.append(_str(cel, "expression", f"{swhere}.cel"))
+    return tuple(out)
+
+
+@frozen
+class DeviceClass:
+    """DRA-3: a DeviceClass: its name and the CEL selectors every device it gives must meet."""
+
+    name: str
+    selectors: tuple[str, ...]
+
+
+def decode_class(value: object, where: str) -> DeviceClass:
+    body = _obj(value, where)
+    meta = _obj(body.get("metadata"), f"{where}.metadata")
+    spec = _obj(body.get("spec") or {}, f"{where}.spec")
+    _refuse_left_out(spec, f"{where}.spec")
+    return DeviceClass(_str(meta, "name", f"{where}.metadata"),
+                       _selectors(spec, f"{where}.spec"))
+
+
+@frozen
+class Request:
+    """DRA-4: one request (or one ``firstAvailable`` subrequest): its class, its own selectors,
+    and how many devices: ``ExactCount`` with ``count`` or ``All``."""
+
+    name: str
+    class_name: str
+    selectors: tuple[str, ...]
+    mode: str
+    count: int
+    subrequests: tuple[Request, ...] = ()
+
+
+@frozen
+class Constraint:
+    """DRA-6: ``matchAttribute`` over the requests it names (all of the claim's when empty)."""
+
+    requests: tuple[str, ...]
+    match_attribute: str
+
+
+@frozen
+class Claim:
+    """DRA-4: a ResourceClaim: ``namespace/name`` (how the allocator names it in errors), its
+    requests in order, and its constraints."""
+
+    name: str
+    namespace: str
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+
+    @property
+    def key(self) -> str:
+        """The claim as klog.KObj prints it."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def _exact(body: dict[str, Any], name: str, where: str) -> Request:
+    _refuse_left_out(body, where)
+    mode = body.get("allocationMode") or "ExactCount"
+    expect(mode, str, "a string", f"{where}.allocationMode")
+    if mode not in ("ExactCount", "All"):
+        raise InvalidFieldError(f"unknown allocation mode {mode!r}",
+                                where=f"{where}.allocationMode")
+    count = _int(body, "count", where, 1 if mode == "ExactCount" else 0)
+    if mode == "ExactCount" and count < 1:
+        raise InvalidFieldError("must be at least 1", where=f"{where}.count")
+    return Request(name, _str(body, "deviceClassName", where), _selectors(body, where),
+                   mode, count)
+
+
+def _request(value: object, where: str) -> Request:
+    body = _obj(value, where)
+    name = _str(body, "name", where)
+    sub = _list(body, "firstAvailable", where)
+    if "exactly" in body and sub:
+        raise InvalidFieldError("exactly one of exactly, firstAvailable", where=where)
+    if sub:
+        subs = []
+        for i, item in enumerate(sub):
+            iwhere = f"{where}.firstAvailable[{i}]"
+            ibody = _obj(item, iwhere)
+            subs.append(_exact(ibody, _str(ibody, "name", iwhere), iwhere))
+        return Request(name, "", (), "FirstAvailable", 0, tuple(subs))
+    if "exactly" not in body:
+        raise InvalidFieldError("exactly one of exactly, firstAvailable", where=where)
+    return _exact(_obj(body["exactly"], f"{where}.exactly"), name, f"{where}.exactly")
+
+
+def decode_claim(value: object, where: str) -> Claim:
+    """DRA-4: one ResourceClaim (``{"metadata": {...}, "spec": {"devices": {...}}}``)."""
+    body = _obj(value, where)
+    meta = _obj(body.get("metadata"), f"{where}.metadata")
+    spec = _obj(body.get("spec") or {}, f"{where}.spec")
+    devices = _obj(spec.get("devices") or {}, f"{where}.spec.devices")
+    dwhere = f"{where}.spec.devices"
+    requests = tuple(_request(r, f"{dwhere}.requests[{i}]")
+                     for i, r in enumerate(_list(devices, "requests", dwhere)))
+    constraints = []
+    for i, c in enumerate(_list(devices, "constraints", dwhere)):
+        cwhere = f"{dwhere}.constraints[{i}]"
+        cbody = _obj(c, cwhere)
+        _refuse_left_out(cbody, cwhere)
+        names = _list(cbody, "requests", cwhere)
+        for j, item in enumerate(names):
+            expect(item, str, "a string", f"{cwhere}.requests[{j}]")
+        constraints.append(Constraint(tuple(names), _str(cbody, "matchAttribute", cwhere)))
+    namespace = meta.get("namespace") or ""
+    expect(namespace, str, "a string", f"{where}.metadata.namespace")
+    return Claim(_str(meta, "name", f"{where}.metadata"), namespace, requests,
+                 tuple(constraints))

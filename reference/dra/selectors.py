@@ -1,0 +1,89 @@
+"""DRA-3: CEL device selectors, evaluated with ``cel-expr-python`` (the CEL project's own
+Python runtime over its C++ implementation), over the chapter's subset of the ``device``
+variable Kubernetes declares.
+
+``device.driver`` is the driver's name; ``device.attributes`` maps a domain to the device's
+attributes in it (an attribute listed without a domain is in the driver's); a domain the
+device has nothing in reads as an empty map, and a missing attribute in a present map is a
+runtime error.  Left out of the subset (refused, DRA-0): ``device.capacity`` (Kubernetes
+quantities), version-typed attributes read by an expression (Kubernetes semver values), and
+Kubernetes' CEL library extensions: cel-expr-python does not have them and refuses to compile
+them, which is reported as not modelled.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from cel_expr_python import cel
+
+from numaspec.dra.objects import Device
+from numaspec.errors import NotModelledError
+
+__all__ = ["SelectorError", "device_matches"]
+
+_ENV = cel.NewEnv(variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)})
+_MISSING_KEY = re.compile(r'Key not found in map ?: ?"?([^"]*)"?')
+
+
+class SelectorError(Exception):
+    """A CEL runtime error, in cel-go's words where the chapter states them (DRA-3)."""
+
+
+@lru_cache(maxsize=256)
+def _compiled(expression: str) -> Any:
+    if "capacity" in expression or "semver" in expression:
+        raise NotModelledError("CEL over device.capacity or semver values is outside the "
+                               "chapter's subset (DRA-0)", where=expression)
+    try:
+        return _ENV.compile(expression, disable_check=True)
+    except Exception as exc:  # cel-expr-python raises plain exceptions on compile errors
+        raise NotModelledError(f"CEL expression outside the chapter's subset: {exc}",
+                               where=expression) from None
+
+
+def _activation(device: Device, driver: str) -> dict[str, Any]:
+    attributes: dict[str, dict[str, Any]] = {}
+    for name, (_kind, value) in device.attributes.items():
+        domain, _, ident = name.rpartition("/")
+        attributes.setdefault(domain or driver, {})[ident] = value
+    return {"driver": driver, "attributes": attributes, "allowMultipleAllocations": False}
+
+
+def _refuse_versions(expression: str, device: Device) -> None:
+    """Refuse an expression that reads a version attribute (DRA-0)."""
+    for name, (kind, _value) in device.attributes.items():
+        if kind == "version" and name.rpartition("/")[2] in expression:
+            raise NotModelledError(f"CEL over the version attribute {name!r} is outside the "
+                                   "chapter's subset (DRA-0)", where=expression)
+
+
+def device_matches(expression: str, device: Device, driver: str,
+                   release_minor: int) -> bool:
+    """DRA-3: whether one selector accepts the device.  Raises :class:`SelectorError` with
+    cel-go's message for a runtime error (from 1.37 with Kubernetes' hint on a missing key)."""
+    program = _compiled(expression)
+    _refuse_versions(expression, device)
+    activation = _activation(device, driver)
+    # A domain the device has nothing in reads as an empty map (Kubernetes' map with a
+    # default): every domain the expression names is given one.
+    for domain in re.findall(r'attributes\[\s*"([^"]*)"\s*\]', expression):
+        activation["attributes"].setdefault(domain, {})
+    value = program.eval(data={"device": activation})
+    if value.type() == cel.Type.ERROR:
+        text = str(value.value())
+        missing = _MISSING_KEY.search(text)
+        if missing:
+            message = f"no such key: {missing.group(1)}"
+            if release_minor >= 37:
+                message += (". consider using CEL optional chaining (.? followed by orValue()) "
+                            "or guarding the check with has() for optional fields")
+            raise SelectorError(message)
+        raise SelectorError(text)
+    result = value.value()
+    if not isinstance(result, bool):
+        raise NotModelledError("a selector that does not give a boolean (the API server's "
+                               "type check refuses it)", where=expression)
+    return result
