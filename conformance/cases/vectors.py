@@ -4,7 +4,7 @@ The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.v
 holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
-     "op": "merge" | "hints" | "node" | "affinity" | "predict",
+     "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate",
      "derived": "hand" | "reference",
      "case": {...}, "expected": {...}, "notes": "...",
      "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
@@ -104,7 +104,7 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node", "affinity", "predict")
+OPS = ("merge", "hints", "node", "affinity", "predict", "allocate")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
@@ -182,6 +182,12 @@ def case_version(op: str, case: Any) -> str:
     from numaspec.node.nodeconfig import NODE_VERSIONS
 
     raw: Any = None
+    if op == "allocate":
+        # DRA-10: the allocator's release (module minor = Kubernetes minor)
+        from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
+
+        raw = case.get("release") if isinstance(case, dict) else None
+        return raw if raw in ALLOCATE_RELEASES else ""
     if op == "merge":
         raw = case.get("kubelet_version") if isinstance(case, dict) else None
         if raw is None:
@@ -236,6 +242,10 @@ def format_range(first: int, last: int) -> str:
 def _op_range(op: str) -> tuple[int, int]:
     if op == "merge":
         return OLDEST.minor, NEWEST.minor
+    if op == "allocate":
+        from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
+
+        return _minor(ALLOCATE_RELEASES[0]), _minor(ALLOCATE_RELEASES[-1])
     from numaspec.node.nodeconfig import NODE_VERSIONS
 
     return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
@@ -290,6 +300,8 @@ def _retarget_text(raw: Any, release: str) -> Any:
 
 
 def _retarget(op: str, case: Any, release: str) -> Any:
+    if op == "allocate":
+        return {**case, "release": release}
     if op == "merge":
         return {**case, "kubelet_version": _retarget_text(case.get("kubelet_version"),
                                                           release)}
@@ -344,7 +356,8 @@ def instances(vector: Vector, releases: Sequence[str] | None = None,
 
 def _session_versions(op: str, case: Any) -> str:
     """``"mixed"`` when a session's create steps name different releases, else ``""``."""
-    if op == "merge" or not isinstance(case, dict) or not isinstance(case.get("steps"), list):
+    if op in ("merge", "allocate") or not isinstance(case, dict) or not isinstance(
+            case.get("steps"), list):
         return ""
     seen = set()
     for step in case["steps"]:
@@ -383,6 +396,11 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
     op, case, expected = raw["op"], raw["case"], raw["expected"]
     if op == "merge":
         _require(isinstance(expected, dict), "a merge response object", f"{where}.expected")
+    elif op == "allocate":
+        _require(isinstance(case, dict), "an allocate case object", f"{where}.case")
+        _require(isinstance(expected, dict) and "outcome" in expected,
+                 '{"outcome": "allocated" | "unschedulable" | "error", ...}',
+                 f"{where}.expected")
     elif op == "predict":
         _require(isinstance(case, dict) and set(case) == {"steps", "pod"}
                  and isinstance(case["steps"], list) and bool(case["steps"]),
@@ -423,6 +441,9 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         elif op == "predict":
             _require(isinstance(answer, dict) and isinstance(answer.get("fits"), bool),
                      '{"fits": true | false, ...}', at)
+        elif op == "allocate":
+            _require(isinstance(answer, dict) and "outcome" in answer,
+                     '{"outcome": "allocated" | "unschedulable" | "error", ...}', at)
         else:
             _require(isinstance(answer, dict) and set(answer) == {"answers"}
                      and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
@@ -696,7 +717,8 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     decisions and states equal up to devices that report the same NUMA nodes (RUN-12), each
     resource's hints compared without regard to order (NWIRE-4).  ``predict``: the same answer
     exactly (for the reference's own answers; the runner judges an implementation's
-    prediction by PRED-4 instead).  An error's
+    prediction by PRED-4 instead).  ``allocate``: the same answer up to the order of the
+    node's pools (DRA-2).  An error's
     ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
     """
     if op == "merge":
@@ -707,6 +729,10 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
         from numaspec.conformance.cases.predictions import same_answer
 
         return [d[:_LIMIT] for d in same_answer(expected, actual)]
+    if op == "allocate":
+        from numaspec.conformance.cases.allocations import allocation_differences
+
+        return allocation_differences(case, expected, actual)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
 
 

@@ -78,6 +78,8 @@ class ReferenceImplementation:
 
     name = "numaspec-reference"
     kubelet_versions: tuple[KubeletVersion, ...] = SUPPORTED_VERSIONS
+    #: DRA-10: the releases of the structured allocator it models
+    allocate_versions: tuple[str, ...] = ("1.33", "1.34", "1.35", "1.36", "1.37")
     #: PROTO-7: numaspec's line format is the reference's own interface.
     claims = Claims(format=True)
 
@@ -104,6 +106,12 @@ class ReferenceImplementation:
         from numaspec.protocols.adapter_protocol import reference_result
 
         return reference_result("hints", case)
+
+    def allocate(self, case: Any) -> Any:
+        """An ``allocate`` case (spec chapter dra.md), for the allocator's properties."""
+        from numaspec.protocols.adapter_protocol import reference_result
+
+        return reference_result("allocate", case)
 
     def subsets(self, nodes: Sequence[int]) -> list[tuple[int, ...]]:
         return [mask.nodes for mask in iterate_masks(nodes)]

@@ -125,6 +125,8 @@ class Implementation:
     node_kubelet_versions: tuple[str, ...]
     operations: tuple[str, ...]
     raw: dict[str, Any] = attrs.field(eq=False, repr=False)
+    #: DRA-10: the Kubernetes minors whose structured allocator it models (``allocate``)
+    allocate_versions: tuple[str, ...] = ()
     #: PROTO-7: the part of the semantics it claims (absent: all of it, but not the format)
     claims: Claims = attrs.field(factory=Claims)
 
@@ -155,8 +157,10 @@ class Implementation:
             raise AdapterError(f"unknown operations {unknown} (known: {', '.join(OPERATIONS)})",
                                where=where)
         versions = strings("kubelet_versions")
+        allocate_versions = strings("allocate_versions", ())
         for key, listed in (("kubelet_versions", versions),
-                            ("node_kubelet_versions", strings("node_kubelet_versions", ()))):
+                            ("node_kubelet_versions", strings("node_kubelet_versions", ())),
+                            ("allocate_versions", allocate_versions)):
             for index, version in enumerate(listed):
                 if not _MINOR.match(version):
                     raise AdapterError(
@@ -168,6 +172,7 @@ class Implementation:
                    kubelet_versions=versions,
                    node_kubelet_versions=strings("node_kubelet_versions", versions),
                    operations=operations, raw=dict(value),
+                   allocate_versions=allocate_versions,
                    claims=Claims.from_json(value.get("claims"),
                                            f"{where}: implementation.claims"))
 
@@ -180,7 +185,10 @@ class Implementation:
             return f"{self.name} does not declare the {op!r} operation"
         if kubelet_version is None:
             return None
-        versions = self.kubelet_versions if op == "merge" else self.node_kubelet_versions
+        versions = (self.kubelet_versions if op == "merge" else self.allocate_versions
+                    if op == "allocate" else self.node_kubelet_versions)
+        if op == "allocate" and kubelet_version not in versions:
+            return f"{self.name} does not declare the {kubelet_version} allocator"
         if kubelet_version not in versions:
             return f"{self.name} does not declare kubelet {kubelet_version} for {op!r}"
         for index, created in _created_minors(case):
@@ -278,7 +286,8 @@ _ANSWER_FIELDS = {"result": frozenset({"seq", "result"}),
 _RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
                   "hints": frozenset({"answers"}), "node": frozenset({"answers"}),
                   "affinity": frozenset({"answers"}),
-                  "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"})}
+                  "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
+                  "allocate": frozenset({"outcome", "claims", "message", "variant", "error"})}
 
 
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:

@@ -48,6 +48,9 @@ class StrictChecker:
                          "affinity": validator("sessionResult"),
                          "predict": jsonschema.Draft202012Validator(
                              {"$ref": "tag:numaspec,2026:predict#/$defs/answer"},
+                             registry=registry),
+                         "allocate": jsonschema.Draft202012Validator(
+                             {"$ref": "tag:numaspec,2026:allocate#/$defs/answer"},
                              registry=registry)}
 
     @staticmethod

@@ -499,6 +499,7 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
 # The affinity properties (spec chapter affinity.md) register themselves too; importing them
 # here makes PROPERTIES the whole table, merge properties first.
 from numaspec.conformance.properties import affinity as _affinity  # noqa: E402,F401
+from numaspec.conformance.properties import allocate as _allocate  # noqa: E402,F401
 from numaspec.conformance.properties import node_corners as _node_corners  # noqa: E402,F401
 from numaspec.conformance.properties import node_malformed as _node_malformed  # noqa: E402,F401
 from numaspec.conformance.properties import node_sessions as _node_sessions  # noqa: E402,F401

@@ -282,7 +282,10 @@ class _ProtocolMerge:
             self.node_session = self._node_session
         if "hints" in impl.operations:
             self.hints_session = self._hints_session
+        if "allocate" in impl.operations:
+            self.allocate = self._allocate
         self.node_kubelet_versions = impl.node_kubelet_versions
+        self.allocate_versions = impl.allocate_versions
 
     def _affinity_session(self, case: Any) -> Any:
         """The affinity properties' channel (spec chapter affinity.md): one session."""
@@ -299,6 +302,10 @@ class _ProtocolMerge:
     def _predict(self, case: Any) -> Any:
         """The predict property's channel (spec chapter predict.md): one sent case."""
         return self._run("predict", case)
+
+    def _allocate(self, case: Any) -> Any:
+        """The allocator properties' channel (spec chapter dra.md): one ``allocate`` case."""
+        return self._run("allocate", case)
 
     def _run(self, op: str, case: Any) -> Any:
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
