@@ -7,8 +7,9 @@ release, ``node`` and ``hints`` vectors to those with the node probe; vectors of
 line format are not claimed by them, PROTO-7), less the instances its
 expectations manifest skips, and, for rules the node differential checks
 (tests/test_node_differential.py in their Checked-by line), at 1.30 and 1.37 too.  A rule
-whose upstream is ``none`` is numaspec's own, and one from Katalyst's proposal (AFF, SCHED)
-is not kubelet's: neither has kubelet behaviour to run.
+whose upstream is ``none`` is numaspec's own, one from Katalyst's proposal (AFF, SCHED) is
+not kubelet's, and DRA's are the scheduler's allocator (run against adapters/dra/): none has
+kubelet behaviour to run.
 
 ``python tests/regenerate.py`` rewrites the table (this file alone:
 ``python tests/kubelet_rule_coverage.py``).
@@ -97,6 +98,10 @@ def rows() -> list[tuple[str, str, str, str]]:
             continue
         if upstream.startswith("katalyst"):
             out.append((rule.id, holds, "Katalyst's proposal (no kubelet behaviour)", ""))
+            continue
+        if rule.id.startswith("DRA-"):
+            out.append((rule.id, holds, "the scheduler's DRA allocator (adapters/dra/, no "
+                                        "kubelet behaviour)", ""))
             continue
         missing = {_minor(m) for m in TABLE_RELEASES} & span - run
         out.append((rule.id, holds, _ranges(run) or "none", _ranges(missing)))

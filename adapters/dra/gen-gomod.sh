@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerate <dir>/go.mod (and go.sum) for one pinned release: require
+# k8s.io/dynamic-resource-allocation at <version> and the Kubernetes modules
+# it builds on (k8s.io/api, k8s.io/apimachinery) at that same v0.X.Y, plus
+# the local modules the release's main.go builds on, each replaced by its
+# directory (common; v1alloc from v0.34 on). Then go mod tidy, which also
+# checks that k8s.io/* stays at v0.X.Y (the run fails otherwise).
+# Usage: ./gen-gomod.sh v0.35.0 v0_35
+set -euo pipefail
+ver="$1"; dir="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+minor="${ver#v0.}"; minor="${minor%%.*}"
+cd "$here/$dir"
+locals=(common)
+if [ "$minor" -ge 34 ]; then locals+=(v1alloc); fi
+{
+  echo "module numaspec.invalid/dra-adapter/$dir"
+  echo
+  echo "go 1.26"
+  echo
+  echo "require ("
+  echo "	k8s.io/api $ver"
+  echo "	k8s.io/apimachinery $ver"
+  echo "	k8s.io/dynamic-resource-allocation $ver"
+  for m in "${locals[@]}"; do echo "	numaspec.invalid/dra-adapter/$m v0.0.0"; done
+  echo ")"
+  echo
+  echo "replace ("
+  for m in "${locals[@]}"; do echo "	numaspec.invalid/dra-adapter/$m => ../$m"; done
+  echo ")"
+} > go.mod
+go mod tidy
+bad="$(awk '$1 ~ /^k8s\.io\// && $2 ~ /^v0\.[1-9][0-9]*\.[0-9]+$/ && $2 != "'"$ver"'" {print $1, $2}' go.mod)"
+if [ -n "$bad" ]; then
+  echo "$dir: k8s.io modules not at $ver after go mod tidy:" >&2
+  echo "$bad" >&2
+  exit 1
+fi

@@ -1,0 +1,283 @@
+// Package v1alloc is the driver of the dra-allocator adapters for the
+// releases whose structured allocator takes resource.k8s.io/v1 objects
+// (k8s.io/dynamic-resource-allocation v0.34 on): it decodes a case's API
+// objects into k8s.io/api/resource/v1 types, calls structured.NewAllocator
+// and Allocate, and maps their answer onto the wire result (../README.md).
+// What differs between those releases comes in as Hooks from the release
+// dir's main.go; everything else (Features fields, the CEL cache features)
+// is reached by reflection, so the one source serves every release.
+package v1alloc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/klog/v2"
+
+	"numaspec.invalid/dra-adapter/common"
+)
+
+// Hooks are the release-specific parts of the public API.
+type Hooks struct {
+	// EnableAllocators is structured.EnableAllocators (v0.35 on); nil when
+	// the release has none, and -variant then only filters: a case the
+	// module's own choice answers with another variant is skipped.
+	EnableAllocators func(names ...string)
+	// FailedOnNode is structured.ErrFailedAllocationOnNode (v0.35 on); nil
+	// when the release has none (every Allocate error is then "error").
+	FailedOnNode error
+}
+
+// Main runs the adapter for the release linked into this binary.
+func Main(h Hooks) { common.Main(&driver{hooks: h}) }
+
+const celCacheSize = 10
+
+type driver struct {
+	hooks   Hooks
+	variant string
+	// supported holds, for each variant, the Features fields it supports
+	// (probed at Setup).
+	supported map[string]sets.Set[string]
+
+	mu     sync.Mutex
+	caches map[cel.Features]*cel.Cache
+}
+
+func (d *driver) ModuleVersion() string { return common.ModuleVersion(common.DRAModule) }
+
+// celCache is one CEL cache per set of CEL features (a cache compiles with
+// the features it was made with).
+func (d *driver) celCache(f structured.Features) *cel.Cache {
+	var cf cel.Features
+	common.CopyEnableFlags(&cf, f)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.caches == nil {
+		d.caches = map[cel.Features]*cel.Cache{}
+	}
+	c, ok := d.caches[cf]
+	if !ok {
+		c = cel.NewCache(celCacheSize, cf)
+		d.caches[cf] = c
+	}
+	return c
+}
+
+func (d *driver) Setup(variant string) error {
+	if !common.Debug() {
+		klog.SetLogger(logr.Discard())
+	}
+	d.variant = variant
+	if err := d.probe(); err != nil {
+		return err
+	}
+	if variant != common.VariantAuto && d.hooks.EnableAllocators != nil {
+		d.hooks.EnableAllocators(variant)
+	}
+	return nil
+}
+
+// variantOf names the variant of an allocator by its Go package
+// (k8s.io/dynamic-resource-allocation/structured/internal/<variant>).
+func variantOf(a structured.Allocator) string {
+	t := reflect.TypeOf(a)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	p := t.PkgPath()
+	return p[strings.LastIndex(p, "/")+1:]
+}
+
+func rank(variant string) int {
+	for i, v := range common.Variants {
+		if v == variant {
+			return i
+		}
+	}
+	return len(common.Variants)
+}
+
+// probe fills d.supported: which Features fields each variant supports,
+// by asking NewAllocator (cheap: no slices) for each single feature. With
+// EnableAllocators each variant is asked alone; without it (v0.34) the
+// module's own pick for a feature tells it, the variants being nested
+// (stable within incubating within experimental, as upstream designs them).
+func (d *driver) probe() error {
+	ctx := klog.NewContext(context.Background(), logr.Discard())
+	names := common.FeatureNames(structured.Features{})
+	d.supported = map[string]sets.Set[string]{}
+	for _, v := range common.Variants {
+		d.supported[v] = sets.New[string]()
+	}
+	for _, n := range names {
+		var f structured.Features
+		_ = common.SetFeatures(&f, []string{n})
+		if d.hooks.EnableAllocators != nil {
+			for _, v := range common.Variants {
+				d.hooks.EnableAllocators(v)
+				if _, err := d.newAllocator(ctx, f, structured.AllocatedState{}, nil, nil); err == nil {
+					d.supported[v].Insert(n)
+				}
+			}
+			d.hooks.EnableAllocators()
+			continue
+		}
+		a, err := d.newAllocator(ctx, f, structured.AllocatedState{}, nil, nil)
+		if err != nil {
+			continue
+		}
+		for _, v := range common.Variants[rank(variantOf(a)):] {
+			d.supported[v].Insert(n)
+		}
+	}
+	return nil
+}
+
+func (d *driver) VariantFeatures() []string {
+	if d.variant == common.VariantAuto {
+		all := sets.New[string]()
+		for _, s := range d.supported {
+			all = all.Union(s)
+		}
+		return sets.List(all)
+	}
+	return sets.List(d.supported[d.variant])
+}
+
+// pick is the variant NewAllocator chooses for the features among the
+// enabled ones ("" when none supports them).
+func (d *driver) pick(f structured.Features) string {
+	want := common.EnabledFeatures(f)
+	for _, v := range common.Variants {
+		if d.variant != common.VariantAuto && d.hooks.EnableAllocators != nil && v != d.variant {
+			continue
+		}
+		if d.supported[v].HasAll(want...) {
+			return v
+		}
+	}
+	return ""
+}
+
+func (d *driver) newAllocator(ctx context.Context, f structured.Features, state structured.AllocatedState,
+	classes []*resourceapi.DeviceClass, slices []*resourceapi.ResourceSlice) (a structured.Allocator, err error) {
+	return structured.NewAllocator(ctx, f, state, classLister(classes), slices, d.celCache(f))
+}
+
+// classLister serves the case's DeviceClasses as the scheduler's informer
+// lister does: in order, and a NotFound API error for an unknown name.
+type classLister []*resourceapi.DeviceClass
+
+func (l classLister) List() ([]*resourceapi.DeviceClass, error) { return l, nil }
+
+func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
+	for _, c := range l {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: resourceapi.GroupName, Resource: "deviceclass"}, name)
+}
+
+func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, *common.Skip, *common.Errored) {
+	ver := d.ModuleVersion()
+	var features structured.Features
+	if err := common.SetFeatures(&features, c.Features); err != nil {
+		return nil, common.Skipf("case.features: %v is not a field of structured.Features in %s %s (it has %s)",
+			err, common.DRAModule, ver, strings.Join(common.FeatureNames(features), ", ")), nil
+	}
+	api := "resource.k8s.io/v1 of k8s.io/api " + common.ModuleVersion("k8s.io/api")
+
+	slices := make([]*resourceapi.ResourceSlice, len(c.Slices))
+	for i, raw := range c.Slices {
+		slices[i] = new(resourceapi.ResourceSlice)
+		if s, e := common.DecodeObject(raw, slices[i], fmt.Sprintf("slices[%d]", i), "ResourceSlice", api); s != nil || e != nil {
+			return nil, s, e
+		}
+	}
+	classes := make([]*resourceapi.DeviceClass, len(c.Classes))
+	for i, raw := range c.Classes {
+		classes[i] = new(resourceapi.DeviceClass)
+		if s, e := common.DecodeObject(raw, classes[i], fmt.Sprintf("classes[%d]", i), "DeviceClass", api); s != nil || e != nil {
+			return nil, s, e
+		}
+	}
+	claims := make([]*resourceapi.ResourceClaim, len(c.Claims))
+	for i, raw := range c.Claims {
+		claims[i] = new(resourceapi.ResourceClaim)
+		if s, e := common.DecodeObject(raw, claims[i], fmt.Sprintf("claims[%d]", i), "ResourceClaim", api); s != nil || e != nil {
+			return nil, s, e
+		}
+		applyClaimDefaults(claims[i])
+	}
+	state := structured.AllocatedState{
+		AllocatedDevices:         sets.New[structured.DeviceID](),
+		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+	}
+	for _, r := range c.Allocated {
+		state.AllocatedDevices.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))
+	}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Node.Name, Labels: c.Node.Labels}}
+
+	logger := logr.Discard()
+	if common.Debug() {
+		logger = klog.Background()
+	}
+	ctx = klog.NewContext(ctx, logger)
+
+	picked := d.pick(features)
+	alloc, err := d.newAllocator(ctx, features, state, classes, slices)
+	if err != nil {
+		if d.variant != common.VariantAuto && strings.Contains(err.Error(), "no allocator available") {
+			return nil, common.Skipf("variant %s does not support features %v", d.variant,
+				sets.List(sets.New(common.EnabledFeatures(features)...).Difference(d.supported[d.variant]))), nil
+		}
+		return &common.Result{Outcome: common.OutcomeError, Variant: picked, Message: err.Error()}, nil, nil
+	}
+	variant := variantOf(alloc)
+	if d.variant != common.VariantAuto && variant != d.variant {
+		// v0.34: no EnableAllocators, the flag only filters.
+		return nil, common.Skipf("variant %s not used: %s %s picks %s for features %v and cannot be told otherwise",
+			d.variant, common.DRAModule, ver, variant, c.Features), nil
+	}
+	results, err := alloc.Allocate(ctx, node, claims)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return nil, nil, common.Erroredf("the allocator gave up at the adapter's %s deadline: %v", common.CaseTimeout, err)
+		}
+		if d.hooks.FailedOnNode != nil && errors.Is(err, d.hooks.FailedOnNode) {
+			return &common.Result{Outcome: common.Unschedulable, Variant: variant, Message: err.Error()}, nil, nil
+		}
+		return &common.Result{Outcome: common.OutcomeError, Variant: variant, Message: err.Error()}, nil, nil
+	}
+	if results == nil && len(claims) > 0 {
+		return &common.Result{Outcome: common.Unschedulable, Variant: variant}, nil, nil
+	}
+	if len(results) != len(claims) {
+		return nil, nil, common.Erroredf("the allocator returned %d allocation results for %d claims", len(results), len(claims))
+	}
+	out := &common.Result{Outcome: common.Allocated, Variant: variant, Claims: make([]common.ClaimResult, len(results))}
+	for i, r := range results {
+		devs := []common.DeviceResult{}
+		for _, dr := range r.Devices.Results {
+			devs = append(devs, common.DeviceResult{Request: dr.Request, Driver: dr.Driver, Pool: dr.Pool, Device: dr.Device})
+		}
+		out.Claims[i] = common.ClaimResult{Devices: devs}
+	}
+	return out, nil, nil
+}
