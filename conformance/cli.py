@@ -299,7 +299,8 @@ def _differential_options(diff: argparse.ArgumentParser) -> None:
                       help="small: 1 to 8 NUMA nodes and past them, every policy, option and "
                            "gate (default); large: kubelet's providers on a big machine: "
                            "--numa-nodes NUMA nodes with max-allowable-numa-nodes (kubelet "
-                           "1.31+) and full hint lists")
+                           "1.31+) and full hint lists; allocate: the DRA allocator's "
+                           "allocate cases instead of merges (spec/dra.md)")
     diff.add_argument("--max-permutations", type=int, default=cases.DEFAULT_MAX_PERMUTATIONS,
                       metavar="N", help="--shape large: the most permutations (product of "
                                         "the hint lists' lengths) of a case (default "

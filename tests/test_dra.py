@@ -5,17 +5,22 @@ properties can fail."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutants.allocate_mutants import MutantAllocator
 
 from numaspec.conformance.cases.allocations import allocation_differences
+from numaspec.conformance.implementations.adapter import ReferenceImplementation
 from numaspec.conformance.properties.allocate import (
     allocation_is_sound,
     allocation_matches_reference,
 )
+from numaspec.conformance.properties.random_cases import CaseShape
+from numaspec.conformance.running.differential import differential
 from numaspec.protocols.adapter_protocol import reference_result
 
 ROOT = "resource.kubernetes.io/pcieRoot"
@@ -204,37 +209,11 @@ def test_an_answer_under_another_pool_order_is_right() -> None:
 # --- mutants: each property can fail ---------------------------------------------------------
 
 
-class _Mutant:
-    name = "mutant"
-    allocate_versions = ("1.36", "1.37")
-
-    def __init__(self, change: Any) -> None:
-        self.change = change
-
-    def allocate(self, case: Any) -> Any:
-        return self.change(case, reference_result("allocate", case))
-
-
-def _last_device_first(_case: Any, answer: Any) -> Any:
-    """Mutant: reverses each claim's picks (the order devices were taken in)."""
-    if answer.get("outcome") == "allocated":
-        answer["claims"] = [{"devices": c["devices"][::-1]} for c in answer["claims"]]
-    return answer
-
-
-def _ignores_constraints(case: Any, _answer: Any) -> Any:
-    """Mutant: allocates as if no claim had constraints."""
-    loose = copy.deepcopy(case)
-    for claim in loose["claims"]:
-        claim["spec"]["devices"].pop("constraints", None)
-    return reference_result("allocate", loose)
-
-
 _QUICK = settings(max_examples=400, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
 
 
-def _check(prop: Any, impl: _Mutant) -> None:
+def _check(prop: Any, impl: object) -> None:
     """Run a property against ``impl`` at _QUICK's settings (a fresh @given each time: the
     property's own is left as registered)."""
     _QUICK(given(data=st.data())(prop.hypothesis.inner_test))(impl)
@@ -243,17 +222,36 @@ def _check(prop: Any, impl: _Mutant) -> None:
 def test_p_allocate_catches_a_mutant_that_reorders_picks() -> None:
     """P-ALLOCATE fails an allocator that lists a claim's devices last taken first."""
     with pytest.raises(AssertionError):
-        _check(allocation_matches_reference, _Mutant(_last_device_first))
+        _check(allocation_matches_reference, MutantAllocator("reversed_picks"))
 
 
 def test_p_allocate_sound_catches_a_mutant_that_ignores_constraints() -> None:
     """P-ALLOCATE-SOUND fails an allocator that drops every matchAttribute, without asking
     the reference's search."""
     with pytest.raises(AssertionError, match="matchAttribute"):
-        _check(allocation_is_sound, _Mutant(_ignores_constraints))
+        _check(allocation_is_sound, MutantAllocator("ignores_constraints"))
 
 
 def test_both_properties_hold_for_the_reference() -> None:
-    reference = _Mutant(lambda _case, answer: answer)
+    reference = ReferenceImplementation()
     _check(allocation_matches_reference, reference)
     _check(allocation_is_sound, reference)
+
+
+def test_the_differential_finds_and_shrinks_a_mutant() -> None:
+    """``numaspec differential --shape allocate``: every disagreement of the mutant found,
+    the first shrunk to a smaller case it still disagrees on; the reference itself agrees."""
+    shape = CaseShape("allocate")
+    result = differential("mutants.allocate_mutants:REVERSED", cases=300, shape=shape,
+                          shrink=1)
+    assert result.op == "allocate"
+    assert result.cases == 300
+    assert result.disagreements, result.summary()
+    first = result.disagreements[0]
+    assert "found_as" in first
+    assert len(json.dumps(first["case"])) < len(
+        json.dumps(first["found_as"]))
+    clean = differential("numaspec.protocols.adapter_protocol:ReferenceAdapter", cases=300,
+                         shape=shape)
+    assert clean.disagreements == []
+    assert clean.verdicts == {"agreed": 300}

@@ -127,6 +127,8 @@ class Implementation:
     raw: dict[str, Any] = attrs.field(eq=False, repr=False)
     #: DRA-10: the Kubernetes minors whose structured allocator it models (``allocate``)
     allocate_versions: tuple[str, ...] = ()
+    #: DRA-10: the allocator features it models (None: every one)
+    allocate_features: tuple[str, ...] | None = None
     #: PROTO-7: the part of the semantics it claims (absent: all of it, but not the format)
     claims: Claims = attrs.field(factory=Claims)
 
@@ -173,6 +175,8 @@ class Implementation:
                    node_kubelet_versions=strings("node_kubelet_versions", versions),
                    operations=operations, raw=dict(value),
                    allocate_versions=allocate_versions,
+                   allocate_features=(strings("allocate_features")
+                                      if "allocate_features" in value else None),
                    claims=Claims.from_json(value.get("claims"),
                                            f"{where}: implementation.claims"))
 
@@ -202,6 +206,12 @@ class Implementation:
     def outside_claims(self, op: str, case: Any, expected: Any, rules: Sequence[str]
                        ) -> str | None:
         """Why a vector lies outside what the implementation claims, or None (PROTO-7)."""
+        if op == "allocate" and self.allocate_features is not None and isinstance(case, dict):
+            # DRA-10: a case enabling an allocator feature it does not declare
+            missing = sorted(set(case.get("features") or ()) - set(self.allocate_features))
+            if missing:
+                return (f"{self.name} does not claim the allocator feature "
+                        f"{', '.join(map(str, missing))}")
         reason = self.claims.outside(op, case, expected, rules)
         return None if reason is None else f"{self.name} does not claim {reason}"
 

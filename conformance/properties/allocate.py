@@ -20,15 +20,10 @@ from hypothesis import strategies as st
 
 from numaspec.conformance.cases.allocations import allocation_differences
 from numaspec.conformance.cases.divergences import known
+from numaspec.conformance.properties.allocate_cases import allocate_cases
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["AllocateImplementation", "allocate_cases", "soundness_problems"]
-
-DRIVERS = ("gpu.example.com", "nic.example.com", "cpu.example.com")
-PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
-#: The attributes random devices carry (each may be missing): what constraints match on.
-ATTRIBUTES = ("numa", PCIE_ROOT, "model")
-
+__all__ = ["AllocateImplementation", "soundness_problems"]
 
 class AllocateImplementation(Protocol):
     name: str
@@ -36,136 +31,11 @@ class AllocateImplementation(Protocol):
     def allocate(self, case: Any) -> Any: ...
 
 
-@st.composite
-def _device(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    attributes: dict[str, Any] = {}
-    if draw(st.integers(0, 9)) < 9:
-        attributes["numa"] = {"int": draw(st.integers(0, 1))}
-    if draw(st.integers(0, 5)) < 5:
-        attributes[PCIE_ROOT] = {"string": draw(st.sampled_from(["pci0000:00",
-                                                                  "pci0000:80"]))}
-    if draw(st.booleans()):
-        attributes["model"] = {"string": draw(st.sampled_from(["a", "b"]))}
-    return {"name": name, "attributes": attributes}
-
-
-@st.composite
-def _slices(draw: st.DrawFn, drivers: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for driver in drivers:
-        short = driver.split(".")[0]
-        for pool in range(draw(st.integers(1, 2))):
-            count = draw(st.integers(1, 2))
-            devices = 0
-            for index in range(count):
-                names = []
-                for _ in range(draw(st.integers(1, 4))):
-                    names.append(f"{short}-{devices}")
-                    devices += 1
-                if names and draw(st.integers(0, 19)) == 19:
-                    names.append(names[0])  # DRA-2: an invalid pool
-                spec: dict[str, Any] = {
-                    "driver": driver,
-                    "pool": {"name": f"pool-{pool}", "generation": 1,
-                             "resourceSliceCount": count},
-                    "devices": [draw(_device(n)) for n in names]}
-                target = draw(st.integers(0, 19))
-                if target == 19:
-                    spec["nodeName"] = "node-b"  # DRA-2: another node's: an incomplete pool
-                elif target == 18:
-                    spec["allNodes"] = True
-                elif target == 17:
-                    spec["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
-                        {"key": "zone", "operator": "In", "values": ["a"]}]}]}
-                else:
-                    spec["nodeName"] = "node-a"
-                out.append({"metadata": {"name": f"{short}-{pool}-{index}"}, "spec": spec})
-            if draw(st.integers(0, 9)) == 9:
-                # DRA-2: an older generation's leftover, dropped
-                out.append({"metadata": {"name": f"{short}-{pool}-old"}, "spec": {
-                    "driver": driver, "nodeName": "node-a",
-                    "pool": {"name": f"pool-{pool}", "generation": 0, "resourceSliceCount": 1},
-                    "devices": [{"name": f"{short}-old", "attributes": {}}]}})
-    return draw(st.permutations(out))
-
-
-def _selector(driver: str, draw: st.DrawFn) -> list[dict[str, Any]]:
-    choice = draw(st.integers(0, 7))
-    if choice == 7:
-        # DRA-3: unguarded: a runtime error on a device without the attribute
-        expression = f'device.attributes["{driver}"].model == "a"'
-    elif choice == 6:
-        expression = f'has(device.attributes["{driver}"].numa) && ' \
-                     f'device.attributes["{driver}"].numa == 0'
-    else:
-        return []
-    return [{"cel": {"expression": expression}}]
-
-
-@st.composite
-def _claim(draw: st.DrawFn, index: int, classes: list[str]) -> dict[str, Any]:
-    requests: list[dict[str, Any]] = []
-    names = []
-    for r in range(draw(st.integers(1, 3))):
-        name = f"r{r}"
-        names.append(name)
-
-        def exact(draw: st.DrawFn = draw) -> dict[str, Any]:
-            class_name = draw(st.sampled_from([*classes, "missing"])
-                              if draw(st.integers(0, 29)) == 29 else st.sampled_from(classes))
-            driver = next((d for d in DRIVERS if d.startswith(class_name)), DRIVERS[0])
-            body: dict[str, Any] = {"deviceClassName": class_name}
-            if draw(st.integers(0, 7)) == 7:
-                body["allocationMode"] = "All"
-            else:
-                body["count"] = draw(st.integers(1, 2))
-            selectors = _selector(driver, draw)
-            if selectors:
-                body["selectors"] = selectors
-            return body
-
-        if draw(st.integers(0, 4)) == 4:
-            subs = [{"name": f"s{s}", **exact()} for s in range(draw(st.integers(1, 3)))]
-            names.extend(f"{name}/{s['name']}" for s in subs)
-            requests.append({"name": name, "firstAvailable": subs})
-        else:
-            requests.append({"name": name, "exactly": exact()})
-    constraints = []
-    for _ in range(draw(st.integers(0, 2))):
-        attribute = draw(st.sampled_from([PCIE_ROOT, PCIE_ROOT, "numa", "model"]))
-        qualified = attribute if "/" in attribute else f"{draw(st.sampled_from(DRIVERS))}/" \
-                                                      f"{attribute}"
-        scope = draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
-        constraint: dict[str, Any] = {"matchAttribute": qualified}
-        if scope:
-            constraint["requests"] = scope
-        constraints.append(constraint)
-    devices: dict[str, Any] = {"requests": requests}
-    if constraints:
-        devices["constraints"] = constraints
-    return {"metadata": {"name": f"claim-{index}", "namespace": "default"},
-            "spec": {"devices": devices}}
-
-
-@st.composite
-def allocate_cases(draw: st.DrawFn, releases: tuple[str, ...]) -> dict[str, Any]:
-    """A random node and claims for the ``allocate`` operation (DRA-10)."""
-    drivers = draw(st.lists(st.sampled_from(DRIVERS), min_size=1, max_size=3, unique=True))
-    slices = draw(_slices(drivers))
-    classes = [d.split(".")[0] for d in drivers]
-    device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
-                  for s in slices for d in s["spec"]["devices"]]
-    allocated = draw(st.lists(st.sampled_from(device_ids), max_size=3, unique=True)
-                     if device_ids else st.just([]))
-    claims = [draw(_claim(i, classes)) for i in range(draw(st.integers(1, 2)))]
-    features = [] if draw(st.integers(0, 9)) == 9 else ["PrioritizedList"]
-    return {"release": draw(st.sampled_from(releases)), "features": features,
-            "node": {"name": "node-a", "labels": {"zone": "a"}},
-            "slices": slices,
-            "classes": [{"metadata": {"name": c}, "spec": {"selectors": [
-                {"cel": {"expression": f'device.driver == "{d}"'}}]}}
-                for c, d in zip(classes, drivers, strict=True)],
-            "allocated": allocated, "claims": claims}
+def _features(impl: object) -> tuple[str, ...]:
+    """DRA-10: the allocator features the implementation models (all, when it does not say):
+    a case enables only those."""
+    declared = getattr(impl, "allocate_features", None)
+    return ("PrioritizedList",) if declared is None else tuple(declared)
 
 
 def _releases(impl: object) -> tuple[str, ...]:
@@ -183,7 +53,7 @@ def allocation_matches_reference(impl: AllocateImplementation, data: st.DataObje
     """The allocator's answer is the reference's, up to the order of the node's pools."""
     from numaspec.protocols.adapter_protocol import reference_result
 
-    case = data.draw(allocate_cases(_releases(impl)))
+    case = data.draw(allocate_cases(_releases(impl), _features(impl)))
     expected = reference_result("allocate", case)
     if "error" in expected:
         event("refused by the reference")
@@ -278,7 +148,7 @@ def allocation_is_sound(impl: AllocateImplementation, data: st.DataObject) -> No
     releases = tuple(r for r in _releases(impl) if int(r.split(".")[1]) >= 36)
     if not releases:
         return
-    case = data.draw(allocate_cases(releases))
+    case = data.draw(allocate_cases(releases, _features(impl)))
     note(f"case: {json.dumps(case, separators=(',', ':'))}")
     actual = impl.allocate(case)
     note(f"answer: {json.dumps(actual, separators=(',', ':'))}")

@@ -323,8 +323,10 @@ def permutations(case: Any) -> int:
 
 @attrs.frozen
 class CaseShape:
-    """Which random merge cases a campaign draws (``small``: :func:`random_merge_case`;
-    ``large``: :func:`random_large_case_at`) and what their IDs are.  Picklable, so that a
+    """Which random cases a campaign draws (``small``: :func:`random_merge_case`;
+    ``large``: :func:`random_large_case_at`; ``allocate``: the DRA allocator's,
+    :func:`~numaspec.conformance.properties.allocate_cases.random_allocate_case_at`) and what
+    their IDs are.  Picklable, so that a
     campaign's shards can draw their own ranges of cases anywhere."""
 
     name: str = "small"
@@ -345,13 +347,22 @@ class CaseShape:
                                     where="--numa-nodes")
 
     @property
+    def op(self) -> str:
+        """The operation the cases ask: ``allocate`` for the DRA allocator's (DRA-10), else
+        ``merge``."""
+        return "allocate" if self.name == "allocate" else "merge"
+
+    @property
     def batch(self) -> int:
         """Cases drawn and sent at once (a large case can take kubelet seconds)."""
-        return 500 if self.name == "small" else 4
+        return {"small": 500, "allocate": 200}.get(self.name, 4)
 
     def versions(self, declared: Sequence[str], who: str) -> list[str]:
         """The releases of ``declared`` this shape draws cases for."""
-        if self.name == "small":
+        if self.name in ("small", "allocate"):
+            if not declared:
+                raise InvalidFieldError(f"{who} declares no releases for {self.op!r}",
+                                        where="--impl")
             return list(declared)
         chosen = large_case_versions(declared)
         if not chosen:
@@ -360,9 +371,18 @@ class CaseShape:
                 f"declares {', '.join(declared)}", where="--shape")
         return chosen
 
-    def case_at(self, seed: int, index: int, versions: Sequence[str]) -> dict[str, Any]:
+    def case_at(self, seed: int, index: int, versions: Sequence[str],
+                features: Sequence[str] | None = None) -> dict[str, Any]:
+        """Case ``index`` of ``seed``; ``features``: the allocator features an ``allocate``
+        case may enable (None: every one)."""
         if self.name == "small":
             return random_merge_case_at(seed, index, versions)
+        if self.name == "allocate":
+            from numaspec.conformance.properties.allocate_cases import random_allocate_case_at
+
+            return random_allocate_case_at(seed, index, versions,
+                                           ("PrioritizedList",) if features is None
+                                           else features)
         return random_large_case_at(seed, index, versions,
                                     max_permutations=self.max_permutations,
                                     numa_nodes=self.numa_nodes)

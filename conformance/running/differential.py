@@ -1,4 +1,5 @@
-"""``numaspec differential``: random merge cases, the reference against an implementation.
+"""``numaspec differential``: random merge cases (or, ``--shape allocate``, the DRA allocator's
+``allocate`` cases, DRA-10), the reference against an implementation.
 
 Unlike the suite, nothing here is expected in advance: every case goes to both, and every
 answer of the implementation that does not agree with the reference's (``compare``, the
@@ -37,7 +38,8 @@ from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocols.adapter_protocol import reference_result
 
-__all__ = ["Differential", "PieceResult", "differential", "shrink_merge_case"]
+__all__ = ["Differential", "PieceResult", "differential", "shrink_allocate_case",
+           "shrink_merge_case"]
 
 #: Disagreements shrunk per run (each shrink asks the implementation again, many times).
 SHRUNK = 20
@@ -57,6 +59,8 @@ class Differential:
     numa_nodes: dict[int, int] = attrs.field(factory=dict)
     #: RUN-5: disagreements booked on a known divergence of the manifest, per finding
     explained: dict[str, int] = attrs.field(factory=dict)
+    #: the operation the cases asked (``merge``, or ``allocate`` for DRA-10's)
+    op: str = "merge"
 
     @property
     def unexplained(self) -> list[dict[str, Any]]:
@@ -65,7 +69,7 @@ class Differential:
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(self.verdicts.items()))
-        text = (f"{self.cases} random merge cases against {self.implementation}: {counts}; "
+        text = (f"{self.cases} random {self.op} cases against {self.implementation}: {counts}; "
                 f"{len(self.disagreements)} disagreements with the reference")
         if self.explained:
             text += (f", {len(self.unexplained)} unexplained (known divergences: "
@@ -109,6 +113,7 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
                 explained[finding] += 1
         if explained:
             result = attrs.evolve(result, explained=dict(explained))
+        result = attrs.evolve(result, op=piece.shape.op)
         chosen = [k for k, d in enumerate(found) if d["actual"] is not None
                   and "finding" not in d][:shrink]
         shrunk = _shrink_all(impl, timeout, [found[k] for k in chosen], runner)
@@ -124,7 +129,7 @@ def _explained(item: dict[str, Any], divergences: Sequence[Divergence]) -> str |
     actual = item["actual"]
     if actual is None and item["differences"][0].startswith("errored: "):
         actual = {"errored": item["differences"][0].removeprefix("errored: ")}
-    found = facts("merge", item["case"], item["expected"], actual)
+    found = facts(item.get("op", "merge"), item["case"], item["expected"], actual)
     return next((d.finding for d in divergences if matches(d.match, found)), None)
 
 
@@ -199,9 +204,11 @@ class _Piece:
 
     def _run(self, connection: Connection, piece: range, tick: Tick) -> PieceResult:
         who = connection.implementation
-        if "merge" not in who.operations or not who.kubelet_versions:
-            raise AdapterError(f"{who.name} declares no merge releases", where="--impl")
-        versions = self.shape.versions(who.kubelet_versions, who.name)
+        op = self.shape.op
+        declared = who.allocate_versions if op == "allocate" else who.kubelet_versions
+        if op not in who.operations or not declared:
+            raise AdapterError(f"{who.name} declares no {op} releases", where="--impl")
+        versions = self.shape.versions(declared, who.name)
         unclaimed: list[int] = []
         verdicts: list[tuple[int, str]] = []
         disagreements: list[dict[str, Any]] = []
@@ -210,19 +217,20 @@ class _Piece:
         for low in range(piece.start, piece.stop, self.shape.batch):
             indices, requests, expectations = [], [], []
             for i in range(low, min(low + self.shape.batch, piece.stop)):
-                case = self.shape.case_at(self.seed, i, versions)
-                expected = reference_result("merge", case)
-                if who.claims.outside("merge", case, expected, ()) is not None:
-                    unclaimed.append(i)
+                case = self.shape.case_at(self.seed, i, versions, who.allocate_features)
+                expected = reference_result(op, case)
+                if who.claims.outside(op, case, expected, ()) is not None or (
+                        op == "allocate" and "error" in expected):
+                    unclaimed.append(i)  # (an allocate case the reference refuses: DRA-0)
                     continue
                 indices.append(i)
                 requests.append(case)
                 expectations.append(expected)
-                if not records or permutations(case) > records[-1][1]:
+                if op == "merge" and (not records or permutations(case) > records[-1][1]):
                     records.append((i, permutations(case)))
-                if self.shape.name != "small":
+                if self.shape.name == "large":
                     sizes.append(len(case["numa_nodes"]))
-            answers = connection.run_many("merge", requests, window=self.window)
+            answers = connection.run_many(op, requests, window=self.window)
             before = len(verdicts)
             for i, case, expected, answer in zip(indices, requests, expectations, answers,
                                                  strict=True):
@@ -242,14 +250,15 @@ class _Piece:
         """The verdict of case ``i``, and its disagreement record (none when it agreed or
         was skipped)."""
         verdict: str = answer.status
+        op = self.shape.op
         if verdict != "result":
             differences = [f"{answer.status}: {answer.message}"]
         else:
-            differences = compare("merge", case, expected, answer.result)
+            differences = compare(op, case, expected, answer.result)
             verdict = "disagreed" if differences else "agreed"
         if verdict in ("agreed", "skipped"):
             return verdict, None
-        return verdict, {"id": self.shape.case_id(self.seed, i), "op": "merge", "case": case,
+        return verdict, {"id": self.shape.case_id(self.seed, i), "op": op, "case": case,
                          "expected": expected, "actual": answer.result,
                          "differences": differences}
 
@@ -316,23 +325,25 @@ class _Shrinker:
 def _shrunk(connection: Connection, item: dict[str, Any]) -> dict[str, Any]:
     """``item`` with its case shrunk while the implementation still disagrees on it."""
     claims = connection.implementation.claims
+    op = item.get("op", "merge")
 
     def disagrees(case: Any) -> bool:
-        expected = reference_result("merge", case)
-        if claims.outside("merge", case, expected, ()) is not None:
+        expected = reference_result(op, case)
+        if claims.outside(op, case, expected, ()) is not None or "error" in expected:
             return False
-        answer = connection.run("merge", case)
+        answer = connection.run(op, case)
         return answer.status == "result" and bool(
-            compare("merge", case, expected, answer.result))
+            compare(op, case, expected, answer.result))
 
-    small = shrink_merge_case(item["case"], disagrees)
+    shrink = shrink_allocate_case if op == "allocate" else shrink_merge_case
+    small = shrink(item["case"], disagrees)
     if small == item["case"]:
         return item
-    expected = reference_result("merge", small)
-    answer = connection.run("merge", small)
+    expected = reference_result(op, small)
+    answer = connection.run(op, small)
     return {**item, "found_as": item["case"], "case": small, "expected": expected,
             "actual": answer.result,
-            "differences": compare("merge", small, expected, answer.result)}
+            "differences": compare(op, small, expected, answer.result)}
 
 
 def _shrink_all(impl: str, timeout: float, items: list[dict[str, Any]], runner: Runner
@@ -348,6 +359,74 @@ def _shrink_all(impl: str, timeout: float, items: list[dict[str, Any]], runner: 
     for k, chunk in enumerate(runner.map(_Shrinker(impl, timeout), chunks)):
         shrunk[k::groups] = chunk
     return shrunk
+
+
+def shrink_allocate_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
+                         budget: int = 2_000) -> dict[str, Any]:
+    """The smallest ``allocate`` case reachable from ``case`` by taking claims, slices,
+    allocated devices, constraints, requests, subrequests, devices and attributes away, on
+    which ``still_fails`` holds (greedy; at most ``budget`` tries).  Pool order is random
+    upstream (DRA-2): ``still_fails`` should ask more than once."""
+    tries = 0
+    while tries < budget:
+        for smaller in _smaller_allocate(case):
+            tries += 1
+            if still_fails(smaller):
+                case = smaller
+                break
+            if tries >= budget:
+                return case
+        else:
+            return case
+    return case
+
+
+def _without(items: list[Any], i: int) -> list[Any]:
+    return items[:i] + items[i + 1:]
+
+
+def _smaller_allocate(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every ``allocate`` case one step smaller than ``case``."""
+    for key in ("claims", "slices", "allocated"):
+        items = case.get(key) or []
+        for i in range(len(items)):
+            if key != "claims" or len(items) > 1:
+                yield {**case, key: _without(items, i)}
+    for c, claim in enumerate(case.get("claims") or []):
+        devices = claim["spec"]["devices"]
+
+        def with_devices(new: dict[str, Any], c: int = c, claim: Any = claim
+                         ) -> dict[str, Any]:
+            edited = {**claim, "spec": {**claim["spec"], "devices": new}}
+            return {**case, "claims": [*case["claims"][:c], edited, *case["claims"][c + 1:]]}
+
+        constraints = devices.get("constraints") or []
+        for i in range(len(constraints)):
+            yield with_devices({**devices, "constraints": _without(constraints, i)})
+        requests = devices["requests"]
+        for i, request in enumerate(requests):
+            if len(requests) > 1:
+                yield with_devices({**devices, "requests": _without(requests, i)})
+            subs = request.get("firstAvailable") or []
+            for j in range(len(subs) if len(subs) > 1 else 0):
+                fewer = {**request, "firstAvailable": _without(subs, j)}
+                yield with_devices({**devices, "requests": [*requests[:i], fewer,
+                                                            *requests[i + 1:]]})
+    for s, slice_ in enumerate(case.get("slices") or []):
+        spec = slice_["spec"]
+
+        def with_spec(new: dict[str, Any], s: int = s, slice_: Any = slice_
+                      ) -> dict[str, Any]:
+            edited = {**slice_, "spec": new}
+            return {**case, "slices": [*case["slices"][:s], edited, *case["slices"][s + 1:]]}
+
+        devices = spec.get("devices") or []
+        for i, device in enumerate(devices):
+            yield with_spec({**spec, "devices": _without(devices, i)})
+            for name in list(device.get("attributes") or {}):
+                fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
+                                                  if k != name}}
+                yield with_spec({**spec, "devices": [*devices[:i], fewer, *devices[i + 1:]]})
 
 
 def _smaller(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -419,7 +498,7 @@ def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHR
     finally:
         bar.finish()
     print(result.summary())
-    if shape is not None and shape.name != "small":
+    if shape is not None and shape.name == "large":
         per_count = ", ".join(f"{n}: {c}" for n, c in result.numa_nodes.items())
         print(f"cases per NUMA node count: {per_count}; largest case sent: "
               f"{result.largest:,} permutations")

@@ -286,6 +286,7 @@ class _ProtocolMerge:
             self.allocate = self._allocate
         self.node_kubelet_versions = impl.node_kubelet_versions
         self.allocate_versions = impl.allocate_versions
+        self.allocate_features = impl.allocate_features
 
     def _affinity_session(self, case: Any) -> Any:
         """The affinity properties' channel (spec chapter affinity.md): one session."""

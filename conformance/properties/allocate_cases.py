@@ -1,0 +1,219 @@
+"""Random ``allocate`` cases (spec chapter ``dra.md``, DRA-10): a node of one to three
+drivers' ResourceSlices (pools of one or two slices, now and then an invalid, incomplete or
+superseded one), a DeviceClass per driver, some devices already allocated, and one or two
+claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors and
+``matchAttribute`` constraints over NUMA, PCIe-root and model attributes.
+
+One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
+properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
+for ``numaspec differential --shape allocate``, where case ``i`` of a seed is always the same
+case).  Rare inputs are drawn when a choice is at the top of its range, so that Hypothesis,
+which shrinks towards the bottom, shrinks them away.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+
+from hypothesis import strategies as st
+
+__all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
+           "random_allocate_case_at"]
+
+DRIVERS = ("gpu.example.com", "nic.example.com", "cpu.example.com")
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+T = TypeVar("T")
+
+
+class Choices(Protocol):
+    """Where a generated case's choices come from."""
+
+    def integer(self, low: int, high: int) -> int: ...
+
+    def choice(self, items: Sequence[T]) -> T: ...
+
+    def permutation(self, items: list[T]) -> list[T]: ...
+
+    def subset(self, items: Sequence[T], most: int) -> list[T]: ...
+
+
+class _Hypothesis:
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+
+    def integer(self, low: int, high: int) -> int:
+        return self.draw(st.integers(low, high))
+
+    def choice(self, items: Sequence[T]) -> T:
+        return self.draw(st.sampled_from(items))
+
+    def permutation(self, items: list[T]) -> list[T]:
+        return self.draw(st.permutations(items))
+
+    def subset(self, items: Sequence[T], most: int) -> list[T]:
+        if not items:
+            return []
+        return self.draw(st.lists(st.sampled_from(items), max_size=most, unique=True))
+
+
+class _Seeded:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def integer(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def choice(self, items: Sequence[T]) -> T:
+        return items[self.rng.randrange(len(items))]
+
+    def permutation(self, items: list[T]) -> list[T]:
+        out = list(items)
+        self.rng.shuffle(out)
+        return out
+
+    def subset(self, items: Sequence[T], most: int) -> list[T]:
+        unique = list(dict.fromkeys(items))
+        return self.rng.sample(unique, self.rng.randint(0, min(most, len(unique))))
+
+
+def _device(c: Choices, name: str) -> dict[str, Any]:
+    attributes: dict[str, Any] = {}
+    if c.integer(0, 9) < 9:
+        attributes["numa"] = {"int": c.integer(0, 1)}
+    if c.integer(0, 5) < 5:
+        attributes[PCIE_ROOT] = {"string": c.choice(["pci0000:00", "pci0000:80"])}
+    if c.integer(0, 1):
+        attributes["model"] = {"string": c.choice(["a", "b"])}
+    return {"name": name, "attributes": attributes}
+
+
+def _slices(c: Choices, drivers: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for driver in drivers:
+        short = driver.split(".")[0]
+        for pool in range(c.integer(1, 2)):
+            count = c.integer(1, 2)
+            devices = 0
+            for index in range(count):
+                names = []
+                for _ in range(c.integer(1, 4)):
+                    names.append(f"{short}-{devices}")
+                    devices += 1
+                if c.integer(0, 19) == 19:
+                    names.append(names[0])  # DRA-2: an invalid pool
+                spec: dict[str, Any] = {
+                    "driver": driver,
+                    "pool": {"name": f"pool-{pool}", "generation": 1,
+                             "resourceSliceCount": count},
+                    "devices": [_device(c, n) for n in names]}
+                target = c.integer(0, 19)
+                if target == 19:
+                    spec["nodeName"] = "node-b"  # DRA-2: another node's: an incomplete pool
+                elif target == 18:
+                    spec["allNodes"] = True
+                elif target == 17:
+                    spec["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["a"]}]}]}
+                else:
+                    spec["nodeName"] = "node-a"
+                out.append({"metadata": {"name": f"{short}-{pool}-{index}"}, "spec": spec})
+            if c.integer(0, 9) == 9:
+                # DRA-2: an older generation's leftover, dropped
+                out.append({"metadata": {"name": f"{short}-{pool}-old"}, "spec": {
+                    "driver": driver, "nodeName": "node-a",
+                    "pool": {"name": f"pool-{pool}", "generation": 0, "resourceSliceCount": 1},
+                    "devices": [{"name": f"{short}-old", "attributes": {}}]}})
+    return c.permutation(out)
+
+
+def _selector(c: Choices, driver: str) -> list[dict[str, Any]]:
+    choice = c.integer(0, 7)
+    if choice == 7:
+        # DRA-3: unguarded: a runtime error on a device without the attribute
+        expression = f'device.attributes["{driver}"].model == "a"'
+    elif choice == 6:
+        expression = (f'has(device.attributes["{driver}"].numa) && '
+                      f'device.attributes["{driver}"].numa == 0')
+    else:
+        return []
+    return [{"cel": {"expression": expression}}]
+
+
+def _exact(c: Choices, classes: Sequence[str]) -> dict[str, Any]:
+    class_name = c.choice([*classes, "missing"]) if c.integer(0, 29) == 29 else c.choice(
+        classes)
+    driver = next((d for d in DRIVERS if d.startswith(class_name)), DRIVERS[0])
+    body: dict[str, Any] = {"deviceClassName": class_name}
+    if c.integer(0, 7) == 7:
+        body["allocationMode"] = "All"
+    else:
+        body["count"] = c.integer(1, 2)
+    selectors = _selector(c, driver)
+    if selectors:
+        body["selectors"] = selectors
+    return body
+
+
+def _claim(c: Choices, index: int, classes: Sequence[str]) -> dict[str, Any]:
+    requests: list[dict[str, Any]] = []
+    names = []
+    for r in range(c.integer(1, 3)):
+        name = f"r{r}"
+        names.append(name)
+        if c.integer(0, 4) == 4:
+            subs = [{"name": f"s{s}", **_exact(c, classes)} for s in range(c.integer(1, 3))]
+            names.extend(f"{name}/{s['name']}" for s in subs)
+            requests.append({"name": name, "firstAvailable": subs})
+        else:
+            requests.append({"name": name, "exactly": _exact(c, classes)})
+    constraints = []
+    for _ in range(c.integer(0, 2)):
+        attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model"])
+        qualified = attribute if "/" in attribute else f"{c.choice(DRIVERS)}/{attribute}"
+        scope = c.subset(names, 2)
+        constraint: dict[str, Any] = {"matchAttribute": qualified}
+        if scope:
+            constraint["requests"] = scope
+        constraints.append(constraint)
+    devices: dict[str, Any] = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"metadata": {"name": f"claim-{index}", "namespace": "default"},
+            "spec": {"devices": devices}}
+
+
+def build_case(c: Choices, releases: Sequence[str],
+               features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
+    """A random ``allocate`` case for one of ``releases``; ``features``: the allocator
+    features it may enable (one in ten cases enables none)."""
+    drivers = c.subset(DRIVERS, 3) or [c.choice(DRIVERS)]
+    slices = _slices(c, drivers)
+    classes = [d.split(".")[0] for d in drivers]
+    device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
+                  for s in slices for d in s["spec"]["devices"]]
+    allocated = c.subset(device_ids, 3)
+    claims = [_claim(c, i, classes) for i in range(c.integer(1, 2))]
+    enabled = [] if c.integer(0, 9) == 9 else [f for f in ("PrioritizedList",)
+                                               if f in features]
+    return {"release": c.choice(list(releases)), "features": enabled,
+            "node": {"name": "node-a", "labels": {"zone": "a"}},
+            "slices": slices,
+            "classes": [{"metadata": {"name": k}, "spec": {"selectors": [
+                {"cel": {"expression": f'device.driver == "{d}"'}}]}}
+                for k, d in zip(classes, drivers, strict=True)],
+            "allocated": allocated, "claims": claims}
+
+
+@st.composite
+def allocate_cases(draw: st.DrawFn, releases: tuple[str, ...],
+                   features: tuple[str, ...] = ("PrioritizedList",)) -> dict[str, Any]:
+    """A random ``allocate`` case, Hypothesis's way (it shrinks)."""
+    return build_case(_Hypothesis(draw), releases, features)
+
+
+def random_allocate_case_at(seed: int, index: int, releases: Sequence[str],
+                            features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
+    """Case ``index`` of ``seed``: the same case however a campaign is cut into pieces."""
+    return build_case(_Seeded(random.Random(f"allocate:{seed}:{index}")), releases, features)
