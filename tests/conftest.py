@@ -45,11 +45,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _CROSSHAIR.update(verdicts)
 
 
-def pytest_report_header() -> str:
-    """Which pinned kubelet releases this run covers (tests/kubelet_builds.py SELECTED)."""
+def pytest_report_header() -> list[str]:
+    """Which pinned kubelet and DRA allocator releases this run covers
+    (tests/kubelet_builds.py and tests/dra_builds.py SELECTED)."""
+    import dra_builds
     import kubelet_builds
 
-    return kubelet_builds.describe_selection()
+    return [kubelet_builds.describe_selection(), dra_builds.describe_selection()]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -101,19 +101,19 @@ def _slices(c: Choices, drivers: Sequence[str]) -> list[dict[str, Any]]:
                 for _ in range(c.integer(1, 4)):
                     names.append(f"{short}-{devices}")
                     devices += 1
-                if c.integer(0, 19) == 19:
+                if c.integer(0, 49) == 49:
                     names.append(names[0])  # DRA-2: an invalid pool
                 spec: dict[str, Any] = {
                     "driver": driver,
                     "pool": {"name": f"pool-{pool}", "generation": 1,
                              "resourceSliceCount": count},
                     "devices": [_device(c, n) for n in names]}
-                target = c.integer(0, 19)
-                if target == 19:
+                target = c.integer(0, 29)
+                if target == 29:
                     spec["nodeName"] = "node-b"  # DRA-2: another node's: an incomplete pool
-                elif target == 18:
+                elif target == 28:
                     spec["allNodes"] = True
-                elif target == 17:
+                elif target == 27:
                     spec["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
                         {"key": "zone", "operator": "In", "values": ["a"]}]}]}
                 else:
@@ -129,11 +129,11 @@ def _slices(c: Choices, drivers: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _selector(c: Choices, driver: str) -> list[dict[str, Any]]:
-    choice = c.integer(0, 7)
-    if choice == 7:
+    choice = c.integer(0, 15)
+    if choice == 15:
         # DRA-3: unguarded: a runtime error on a device without the attribute
         expression = f'device.attributes["{driver}"].model == "a"'
-    elif choice == 6:
+    elif choice >= 13:
         expression = (f'has(device.attributes["{driver}"].numa) && '
                       f'device.attributes["{driver}"].numa == 0')
     else:
@@ -171,7 +171,8 @@ def _claim(c: Choices, index: int, classes: Sequence[str]) -> dict[str, Any]:
     constraints = []
     for _ in range(c.integer(0, 2)):
         attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model"])
-        qualified = attribute if "/" in attribute else f"{c.choice(DRIVERS)}/{attribute}"
+        drivers = [d for d in DRIVERS if d.split(".")[0] in classes]
+        qualified = attribute if "/" in attribute else f"{c.choice(drivers)}/{attribute}"
         scope = c.subset(names, 2)
         constraint: dict[str, Any] = {"matchAttribute": qualified}
         if scope:

@@ -296,7 +296,17 @@ class _Search:
         for match in reversed(self.constraints[ci]):
             match.remove(base, sub)
 
-    def allocate_one(self, r: tuple[int, int, int, int], in_sub: bool) -> bool:
+    def allocate_one(self, r: tuple[int, int, int, int], in_sub: bool, start: int = 0
+                     ) -> bool:
+        """DRA-7: fill device ``r`` and everything after it.  ``start``: the position in the
+        walk where the request's previous device was taken, plus one.  Upstream's stable
+        variant walks from the first device for every device of a request, which tries each
+        set of devices in every order; an order is tried only after its sorted one, which
+        leads to the same rest of the search (what is in use and what the constraints hold
+        depend on the set, and every selector was judged for the devices before it), so
+        walking on from the previous device finds the same first answer, and the same
+        errors, with fewer steps (the incubating and experimental variants do so from
+        1.36)."""
         self.steps += 1
         if self.steps > MAX_SEARCH_STEPS:
             raise LimitExceededError(f"the allocation search passed {MAX_SEARCH_STEPS} steps",
@@ -353,22 +363,29 @@ class _Search:
             if not done and self.minor >= 34:
                 self.give_back(r, candidate)
             return done
+        position = -1
         for pool in self.pools:
+            candidates = _candidates(pool)
+            if position + len(candidates) < start:
+                position += len(candidates)
+                continue
             if self.minor <= 34 and pool.invalid:
                 # DRA-2: until 1.34 reaching an invalid pool stops the allocation
                 raise _Fatal(f"pool {pool.name} is invalid: duplicate device name "
                              f"{duplicate_name(pool.slices)}")
             if pool.invalid or (pool.incomplete and self.minor >= 35):
+                position += len(candidates)
                 continue
-            for candidate in _candidates(pool):
-                if self.in_use(candidate.id):
+            for candidate in candidates:
+                position += 1
+                if position < start or self.in_use(candidate.id):
                     continue
                 if not self.selectable((ci, ri, si), data, candidate):
                     continue
                 if not self.take(r, candidate, False):
                     continue
                 try:
-                    done = self.allocate_one((ci, ri, si, di + 1), in_sub)
+                    done = self.allocate_one((ci, ri, si, di + 1), in_sub, position + 1)
                 except BaseException:
                     self.give_back(r, candidate)
                     raise
