@@ -261,13 +261,14 @@ class _Search:
         return device_id in self.allocated or bool(self.allocating.get(device_id))
 
     def take(self, r: tuple[int, int, int, int], candidate: _Candidate,
-             must: bool) -> bool:
-        """DRA-6: put a device in a claim's result if it is free and keeps every constraint;
-        ``must`` (an ``All`` request): a constraint it breaks is an error."""
+             must: bool) -> int | None:
+        """DRA-6: put a device in a claim's result if it is free and keeps every constraint,
+        and say how long the result was before (None: not taken); ``must`` (an ``All``
+        request): a constraint it breaks is an error."""
         ci = r[0]
         data = self.data[r[:3]]
         if self.in_use(candidate.id):
-            return False
+            return None
         base = data.parent.name if data.parent else data.request.name
         sub = data.request.name if data.parent else ""
         added: list[_Match] = []
@@ -279,17 +280,21 @@ class _Search:
                     raise _Fatal(f"claim {self.claims[ci].key}, request {data.request.name}: "
                                  f"cannot add device {candidate.id} because a claim "
                                  "constraint would not be satisfied")
-                return False
+                return None
             added.append(match)
         self.allocating.setdefault(candidate.id, set()).add(ci)
+        before = len(self.results[ci])
         self.results[ci].append(Picked(data.name, candidate.driver, candidate.pool.name,
                                        candidate.device.name))
-        return True
+        return before
 
-    def give_back(self, r: tuple[int, int, int, int], candidate: _Candidate) -> None:
+    def give_back(self, r: tuple[int, int, int, int], candidate: _Candidate,
+                  before: int) -> None:
+        """Undo :meth:`take`: the result cut back to its length before (at 1.33 that also
+        drops what a failed All branch left in it, DRA-4)."""
         ci = r[0]
         data = self.data[r[:3]]
-        self.results[ci].pop()
+        del self.results[ci][before:]
         self.allocating[candidate.id].discard(ci)
         base = data.parent.name if data.parent else data.request.name
         sub = data.request.name if data.parent else ""
@@ -306,7 +311,8 @@ class _Search:
         depend on the set, and every selector was judged for the devices before it), so
         walking on from the previous device finds the same first answer, and the same
         errors, with fewer steps (the incubating and experimental variants do so from
-        1.36)."""
+        1.36).  Not at 1.33, where a failed All branch leaves its devices in use (DRA-4), so
+        what is in use depends on the path and not only on the set: every order is walked."""
         self.steps += 1
         if self.steps > MAX_SEARCH_STEPS:
             raise LimitExceededError(f"the allocation search passed {MAX_SEARCH_STEPS} steps",
@@ -349,7 +355,8 @@ class _Search:
             raise _MaxSize
         if data.all_devices is not None:
             candidate = data.all_devices[di]
-            if not self.take(r, candidate, True):
+            before = self.take(r, candidate, True)
+            if before is None:
                 return False
             # DRA-4: until 1.35 the next device of an All subrequest is looked up as the
             # first subrequest's; at 1.33 a failed All branch keeps what it took
@@ -358,10 +365,10 @@ class _Search:
                 done = self.allocate_one((ci, ri, nxt, di + 1), in_sub)
             except BaseException:
                 if self.minor >= 34:
-                    self.give_back(r, candidate)
+                    self.give_back(r, candidate, before)
                 raise
             if not done and self.minor >= 34:
-                self.give_back(r, candidate)
+                self.give_back(r, candidate, before)
             return done
         position = -1
         for pool in self.pools:
@@ -382,16 +389,18 @@ class _Search:
                     continue
                 if not self.selectable((ci, ri, si), data, candidate):
                     continue
-                if not self.take(r, candidate, False):
+                before = self.take(r, candidate, False)
+                if before is None:
                     continue
                 try:
-                    done = self.allocate_one((ci, ri, si, di + 1), in_sub, position + 1)
+                    done = self.allocate_one((ci, ri, si, di + 1), in_sub,
+                                             position + 1 if self.minor >= 34 else 0)
                 except BaseException:
-                    self.give_back(r, candidate)
+                    self.give_back(r, candidate, before)
                     raise
                 if done:
                     return True
-                self.give_back(r, candidate)
+                self.give_back(r, candidate, before)
         return False
 
 
