@@ -57,9 +57,10 @@ def test_the_allocate_suite_passes(minor: str, variant: str, tmp_path: Path) -> 
 @pytest.mark.parametrize(("minor", "variant"), PAIRS)
 def test_random_cases_agree_with_the_reference(minor: str, variant: str) -> None:
     result = differential(_impl(minor, variant), cases=CASES, shape=CaseShape("allocate"),
-                          seed=int(minor.split(".")[1]))
+                          seed=int(minor.split(".")[1]), expectations=manifest(minor))
     assert result.cases == CASES
-    assert result.disagreements == [], json.dumps(result.disagreements[:1])[:4000]
+    # a search past the scheduler's Filter timeout is set aside (finding 38), nothing else
+    assert result.unexplained == [], json.dumps(result.unexplained[:1])[:4000]
 
 
 @pytest.mark.parametrize(("minor", "variant"), PAIRS)

@@ -23,11 +23,15 @@ from typing import Any
 
 import attrs
 
-__all__ = ["FACTS", "Divergence", "Seen", "expecting", "facts", "known", "matches"]
+__all__ = ["FACTS", "TIMED_OUT", "Divergence", "Seen", "expecting", "facts", "known",
+           "matches"]
+
+#: DRA-7: the scheduler's words for a node whose allocation passed its Filter timeout.
+TIMED_OUT = "timed out trying to allocate devices"
 
 #: Each fact a ``match`` may name, with what it is.
 FACTS: Mapping[str, str] = {
-    "op": "the operation: merge or predict",
+    "op": "the operation: merge, predict or allocate",
     "kubelet_version": "the case's kubelet release, as a minor (\"1.30\")",
     "policy": "the Topology Manager policy (a merge case's, or the predict node's)",
     "scope": "predict: the node's topologyManagerScope",
@@ -56,6 +60,9 @@ FACTS: Mapping[str, str] = {
     "case.pod_init_containers": "predict: the pod asked about has init containers that are "
                                 "not sidecars",
     "case.pod_zero_device_request": "predict: the pod asked about requests zero of a device",
+    "actual.timed_out": "allocate: the implementation answered unschedulable because its search "
+                        "passed the scheduler's Filter timeout (DRA-7)",
+    "allocate.release": "allocate: the case's Kubernetes release, as a minor (\"1.34\")",
 }
 
 
@@ -180,6 +187,11 @@ def facts(op: str, case: Any, expected: Any, actual: Any) -> dict[str, Any]:
         found.update(_merge_facts(case, expected, actual))
     elif op == "predict":
         found.update(_predict_facts(case, expected, actual))
+    elif op == "allocate":
+        found["actual.timed_out"] = (isinstance(actual, Mapping)
+                                     and actual.get("outcome") == "unschedulable"
+                                     and actual.get("message") == TIMED_OUT)
+        found["allocate.release"] = case.get("release")
     return found
 
 

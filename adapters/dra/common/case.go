@@ -15,7 +15,7 @@ import (
 // deadline, and the watchdog answers errored if the allocator has not
 // returned WatchdogGrace after it.
 const (
-	CaseTimeout   = 10 * time.Second
+	CaseTimeout   = 10 * time.Second // the scheduler's default DRA FilterTimeout (1.34+)
 	WatchdogGrace = 2 * time.Second
 )
 

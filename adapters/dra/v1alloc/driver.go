@@ -257,7 +257,13 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 	}
 	results, err := alloc.Allocate(ctx, node, claims)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// As the scheduler's DynamicResources Filter answers from 1.34: the node is
+			// unschedulable when the allocator passes its FilterTimeout (default 10s,
+			// DRASchedulerFilterTimeout), which CaseTimeout mirrors (spec/dra.md, DRA-7).
+			return &common.Result{Outcome: common.Unschedulable, Variant: variant, Message: "timed out trying to allocate devices"}, nil, nil
+		}
+		if errors.Is(err, context.Canceled) {
 			return nil, nil, common.Erroredf("the allocator gave up at the adapter's %s deadline: %v", common.CaseTimeout, err)
 		}
 		if d.hooks.FailedOnNode != nil && errors.Is(err, d.hooks.FailedOnNode) {
