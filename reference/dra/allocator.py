@@ -162,6 +162,7 @@ class _Search:
     allocating: dict[str, set[int]] = field(factory=dict)
     results: list[list[Picked]] = field(factory=list)
     selectable_cache: dict[tuple[str, int, int, int], bool] = field(factory=dict)
+    failed: set[tuple[object, ...]] = field(factory=set)
     steps: int = 0
 
     # --- DRA-4, DRA-5: what each request needs ------------------------------------------
@@ -303,6 +304,26 @@ class _Search:
 
     def allocate_one(self, r: tuple[int, int, int, int], in_sub: bool, start: int = 0
                      ) -> bool:
+        """:meth:`search_from`, remembering where it failed: the rest of the search depends
+        only on where it is, what is in use, what each claim's constraints hold and how long
+        each result is, so a place it failed from fails again (it raised nothing there, and
+        selectors are judged once), and upstream's answer is found without walking it twice
+        (DRA-7)."""
+        key = (r, in_sub, start, frozenset(self.allocated_now()),
+               tuple((m.value, m.count) for matches in self.constraints for m in matches),
+               tuple(len(result) for result in self.results))
+        if key in self.failed:
+            return False
+        done = self.search_from(r, in_sub, start)
+        if not done:
+            self.failed.add(key)
+        return done
+
+    def allocated_now(self) -> list[str]:
+        return [device for device, claims in self.allocating.items() if claims]
+
+    def search_from(self, r: tuple[int, int, int, int], in_sub: bool, start: int = 0
+                    ) -> bool:
         """DRA-7: fill device ``r`` and everything after it.  ``start``: the position in the
         walk where the request's previous device was taken, plus one.  Upstream's stable
         variant walks from the first device for every device of a request, which tries each
