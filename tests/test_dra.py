@@ -242,10 +242,10 @@ def test_the_differential_finds_and_shrinks_a_mutant() -> None:
     """``numaspec differential --shape allocate``: every disagreement of the mutant found,
     the first shrunk to a smaller case it still disagrees on; the reference itself agrees."""
     shape = CaseShape("allocate")
-    result = differential("mutants.allocate_mutants:REVERSED", cases=300, shape=shape,
+    result = differential("mutants.allocate_mutants:REVERSED", cases=150, shape=shape,
                           shrink=1)
     assert result.op == "allocate"
-    assert result.cases == 300
+    assert result.cases == 150
     assert result.disagreements, result.summary()
     first = result.disagreements[0]
     assert "found_as" in first
