@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutants.allocate_mutants import MutantAllocator
@@ -255,3 +256,19 @@ def test_the_differential_finds_and_shrinks_a_mutant() -> None:
                          shape=shape)
     assert clean.disagreements == []
     assert clean.verdicts == {"agreed": 300}
+
+
+def test_a_timed_out_search_is_set_aside_by_the_manifest_and_never_shrunk() -> None:
+    """DRA-7, finding 38: an answer stopped by the scheduler's Filter timeout is a known
+    divergence of the DRA manifests (``actual.timed_out``), and the differential does not
+    shrink such answers (each try would wait for the timeout again)."""
+    shape = CaseShape("allocate")
+    manifest = str(REPO / "adapters" / "dra" / "expectations" / "dra-allocator-v0.37.2.json")
+    plain = differential("mutants.allocate_mutants:TIMES_OUT", cases=60, shape=shape,
+                         shrink=5)
+    assert plain.disagreements
+    assert not any("found_as" in d for d in plain.disagreements)
+    known = differential("mutants.allocate_mutants:TIMES_OUT", cases=60, shape=shape,
+                         expectations=manifest)
+    assert known.unexplained == []
+    assert known.explained == {"finding 38": len(known.disagreements)}

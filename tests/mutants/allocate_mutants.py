@@ -10,7 +10,8 @@ from typing import Any
 
 from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
 
-__all__ = ["MUTATIONS", "IGNORES_CONSTRAINTS", "REVERSED", "MutantAllocator", "MutantAdapter"]
+__all__ = ["IGNORES_CONSTRAINTS", "MUTATIONS", "REVERSED", "TIMES_OUT", "MutantAdapter",
+           "MutantAllocator"]
 
 
 def reversed_picks(case: Any, answer: Any) -> Any:
@@ -31,7 +32,16 @@ def ignores_constraints(case: Any, answer: Any) -> Any:
     return reference_result("allocate", loose)
 
 
-MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints}
+def times_out(case: Any, answer: Any) -> Any:
+    """Answers every allocation as the scheduler's Filter timeout would (DRA-7)."""
+    del case
+    if isinstance(answer, dict) and answer.get("outcome") == "allocated":
+        return {"outcome": "unschedulable", "message": "timed out trying to allocate devices"}
+    return answer
+
+
+MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
+             "times_out": times_out}
 
 
 class MutantAllocator:
@@ -72,3 +82,7 @@ def REVERSED() -> MutantAdapter:
 
 def IGNORES_CONSTRAINTS() -> MutantAdapter:
     return MutantAdapter("ignores_constraints")
+
+
+def TIMES_OUT() -> MutantAdapter:
+    return MutantAdapter("times_out")
