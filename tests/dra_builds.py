@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from go_builds import built, run_build
-from kubelet_builds import EVERY_RUN, GROUP
+from kubelet_builds import GROUP, select
 
 ROOT = Path(__file__).resolve().parent.parent / "adapters" / "dra"
 BIN = ROOT / "bin"
@@ -42,28 +42,8 @@ RELEASES = {r["minor"]: Release(r["minor"], r["version"], r["run"], tuple(r["tes
             for r in json.loads(TABLE.read_text(encoding="utf-8"))["releases"]}
 
 
-def select(choice: str, group: int) -> tuple[str, ...]:
-    """The minors a ``NUMASPEC_DRA_RELEASES`` value selects (empty: every-run and ``group``)."""
-    choice = choice.strip()
-    if choice == "all":
-        chosen = set(RELEASES)
-    elif choice == EVERY_RUN:
-        chosen = {m for m, r in RELEASES.items() if r.run == EVERY_RUN}
-    elif choice.startswith("group:"):
-        wanted = int(choice.removeprefix("group:"))
-        chosen = {m for m, r in RELEASES.items() if r.run in (EVERY_RUN, wanted)}
-    elif choice:
-        chosen = {m.strip() for m in choice.split(",") if m.strip()}
-        unknown = sorted(chosen - set(RELEASES))
-        if unknown:
-            raise pytest.UsageError(f"NUMASPEC_DRA_RELEASES names releases not in "
-                                    f"adapters/dra/releases.json: {', '.join(unknown)}")
-    else:
-        chosen = {m for m, r in RELEASES.items() if r.run in (EVERY_RUN, group)}
-    return tuple(sorted(chosen, key=lambda m: int(m.split(".")[1])))
-
-
-SELECTED = select(os.environ.get("NUMASPEC_DRA_RELEASES", ""), GROUP)
+SELECTED = select(os.environ.get("NUMASPEC_DRA_RELEASES", ""), RELEASES, GROUP,
+                  variable="NUMASPEC_DRA_RELEASES", table="adapters/dra/releases.json")
 #: (minor, variant) pairs the run judges, every release's (the unselected ones skip).
 PAIRS = [(m, v) for m, r in RELEASES.items() for v in r.variants]
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from go_builds import built, run_build
@@ -78,9 +80,19 @@ def commit_group(groups: int = GROUPS, cwd: Path = ROOT) -> int:
         return 0
 
 
-def select(choice: str, releases: dict[str, Release], group: int) -> tuple[str, ...]:
-    """The minors a run covers for a ``NUMASPEC_KUBELET_RELEASES`` value (empty: the
-    every-run releases and rotation group ``group``)."""
+class Rotated(Protocol):
+    """A pinned release with its rotation: ``every-run`` or a group number."""
+
+    @property
+    def run(self) -> int | str: ...
+
+
+def select(choice: str, releases: Mapping[str, Rotated], group: int, *,
+           variable: str = "NUMASPEC_KUBELET_RELEASES", table: str = TABLE.name
+           ) -> tuple[str, ...]:
+    """The minors a run covers for a ``variable`` value (empty: the every-run releases and
+    rotation group ``group``); ``table`` is where the releases are pinned.  The DRA
+    allocator's releases rotate the same way (tests/dra_builds.py)."""
     choice = choice.strip()
     if choice == "all":
         chosen = set(releases)
@@ -94,7 +106,7 @@ def select(choice: str, releases: dict[str, Release], group: int) -> tuple[str, 
         unknown = chosen - set(releases)
         if unknown:
             raise pytest.UsageError(
-                f"NUMASPEC_KUBELET_RELEASES names releases not in {TABLE.name}: "
+                f"{variable} names releases not in {table}: "
                 f"{', '.join(sorted(unknown))} (pinned: {', '.join(sorted(releases, key=_key))})")
     else:
         chosen = {m for m, r in releases.items() if r.run in (EVERY_RUN, group)}
