@@ -174,6 +174,9 @@ def test_a_missing_class_is_an_error() -> None:
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(
         adminAccess=True), "not-modelled", "claims[0].spec.devices.requests[0].exactly"
                                            ".adminAccess"),
+    (lambda c: c["claims"][0]["spec"]["devices"]["requests"][1]["exactly"].update(
+        capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
+     "claims[0].spec.devices.requests[1].exactly.capacity"),
     (lambda c: c.update(release="1.32"), "unsupported-version", "release"),
     (lambda c: c.update(features=["Nope"]), "invalid-field", "features[0]"),
     (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(x={"int": "1"}),

@@ -47,7 +47,6 @@ _LEFT_OUT = {
     "bindingConditions": "binding conditions",
     "bindingFailureConditions": "binding conditions",
     "allowMultipleAllocations": "consumable capacity",
-    "capacity_requests": "consumable capacity",
     "adminAccess": "admin access",
     "tolerations": "device taints",
     "distinctAttribute": "distinctAttribute (consumable capacity)",
@@ -298,6 +297,10 @@ class Claim:
 
 def _exact(body: dict[str, Any], name: str, where: str) -> Request:
     _refuse_left_out(body, where)
+    if body.get("capacity"):
+        # a request's capacity (unlike a device's) asks for consumable capacity
+        raise NotModelledError("consumable capacity is outside the chapter's scope (DRA-0)",
+                               where=f"{where}.capacity")
     mode = body.get("allocationMode") or "ExactCount"
     expect(mode, str, "a string", f"{where}.allocationMode")
     if mode not in ("ExactCount", "All"):
