@@ -148,6 +148,12 @@ class _RequestData:
     def name(self) -> str:
         return f"{self.parent.name}/{self.request.name}" if self.parent else self.request.name
 
+    @property
+    def names(self) -> tuple[str, str]:
+        """DRA-6: the request's name and the subrequest's (``""`` for a plain request), as a
+        constraint reads them."""
+        return (self.parent.name, self.request.name) if self.parent else (self.request.name, "")
+
 
 @define
 class _Search:
@@ -270,8 +276,7 @@ class _Search:
         data = self.data[r[:3]]
         if self.in_use(candidate.id):
             return None
-        base = data.parent.name if data.parent else data.request.name
-        sub = data.request.name if data.parent else ""
+        base, sub = data.names
         added: list[_Match] = []
         for match in self.constraints[ci]:
             if not match.add(base, sub, candidate.device, candidate.driver):
@@ -297,8 +302,7 @@ class _Search:
         data = self.data[r[:3]]
         del self.results[ci][before:]
         self.allocating[candidate.id].discard(ci)
-        base = data.parent.name if data.parent else data.request.name
-        sub = data.request.name if data.parent else ""
+        base, sub = data.names
         for match in reversed(self.constraints[ci]):
             match.remove(base, sub)
 
