@@ -179,6 +179,8 @@ def test_a_missing_class_is_an_error() -> None:
      "claims[0].spec.devices.requests[1].exactly.capacity"),
     (lambda c: c.update(release="1.32"), "unsupported-version", "release"),
     (lambda c: c.update(features=["Nope"]), "invalid-field", "features[0]"),
+    (lambda c: c.update(release="1.35", features=["CompatibilityGroups"]), "invalid-field",
+     "features[0]"),
     (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(x={"int": "1"}),
      "invalid-field", "slices[0].spec.devices[0].attributes.x.int"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(count=-1),

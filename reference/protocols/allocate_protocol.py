@@ -51,18 +51,19 @@ __all__ = [
 
 #: DRA-8: the releases whose allocator the reference models (module minor = Kubernetes minor).
 ALLOCATE_RELEASES = ("1.33", "1.34", "1.35", "1.36", "1.37")
-#: DRA-8: the allocator's feature names per release (its ``Features`` struct).
+_COMMON = frozenset({"AdminAccess", "DeviceTaints", "PartitionableDevices", "PrioritizedList"})
+#: DRA-8: the allocator's feature names per release (the fields of its ``Features`` struct).
+#: Only PrioritizedList changes a pick within the chapter's scope; a case may enable the
+#: others, which change picks only for inputs DRA-0 leaves out.
 FEATURES: dict[int, frozenset[str]] = {
-    33: frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}),
-    34: frozenset({"AdminAccess", "ConsumableCapacity", "DeviceBinding", "DeviceStatus",
-                   "DeviceTaints", "PartitionableDevices", "PrioritizedList"}),
-}
-#: Features that change which devices are picked only for inputs the chapter leaves out
-#: (DRA-0): a case may enable them; they change nothing the reference is asked.
-_INERT_IN_SCOPE = {"AdminAccess", "ConsumableCapacity", "DeviceBinding", "DeviceStatus",
-                   "DeviceTaints", "PartitionableDevices", "DeviceBindingAndStatus",
+    33: _COMMON,
+    34: _COMMON | {"ConsumableCapacity", "DeviceBinding", "DeviceStatus"},
+    35: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus"},
+    36: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus", "ListTypeAttributes"},
+    37: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus", "ListTypeAttributes",
                    "CompatibilityGroups", "DerivedAttributes", "FractionalCapacityRange",
-                   "ListTypeAttributes", "OptionalNodeOperations"}
+                   "OptionalNodeOperations"},
+}
 #: Past this many pools, the orders an answer is judged under are not all tried.
 MAX_POOL_ORDERS = 720
 
@@ -104,8 +105,7 @@ def decode_allocate_case(case: object) -> AllocateCase:
                                       where="release")
     assert isinstance(release, str)
     minor = int(release.split(".")[1])
-    names = FEATURES[33] if minor == 33 else FEATURES[34] if minor == 34 else (
-        FEATURES[34] | _INERT_IN_SCOPE) - {"DeviceBinding", "DeviceStatus"}
+    names = FEATURES[minor]
     features = _list(case, "features")
     for i, name in enumerate(features):
         expect(name, str, "a feature name", f"features[{i}]")
