@@ -42,11 +42,10 @@ EXEMPT = {
     "WIRE-5": "a limit of the reference, not a conformance requirement",
     "WIRE-6": "about numaspec's own commands under fuzzing, not a case",
     "NWIRE-5": "a limit of the reference, not a conformance requirement",
-    # DRA is outside the node protocol: no case can carry a resource claim, and kubelet's
-    # side of it cannot be run without a scheduler and a driver (the rules say what was read
-    # and what would confirm it); tests/test_operator.py and tests/test_kube_import.py check
-    # how the importers and explain treat claims.
-    "DEV-8": "DRA claims are not part of a node case",
+    # DRA-backed extended resources are outside the node protocol, and kubelet's side of them
+    # cannot be run without a scheduler and a driver (the rule says what was read and what
+    # would confirm it); tests/test_kube_import.py checks the importer's refusal.  (DEV-8 is
+    # the mixed vectors', DRA-12.)
     "DEV-9": "DRA-backed extended resources are not part of a node case",
     # DRA-0 says what the allocate operation leaves out: its refusals are numaspec's own
     # (not-modelled), which an implementation of the allocator does not give; tests/test_dra.py
@@ -84,7 +83,7 @@ def test_ids_are_unique_and_every_op_has_vectors() -> None:
     vectors = load_vectors()
     assert len({v.id for v in vectors}) == len(vectors)
     assert {v.op for v in vectors} == {"merge", "hints", "node", "affinity", "predict",
-                                       "allocate"}
+                                       "allocate", "mixed"}
     assert all(v.kubelet_version or v.id.startswith(("ver-", "node-version-")) for v in vectors)
 
 

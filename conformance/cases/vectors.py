@@ -4,7 +4,7 @@ The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.v
 holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
-     "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate",
+     "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate" | "mixed",
      "derived": "hand" | "reference",
      "case": {...}, "expected": {...}, "notes": "...",
      "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
@@ -104,7 +104,7 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node", "affinity", "predict", "allocate")
+OPS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
@@ -182,11 +182,13 @@ def case_version(op: str, case: Any) -> str:
     from numaspec.node.nodeconfig import NODE_VERSIONS
 
     raw: Any = None
-    if op == "allocate":
-        # DRA-10: the allocator's release (module minor = Kubernetes minor)
+    if op in ("allocate", "mixed"):
+        # DRA-10, DRA-13: the allocator's release (module minor = Kubernetes minor); a mixed
+        # case's node is of the same release (_retarget keeps them together)
         from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
 
-        raw = case.get("release") if isinstance(case, dict) else None
+        body = (case.get("dra") if op == "mixed" else case) if isinstance(case, dict) else None
+        raw = body.get("release") if isinstance(body, dict) else None
         return raw if raw in ALLOCATE_RELEASES else ""
     if op == "merge":
         raw = case.get("kubelet_version") if isinstance(case, dict) else None
@@ -242,7 +244,7 @@ def format_range(first: int, last: int) -> str:
 def _op_range(op: str) -> tuple[int, int]:
     if op == "merge":
         return OLDEST.minor, NEWEST.minor
-    if op == "allocate":
+    if op in ("allocate", "mixed"):
         from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
 
         return _minor(ALLOCATE_RELEASES[0]), _minor(ALLOCATE_RELEASES[-1])
@@ -302,6 +304,8 @@ def _retarget_text(raw: Any, release: str) -> Any:
 def _retarget(op: str, case: Any, release: str) -> Any:
     if op == "allocate":
         return {**case, "release": release}
+    if op == "mixed":
+        return {**_retarget("node", case, release), "dra": {**case["dra"], "release": release}}
     if op == "merge":
         return {**case, "kubelet_version": _retarget_text(case.get("kubelet_version"),
                                                           release)}
@@ -356,7 +360,7 @@ def instances(vector: Vector, releases: Sequence[str] | None = None,
 
 def _session_versions(op: str, case: Any) -> str:
     """``"mixed"`` when a session's create steps name different releases, else ``""``."""
-    if op in ("merge", "allocate") or not isinstance(case, dict) or not isinstance(
+    if op in ("merge", "allocate", "mixed") or not isinstance(case, dict) or not isinstance(
             case.get("steps"), list):
         return ""
     seen = set()
@@ -401,6 +405,14 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         _require(isinstance(expected, dict) and "outcome" in expected,
                  '{"outcome": "allocated" | "unschedulable" | "error", ...}',
                  f"{where}.expected")
+    elif op == "mixed":
+        _require(isinstance(case, dict) and isinstance(case.get("dra"), dict)
+                 and isinstance(case.get("steps"), list), "a mixed case object",
+                 f"{where}.case")
+        _require(isinstance(expected, dict) and ("allocation" in expected
+                                                 or "error" in expected),
+                 '{"allocation": ..., "admission": ..., "containers": [...]}',
+                 f"{where}.expected")
     elif op == "predict":
         _require(isinstance(case, dict) and set(case) == {"steps", "pod"}
                  and isinstance(case["steps"], list) and bool(case["steps"]),
@@ -444,6 +456,9 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         elif op == "allocate":
             _require(isinstance(answer, dict) and "outcome" in answer,
                      '{"outcome": "allocated" | "unschedulable" | "error", ...}', at)
+        elif op == "mixed":
+            _require(isinstance(answer, dict) and ("allocation" in answer or "error" in answer),
+                     '{"allocation": ..., "admission": ..., "containers": [...]}', at)
         else:
             _require(isinstance(answer, dict) and set(answer) == {"answers"}
                      and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
@@ -718,7 +733,8 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     resource's hints compared without regard to order (NWIRE-4).  ``predict``: the same answer
     exactly (for the reference's own answers; the runner judges an implementation's
     prediction by PRED-4 instead).  ``allocate``: the same answer up to the order of the
-    node's pools (DRA-2).  An error's
+    node's pools (DRA-2).  ``mixed``: the same answer exactly, part by part (only the
+    reference answers it; its cases search one pool per driver, DRA-13).  An error's
     ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
     """
     if op == "merge":
@@ -733,7 +749,19 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
         from numaspec.conformance.cases.allocations import allocation_differences
 
         return allocation_differences(case, expected, actual)
+    if op == "mixed":
+        return _compare_mixed(expected, actual)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
+
+
+def _compare_mixed(expected: Any, actual: Any) -> list[str]:
+    """DRA-13: each part that differs, named, with both sides."""
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return [] if expected == actual else [f"expected {_short(expected)}, got "
+                                              f"{_short(actual)}"]
+    return [f"{key}: expected {_short(expected.get(key))}, got {_short(actual.get(key))}"
+            for key in sorted(set(expected) | set(actual))
+            if expected.get(key) != actual.get(key)]
 
 
 # --- the generator ---------------------------------------------------------------------------

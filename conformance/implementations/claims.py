@@ -341,8 +341,8 @@ class Claims:
             return self.merge.outside(case, expected) if isinstance(case, dict) else None
         if op == "predict":
             return self.predict.outside_predict(case, expected)
-        if op == "allocate":
-            return None  # DRA-10: an allocator claims its releases (allocate_versions) only
+        if op in ("allocate", "mixed"):
+            return None  # DRA-10, DRA-13: claimed by releases (allocate_versions) only
         return self.node.outside(case)
 
 

@@ -190,7 +190,7 @@ class Implementation:
         if kubelet_version is None:
             return None
         versions = (self.kubelet_versions if op == "merge" else self.allocate_versions
-                    if op == "allocate" else self.node_kubelet_versions)
+                    if op in ("allocate", "mixed") else self.node_kubelet_versions)
         if op == "allocate" and kubelet_version not in versions:
             return f"{self.name} does not declare the {kubelet_version} allocator"
         if kubelet_version not in versions:
@@ -297,7 +297,8 @@ _RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
                   "hints": frozenset({"answers"}), "node": frozenset({"answers"}),
                   "affinity": frozenset({"answers"}),
                   "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
-                  "allocate": frozenset({"outcome", "claims", "message", "variant", "error"})}
+                  "allocate": frozenset({"outcome", "claims", "message", "variant", "error"}),
+                  "mixed": frozenset({"allocation", "admission", "containers", "error"})}
 
 
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:

@@ -51,6 +51,9 @@ class StrictChecker:
                              registry=registry),
                          "allocate": jsonschema.Draft202012Validator(
                              {"$ref": "tag:numaspec,2026:allocate#/$defs/answer"},
+                             registry=registry),
+                         "mixed": jsonschema.Draft202012Validator(
+                             {"$ref": "tag:numaspec,2026:mixed#/$defs/answer"},
                              registry=registry)}
 
     @staticmethod

@@ -44,6 +44,7 @@ __all__ = [
     "FEATURES",
     "AllocateCase",
     "allocate_answers",
+    "allocate_once",
     "decode_allocate_case",
     "encode_allocation",
     "reference_allocate",
@@ -167,6 +168,11 @@ def encode_allocation(answer: Allocation) -> dict[str, Any]:
     return body
 
 
+def allocate_once(case: AllocateCase) -> Allocation:
+    """DRA-10: the reference's allocation, the node's pools in first-listed order."""
+    return _answer(case, None)
+
+
 def reference_allocate(case: object) -> dict[str, Any]:
     """DRA-10: the reference's answer, its pools in first-listed order."""
-    return encode_allocation(_answer(decode_allocate_case(case), None))
+    return encode_allocation(allocate_once(decode_allocate_case(case)))
