@@ -27,7 +27,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Explain a pod's admission on a node described by its own files: the "
                     "machine (sysfs, hwloc XML or a numaspec machine JSON), the kubelet "
                     "configuration, the running pods and kubelet's state files.  Exit status: "
-                    "0 admitted, 1 rejected, 2 bad input.")
+                    "0 admitted, 1 rejected (or, with --dra, not schedulable on the node), 2 bad "
+                    "input.")
     machine = parser.add_argument_group("the machine (one of)")
     machine.add_argument("--sysfs", metavar="DIR",
                          help="a Linux sysfs tree (the node's /sys, or a copy of it)")
@@ -66,6 +67,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--container", metavar="NAME",
                         help="with --largest: the container to grow (default: the first app "
                              "container)")
+    dra = parser.add_argument_group("DRA (the pod's resource claims)")
+    dra.add_argument("--dra", metavar="FILE", action="append", default=[],
+                     help="the cluster's ResourceSlices, DeviceClasses, ResourceClaims and "
+                          "ResourceClaimTemplates (resource.k8s.io/v1, YAML or JSON, as kubectl "
+                          "get -o yaml prints them); repeatable: what the scheduler would "
+                          "allocate the pod's claims on this node, and what aligns with what")
+    dra.add_argument("--dra-release", metavar="1.N",
+                     help="the scheduler's Kubernetes release (default: the kubelet's)")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     return parser
 
@@ -94,6 +103,8 @@ def _final_decision(answer: dict[str, Any]) -> bool:
     if answer.get("kind") == "largest":
         return answer.get("largest") is not None
     final = answer.get("after") if answer.get("kind") == "what-if" else answer
+    if ((final or {}).get("dra") or {}).get("scheduled") is False:
+        return False  # DRA-11: the scheduler does not place it here; kubelet never sees it
     return bool(((final or {}).get("decision") or {}).get("admitted"))
 
 
@@ -104,14 +115,40 @@ def _answer(args: argparse.Namespace) -> dict[str, Any]:
     files = node_files(args)
     imported = _the_pod(args.pod, args.name)
     pod, claims = imported.pod, imported.resource_claims
+    dra = _dra_question(args, imported, files)
     if args.largest:
         if changes:
             raise InvalidFieldError("--largest and --set are separate questions: ask one",
                                     where="--largest")
         return largest_pod(files, pod, args.largest, container=args.container)
     if changes:
-        return what_if(files, pod, changes, resource_claims=claims)
-    return explain_pod(files, pod, resource_claims=claims)
+        return what_if(files, pod, changes, resource_claims=claims, dra=dra)
+    return explain_pod(files, pod, resource_claims=claims, dra=dra)
+
+
+def _dra_question(args: argparse.Namespace, imported: Any, files: Any) -> Any:
+    """OPS-11: the DRA part of the question, when ``--dra`` is given."""
+    if not args.dra:
+        if args.dra_release:
+            raise InvalidFieldError("--dra-release goes with --dra FILE", where="--dra-release")
+        return None
+    from numaspec.operators.dra_question import DraQuestion
+    from numaspec.operators.importers.dra_objects import read_dra_objects, read_node_identity
+
+    objects = read_dra_objects(args.dra)
+    if args.node:
+        name, labels = read_node_identity(args.node)
+    else:
+        named = {str(body.get("spec", {}).get("nodeName")) for _, body in objects.slices
+                 if isinstance(body.get("spec"), dict) and body["spec"].get("nodeName")}
+        if len(named) != 1:
+            raise InvalidFieldError(
+                "which node is this? give its Node object with --node (kubectl get node NAME "
+                f"-o yaml): the slices name {len(named)} nodes"
+                + (f" ({', '.join(sorted(named))})" if named else ""), where="--node")
+        name, labels = named.pop(), {}
+    release = args.dra_release or f"1.{files.config.kubelet_version.minor}"
+    return DraQuestion(imported, objects, release, name, labels)
 
 
 def node_files(args: argparse.Namespace) -> Any:

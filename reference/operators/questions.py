@@ -29,6 +29,7 @@ from numaspec.operators.restore import RestoreReport, RunningPod, restore_state
 from numaspec.topology.versions import parse_version
 
 if TYPE_CHECKING:
+    from numaspec.operators.dra_question import DraQuestion
     from numaspec.operators.importers.checkpoints import (
         CPUManagerState,
         DeviceCheckpoint,
@@ -149,15 +150,26 @@ def _explain_on(node: Node, pod: Pod) -> dict[str, Any]:
 
 def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
                 report: RestoreReport | None = None,
-                resource_claims: Sequence[str] = ()) -> dict[str, Any]:
+                resource_claims: Sequence[str] = (),
+                dra: DraQuestion | None = None) -> dict[str, Any]:
     """OPS-6: would ``pod`` be admitted on the node ``files`` describe, onto which NUMA nodes,
     CPUs, memory blocks and devices, and if not, why: each container's (or, in pod scope,
     the pod's) hints per provider, the merged hint, and the rules that decided.
-    ``resource_claims``: the pod's DRA claims, which take no part (DEV-8): said in ``notes``."""
+    ``resource_claims``: the pod's DRA claims, which take no part (DEV-8): said in ``notes``.
+    ``dra``: the node's DRA objects (OPS-11): the answer gains ``dra``, the scheduler's
+    allocation of the claims and each container's placements and pairs (DRA-12)."""
     if node is None or report is None:
         node, report = build_node(files)
     notes = []
-    if resource_claims:
+    dra_answer = dra.answer(node, pod) if dra is not None else None
+    if dra_answer is not None and not dra_answer["scheduled"]:
+        allocation = dra_answer["allocation"]
+        notes.append("the scheduler would not place this pod on this node: its DRA claims "
+                     "cannot be allocated here ("
+                     + (allocation.get("message") or allocation.get("outcome", "")) + "), so "
+                     "kubelet never admits it; below is what kubelet would do if it did "
+                     "(DRA-11)")
+    if resource_claims and dra_answer is None:
         notes.append(f"the pod's DRA resource claims ({', '.join(resource_claims)}) take no "
                      "part in NUMA alignment: no hint provider speaks for them, and nothing "
                      "aligns their devices with the CPUs, memory and device-plugin devices "
@@ -173,7 +185,8 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
             "restored": restored, "free": _free(node),
             "pod": {"uid": pod.uid, "name": pod.name, "qos": qos_class(pod).value,
                     "containers": [_container_json(c, pod) for c in pod.all_containers()]},
-            "notes": notes, **_explain_on(node, pod)}
+            "notes": notes, **({"dra": dra_answer} if dra_answer is not None else {}),
+            **_explain_on(node, pod)}
 
 
 def _container_json(container: Container, pod: Pod) -> dict[str, Any]:
@@ -335,27 +348,30 @@ def _brief(value: object) -> str:
 
 
 def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
-            resource_claims: Sequence[str] = ()) -> dict[str, Any]:
+            resource_claims: Sequence[str] = (), dra: DraQuestion | None = None
+            ) -> dict[str, Any]:
     """OPS-7: the explanation before and after ``changes``, and what changed.  A change
     kubelet would not start with on this node's state (a manager's policy or a reservation
     the state files contradict) is answered for the drained node, and says so; a change
     kubelet would not start with at all is the answer (``after.startup_error``)."""
     node, report = build_node(files)
     claims = tuple(resource_claims)
-    before = explain_pod(files, pod, node=node, report=report, resource_claims=claims)
+    before = explain_pod(files, pod, node=node, report=report, resource_claims=claims,
+                         dra=dra)
     changed = attrs.evolve(files, config=apply_changes(files.config, changes))
     answer: dict[str, Any] = {"kind": "what-if", "changes": [str(c) for c in changes],
                               "note": None, "before": before}
     try:
         try:
-            answer["after"] = explain_pod(changed, pod, resource_claims=claims)
+            answer["after"] = explain_pod(changed, pod, resource_claims=claims, dra=dra)
         except StateConflictError as exc:
             answer["note"] = (f"kubelet would not start with this node's state after the "
                               f"change ({exc}); shown: the node drained, its state files "
                               "removed")
             answer["before_drained"] = before = explain_pod(files.drained(), pod,
-                                                            resource_claims=claims)
-            answer["after"] = explain_pod(changed.drained(), pod, resource_claims=claims)
+                                                            resource_claims=claims, dra=dra)
+            answer["after"] = explain_pod(changed.drained(), pod, resource_claims=claims,
+                                          dra=dra)
     except NumaspecError as exc:
         from numaspec.protocols.merge_protocol import encode_error
 

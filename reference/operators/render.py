@@ -210,6 +210,75 @@ def _free(console: Console, free: Mapping[str, Any]) -> None:
         console.print(f"  NUMA {numa}: " + ("; ".join(parts) or "-"))
 
 
+#: DRA-12: why nothing aligns a pair, by the rule that says so.
+_NOTHING = {"DEV-8": "the Topology Manager does not see DRA devices",
+            "DRA-6": "no constraint of one claim names both",
+            "POLICY-1": "the none policy aligns nothing"}
+
+
+def _aligned(pair: Mapping[str, Any]) -> str:
+    """DRA-12: what aligned a pair, in words."""
+    by = pair.get("aligned_by") or ""
+    rule = pair.get("rule")
+    if by == "topology-manager":
+        return f"Topology Manager ({rule})"
+    return f"{by or 'nothing'} ({rule})"
+
+
+def _dra(console: Console, dra: Mapping[str, Any]) -> None:
+    """OPS-11: the scheduler's allocation of the pod's claims, and what aligns what."""
+    console.print(Text(f"DRA: the scheduler's allocator ({dra.get('release')}) on node "
+                       f"{dra.get('node')}", style="bold"))
+    for line in dra.get("claims") or []:
+        console.print(f"  claim {line}")
+    allocation = dra.get("allocation") or {}
+    if not dra.get("scheduled"):
+        console.print(Text(f"  not schedulable here: {allocation.get('outcome')}"
+                           + (f": {allocation['message']}" if allocation.get("message") else ""),
+                           style="bold red"))
+    reasons: list[str] = []
+    for container in dra.get("containers") or []:
+        placed = container.get("placed") or []
+        if not placed:
+            continue
+        pairs = container.get("pairs") or []
+        loose = [p for p in pairs if not p.get("aligned_by")]
+        apart = [p for p in loose if p.get("as_placed") in ("apart", "overlapping")]
+        summary = (f"nothing aligns {len(loose)} of its {len(pairs)} pairs"
+                   + (f", and {len(apart)} of those are not on one NUMA node" if apart else ""))
+        console.print(Text(f"  container {container.get('name')}: {summary}", style="bold"))
+        table = Table(show_edge=False, pad_edge=False, box=None)
+        for column in ("    holds", "placed by", "NUMA", "what"):
+            table.add_column(column)
+        for item in placed:
+            numa = item.get("numa")
+            what = ", ".join(item.get("items") or [])
+            if item.get("name") == "cpus":
+                what = _cpus([int(c) for c in item.get("items") or []])
+            if item.get("pcie_roots"):
+                what += f" (PCIe root {', '.join(item['pcie_roots'])})"
+            table.add_row(f"    {item.get('name')}",
+                          "Topology Manager" if item.get("by") == "topology-manager" else "DRA",
+                          "unknown" if numa is None else ",".join(map(str, numa)), what)
+        console.print(table)
+        if not pairs:
+            continue
+        table = Table(show_edge=False, pad_edge=False, box=None)
+        for column in ("    pair", "aligned by", "as placed"):
+            table.add_column(column)
+        for pair in pairs:
+            first, second = pair.get("first"), pair.get("second")
+            table.add_row(f"    {first} (among themselves)" if first == second
+                          else f"    {first} + {second}", _aligned(pair),
+                          str(pair.get("as_placed")))
+            if not pair.get("aligned_by") and pair.get("rule") not in reasons:
+                reasons.append(str(pair.get("rule")))
+        console.print(table)
+    for rule in reasons:
+        if rule in _NOTHING:
+            console.print(Text(f"  nothing ({rule}): {_NOTHING[rule]}", style="dim"))
+
+
 def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
     if "startup_error" in answer:
         error = answer["startup_error"]
@@ -221,6 +290,9 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
     console.print()
     _decision(console, answer)
     console.print()
+    if answer.get("dra"):
+        _dra(console, answer["dra"])
+        console.print()
     _steps(console, answer.get("trace") or {})
     console.print()
     _rules(console, answer.get("rules") or [])

@@ -213,6 +213,13 @@ class ImportedPod:
     #: DEV-8: the names of the pod's DRA resource claims (``spec.resourceClaims``): they take
     #: no part in NUMA alignment.
     resource_claims: tuple[str, ...] = ()
+    #: DRA-11: each claim of ``resource_claims``: ``("claim", name)`` for a
+    #: ``resourceClaimName``, ``("template", name)`` for a ``resourceClaimTemplateName``.
+    claim_sources: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
+    #: DRA-11: the claim made for the pod from a template (``status.resourceClaimStatuses``).
+    claim_statuses: Mapping[str, str] = attrs.field(factory=dict)
+    #: DRA-11: each container's ``resources.claims``: ``(claim, request)``, ``""`` for all.
+    claim_uses: Mapping[str, tuple[tuple[str, str], ...]] = attrs.field(factory=dict)
 
     @property
     def runtime_ids(self) -> dict[str, str]:
@@ -317,11 +324,36 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
             "(status.extendedResourceClaimStatus): from 1.35 kubelet's Device Manager "
             "allocates nothing for them but still gives hints (DEV-9); not modelled",
             where=field_at(where, "status.extendedResourceClaimStatus"))
-    claims = tuple(
-        _string(_mapping(item, where, f"{prefix}spec.resourceClaims[{i}]").get("name"), where,
-                f"{prefix}spec.resourceClaims[{i}].name")
-        for i, item in enumerate(_listed(spec.get("resourceClaims"), where,
-                                         f"{prefix}spec.resourceClaims")))
+    sources = _claim_sources(spec, where, prefix)
+    claims = tuple(sources)
+    statuses = {}
+    for i, item in enumerate(_listed(status.get("resourceClaimStatuses"), where,
+                                     "status.resourceClaimStatuses")):
+        entry = _mapping(item, where, f"status.resourceClaimStatuses[{i}]")
+        made = _optional_string(entry.get("resourceClaimName"), where,
+                                f"status.resourceClaimStatuses[{i}].resourceClaimName")
+        if made:
+            statuses[_string(entry.get("name"), where,
+                             f"status.resourceClaimStatuses[{i}].name")] = made
+    uses = {}
+    for key, listed in (("initContainers", inits), ("containers", apps)):
+        for i, raw in enumerate(listed):
+            field = f"{prefix}spec.{key}[{i}].resources.claims"
+            body = _mapping(raw, where, f"{prefix}spec.{key}[{i}]")
+            found = []
+            for j, item in enumerate(_listed(_mapping(body.get("resources"), where, field[:-7])
+                                             .get("claims"), where, field)):
+                entry = _mapping(item, where, f"{field}[{j}]")
+                claim = _string(entry.get("name"), where, f"{field}[{j}].name")
+                if claim not in sources:
+                    raise InputFileError(f"the pod has no claim {claim!r} in "
+                                         "spec.resourceClaims", where=field_at(where,
+                                                                               f"{field}[{j}]"))
+                request = _optional_string(entry.get("request"), where,
+                                           f"{field}[{j}].request") or ""
+                found.append((claim, request))
+            if found:
+                uses[str(body.get("name"))] = tuple(found)
     ids: dict[str, str] = {}
     for key in ("initContainerStatuses", "containerStatuses"):
         for i, item in enumerate(_listed(status.get(key), where, f"status.{key}")):
@@ -346,11 +378,35 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
     pod = Pod(name, containers, init_containers, uid or f"{namespace}/{name}", labels=labels,
               annotations=annotations, resources=resources)
     return ImportedPod(
-        pod=pod, namespace=namespace, resource_claims=claims,
+        pod=pod, namespace=namespace, resource_claims=claims, claim_sources=sources,
+        claim_statuses=statuses, claim_uses=uses,
         phase=_optional_string(status.get("phase"), where, "status.phase"),
         container_ids=ids,
         node_name=_optional_string(spec.get("nodeName"), where, f"{prefix}spec.nodeName"),
         source=where)
+
+
+def _claim_sources(spec: dict[str, Any], where: str, prefix: str
+                   ) -> dict[str, tuple[str, str]]:
+    """DRA-11: ``spec.resourceClaims``: each claim's name and what backs it."""
+    sources: dict[str, tuple[str, str]] = {}
+    field = f"{prefix}spec.resourceClaims"
+    for i, item in enumerate(_listed(spec.get("resourceClaims"), where, field)):
+        entry = _mapping(item, where, f"{field}[{i}]")
+        name = _string(entry.get("name"), where, f"{field}[{i}].name")
+        claim = _optional_string(entry.get("resourceClaimName"), where,
+                                 f"{field}[{i}].resourceClaimName")
+        template = _optional_string(entry.get("resourceClaimTemplateName"), where,
+                                    f"{field}[{i}].resourceClaimTemplateName")
+        if (claim is None) == (template is None):
+            raise InputFileError("exactly one of resourceClaimName and "
+                                 "resourceClaimTemplateName", where=field_at(where,
+                                                                             f"{field}[{i}]"))
+        if name in sources:
+            raise InputFileError(f"two claims are named {name!r}",
+                                 where=field_at(where, f"{field}[{i}].name"))
+        sources[name] = ("claim", claim) if claim is not None else ("template", str(template))
+    return sources
 
 
 def _pods_of(obj: object, where: str) -> Iterator[ImportedPod]:
