@@ -17,6 +17,9 @@ from numaspec.errors import InvalidFieldError, LimitExceededError, MalformedJSON
 from numaspec.limits import MAX_INT_DIGITS, MAX_LINE_BYTES
 
 __all__ = [
+    "as_array",
+    "as_object",
+    "as_string",
     "bounded_int",
     "decode_json_line",
     "expect",
@@ -111,6 +114,27 @@ def expect(value: object, kind: type | tuple[type, ...], what: str, where: str) 
         kind if isinstance(kind, tuple) else (kind,)))
     if not ok:
         raise InvalidFieldError(f"expected {what}, got {type_name(value)}", where=where)
+
+
+def as_object(value: object, where: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else the typed error naming ``where``."""
+    expect(value, dict, "an object", where)
+    assert isinstance(value, dict)
+    return value
+
+
+def as_array(value: object, where: str) -> list[Any]:
+    """``value`` if it is a JSON array, else the typed error naming ``where``."""
+    expect(value, list, "an array", where)
+    assert isinstance(value, list)
+    return value
+
+
+def as_string(value: object, where: str) -> str:
+    """``value`` if it is a string, else the typed error naming ``where``."""
+    expect(value, str, "a string", where)
+    assert isinstance(value, str)
+    return value
 
 
 def string_map(value: object, where: str,

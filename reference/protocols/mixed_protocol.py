@@ -35,7 +35,7 @@ from numaspec.protocols.allocate_protocol import (
 )
 from numaspec.protocols.merge_protocol import encode_error
 from numaspec.protocols.node_protocol import NodeSession, decode_pod, encode_decision
-from numaspec.strict_json import expect
+from numaspec.strict_json import as_array, as_object, as_string
 
 __all__ = ["MixedCase", "decode_mixed_case", "reference_mixed"]
 
@@ -56,40 +56,22 @@ class MixedCase:
     numa_attributes: tuple[str, ...]
 
 
-def _obj(value: object, where: str) -> dict[str, Any]:
-    expect(value, dict, "an object", where)
-    assert isinstance(value, dict)
-    return value
-
-
-def _lst(value: object, where: str) -> list[Any]:
-    expect(value, list, "an array", where)
-    assert isinstance(value, list)
-    return value
-
-
-def _string(value: object, where: str) -> str:
-    expect(value, str, "a string", where)
-    assert isinstance(value, str)
-    return value
-
-
 def _picks(value: object, where: str) -> tuple[Picked, ...]:
     picks = []
-    for i, item in enumerate(_lst(value, where)):
-        body = _obj(item, f"{where}[{i}]")
+    for i, item in enumerate(as_array(value, where)):
+        body = as_object(item, f"{where}[{i}]")
         for key in body:
             if key not in ("request", "driver", "pool", "device"):
                 raise InvalidFieldError("unknown field (known: device, driver, pool, request)",
                                         where=f"{where}[{i}].{key}")
-        picks.append(Picked(*(_string(body.get(k), f"{where}[{i}].{k}")
+        picks.append(Picked(*(as_string(body.get(k), f"{where}[{i}].{k}")
                               for k in ("request", "driver", "pool", "device"))))
     return tuple(picks)
 
 
 def decode_mixed_case(case: object) -> MixedCase:
     """DRA-13: a case, or a typed error naming the field."""
-    body = _obj(case, "case")
+    body = as_object(case, "case")
     for key in body:
         if key not in _KEYS:
             raise InvalidFieldError(f"unknown field (known: {', '.join(sorted(_KEYS))})",
@@ -102,14 +84,14 @@ def decode_mixed_case(case: object) -> MixedCase:
     claims: dict[str, Claim] = {}
     allocated: dict[str, tuple[Picked, ...]] = {}
     fresh_json: list[Any] = []
-    for i, item in enumerate(_lst(body.get("claims", []), "claims")):
+    for i, item in enumerate(as_array(body.get("claims", []), "claims")):
         where = f"claims[{i}]"
-        entry = _obj(item, where)
+        entry = as_object(item, where)
         for key in entry:
             if key not in ("name", "claim", "devices"):
                 raise InvalidFieldError("unknown field (known: claim, devices, name)",
                                         where=f"{where}.{key}")
-        name = _string(entry.get("name"), f"{where}.name")
+        name = as_string(entry.get("name"), f"{where}.name")
         if name in claims:
             raise InvalidFieldError(f"the pod names claim {name!r} twice",
                                     where=f"{where}.name")
@@ -119,24 +101,24 @@ def decode_mixed_case(case: object) -> MixedCase:
         else:
             fresh_json.append(entry["claim"])
     uses: dict[str, tuple[ClaimUse, ...]] = {}
-    for container, listed in _obj(body.get("uses", {}), "uses").items():
+    for container, listed in as_object(body.get("uses", {}), "uses").items():
         where = f"uses.{container}"
         if container not in containers:
             raise InvalidFieldError(f"the pod has no container {container!r}", where=where)
         found = []
-        for j, item in enumerate(_lst(listed, where)):
-            entry = _obj(item, f"{where}[{j}]")
-            claim = _string(entry.get("claim"), f"{where}[{j}].claim")
+        for j, item in enumerate(as_array(listed, where)):
+            entry = as_object(item, f"{where}[{j}]")
+            claim = as_string(entry.get("claim"), f"{where}[{j}].claim")
             if claim not in claims:
                 raise InvalidFieldError(f"the pod has no claim {claim!r}",
                                         where=f"{where}[{j}].claim")
-            request = _string(entry.get("request", ""), f"{where}[{j}].request")
+            request = as_string(entry.get("request", ""), f"{where}[{j}].request")
             if request and request not in {r.name for r in claims[claim].requests}:
                 raise InvalidFieldError(f"claim {claim!r} has no request {request!r}",
                                         where=f"{where}[{j}].request")
             found.append(ClaimUse(claim, request))
         uses[container] = tuple(found)
-    dra_body = _obj(body["dra"], "dra")
+    dra_body = as_object(body["dra"], "dra")
     if "claims" in dra_body:
         raise InvalidFieldError("the claims are the pod's (the case's claims), not the "
                                 "dra part's", where="dra.claims")
@@ -147,9 +129,9 @@ def decode_mixed_case(case: object) -> MixedCase:
     except NumaspecError as exc:
         raise exc.relocated(f"dra.{exc.where}" if not exc.where.startswith("claims")
                             else exc.where) from None
-    names = [_string(n, f"numa_attributes[{i}]")
-             for i, n in enumerate(_lst(body.get("numa_attributes", []), "numa_attributes"))]
-    steps = tuple(_lst(body["steps"], "steps"))
+    names = [as_string(n, f"numa_attributes[{i}]")
+             for i, n in enumerate(as_array(body.get("numa_attributes", []), "numa_attributes"))]
+    steps = tuple(as_array(body["steps"], "steps"))
     return MixedCase(steps, pod, claims, allocated, uses, dra,
                      tuple(dict.fromkeys([*NUMA_ATTRIBUTES, *names])))
 

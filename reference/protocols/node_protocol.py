@@ -25,7 +25,7 @@ from numaspec.node.resize import ContainerResize, PodResourcesResize, resize
 from numaspec.node.scheduling import NodeScheduler
 from numaspec.node.trace import AdmissionTrace
 from numaspec.protocols.merge_protocol import encode_error
-from numaspec.strict_json import decode_json_line, expect, string_map
+from numaspec.strict_json import as_array, as_string, decode_json_line, expect, string_map
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.versions import parse_version
 
@@ -58,16 +58,8 @@ def _int(value: object, where: str, *, minimum: int = 0, maximum: int | None = N
     return value
 
 
-def _str(value: object, where: str) -> str:
-    expect(value, str, "a string", where)
-    assert isinstance(value, str)
-    return value
-
-
-def _list(value: object, where: str) -> list[Any]:
-    expect(value, list, "an array", where)
-    assert isinstance(value, list)
-    return value
+_str = as_string
+_list = as_array
 
 
 def _str_map(value: object, where: str) -> dict[str, str]:
