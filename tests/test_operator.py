@@ -634,7 +634,8 @@ def round_trip_property(write: Callable[..., Any] = state_files,
         assert restored.state() == node.state()
         for warning in report.restart_warnings:
             # Finding 22: memory released from a NUMA group (a removal, a refusal that
-            # moved memory, or an init container's remainder at start); finding 23: strict-cpu-reservation and no shared CPU left.
+            # moved memory, or an init container's remainder at start); finding 23:
+            # strict-cpu-reservation and no shared CPU left.
             if "defaultCpuSet" in warning:
                 assert node.cpu is not None
                 assert node.cpu.options.strict_reservation

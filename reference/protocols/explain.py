@@ -57,8 +57,9 @@ def explain_admission(node: Node, pod: Pod) -> dict[str, Any]:
 
 def explain_case(op: str, case: Any) -> list[dict[str, Any]]:
     """EXPLAIN-4: the reference's traces for a case of the adapter protocol: the merge's, or
-    one per ``admit`` step of a node, hints or affinity session (in step order), or the
-    predicted pod's admission.  Steps the session refuses get no trace."""
+    one per ``admit`` step of a node, hints or affinity session (in step order), and the
+    predicted (or mixed case's) pod's admission; none for an ``allocate`` case.  Steps the
+    session refuses get no trace."""
     if op == "merge":
         return [explain_merge(case)]
     from numaspec.protocols.node_protocol import NodeSession, decode_pod
@@ -77,9 +78,10 @@ def explain_case(op: str, case: Any) -> list[dict[str, Any]]:
                 pass
         with contextlib.suppress(NumaspecError):
             session.handle(step)
-    if op == "predict" and session.node is not None:
+    if op in ("predict", "mixed") and session.node is not None:
+        # the predicted pod's admission; a mixed case's pod (DRA-13), when it is scheduled
         with contextlib.suppress(NumaspecError):
-            traces.append({"step": "predict",
+            traces.append({"step": op,
                            **explain_admission(session.node, decode_pod(case.get("pod")))})
     return traces
 
