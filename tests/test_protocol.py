@@ -46,7 +46,7 @@ def test_a_session_answers_start_and_runs_in_order_and_stops() -> None:
     validator("startAnswer").validate(start)
     assert start["ready"] is True
     assert start["implementation"]["operations"] == [
-        "merge", "hints", "node", "affinity", "allocate", "mixed"]
+        "merge", "hints", "node", "affinity", "allocate", "mixed", "cpus"]
     assert first == {"seq": 1, "result": reference_result("merge", MERGE)}
     assert second == {"seq": 2, "result": {"answers": []}}
     for answer in (first, second):

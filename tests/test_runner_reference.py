@@ -30,7 +30,7 @@ def test_numaspec_serve_passes_the_whole_suite_in_strict_mode(tmp_path: Path) ->
     assert status == 0, printed.getvalue()
     assert len(records) == len(cases)
     assert {r["op"] for r in records} == {"merge", "hints", "node", "affinity", "allocate",
-                                          "mixed"}
+                                          "mixed", "cpus"}
     not_passed = {r["id"]: r["message"] for r in records if r["verdict"] != "passed"}
     # Subset enumeration is an in-process capability the protocol does not carry.
     assert not_passed == {"P-SUBSETS": not_passed.get("P-SUBSETS")}

@@ -83,7 +83,7 @@ def test_ids_are_unique_and_every_op_has_vectors() -> None:
     vectors = load_vectors()
     assert len({v.id for v in vectors}) == len(vectors)
     assert {v.op for v in vectors} == {"merge", "hints", "node", "affinity", "predict",
-                                       "allocate", "mixed"}
+                                       "allocate", "mixed", "cpus"}
     assert all(v.kubelet_version or v.id.startswith(("ver-", "node-version-")) for v in vectors)
 
 

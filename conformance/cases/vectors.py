@@ -4,7 +4,8 @@ The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.v
 holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
-     "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate" | "mixed",
+     "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate" | "mixed" |
+           "cpus",
      "derived": "hand" | "reference",
      "case": {...}, "expected": {...}, "notes": "...",
      "releases": "1.24-1.37", "expected_by_release": {"1.24-1.27": {...}}}
@@ -104,7 +105,7 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed")
+OPS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed", "cpus")
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
@@ -194,6 +195,10 @@ def case_version(op: str, case: Any) -> str:
         raw = case.get("kubelet_version") if isinstance(case, dict) else None
         if raw is None:
             return str(NEWEST)
+    elif op == "cpus":  # CPU-21: the case's kubelet_version, which it must give
+        raw = case.get("kubelet_version") if isinstance(case, dict) else None
+        if raw is None:
+            return ""
     else:
         steps = case.get("steps") if isinstance(case, dict) else None
         for step in steps if isinstance(steps, list) else []:
@@ -306,7 +311,7 @@ def _retarget(op: str, case: Any, release: str) -> Any:
         return {**case, "release": release}
     if op == "mixed":
         return {**_retarget("node", case, release), "dra": {**case["dra"], "release": release}}
-    if op == "merge":
+    if op in ("merge", "cpus"):
         return {**case, "kubelet_version": _retarget_text(case.get("kubelet_version"),
                                                           release)}
     steps = []
@@ -360,7 +365,7 @@ def instances(vector: Vector, releases: Sequence[str] | None = None,
 
 def _session_versions(op: str, case: Any) -> str:
     """``"mixed"`` when a session's create steps name different releases, else ``""``."""
-    if op in ("merge", "allocate", "mixed") or not isinstance(case, dict) or not isinstance(
+    if op in ("merge", "allocate", "mixed", "cpus") or not isinstance(case, dict) or not isinstance(
             case.get("steps"), list):
         return ""
     seen = set()
@@ -404,6 +409,12 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         _require(isinstance(case, dict), "an allocate case object", f"{where}.case")
         _require(isinstance(expected, dict) and "outcome" in expected,
                  '{"outcome": "allocated" | "unschedulable" | "error", ...}',
+                 f"{where}.expected")
+    elif op == "cpus":
+        _require(isinstance(case, dict), "a cpus case object", f"{where}.case")
+        _require(isinstance(expected, dict) and len(expected) == 1
+                 and set(expected) <= {"cpus", "unsatisfiable", "error"},
+                 '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}',
                  f"{where}.expected")
     elif op == "mixed":
         _require(isinstance(case, dict) and isinstance(case.get("dra"), dict)
@@ -456,6 +467,10 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
         elif op == "allocate":
             _require(isinstance(answer, dict) and "outcome" in answer,
                      '{"outcome": "allocated" | "unschedulable" | "error", ...}', at)
+        elif op == "cpus":
+            _require(isinstance(answer, dict) and len(answer) == 1
+                     and set(answer) <= {"cpus", "unsatisfiable", "error"},
+                     '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}', at)
         elif op == "mixed":
             _require(isinstance(answer, dict) and ("allocation" in answer or "error" in answer),
                      '{"allocation": ..., "admission": ..., "containers": [...]}', at)
@@ -734,7 +749,8 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
     exactly (for the reference's own answers; the runner judges an implementation's
     prediction by PRED-4 instead).  ``allocate``: the same answer up to the order of the
     node's pools (DRA-2).  ``mixed``: the same answer exactly, part by part (only the
-    reference answers it; its cases search one pool per driver, DRA-13).  An error's
+    reference answers it; its cases search one pool per driver, DRA-13).  ``cpus``: the same
+    CPUs, or both unsatisfiable, or errors of the same kind (CPU-21).  An error's
     ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
     """
     if op == "merge":
@@ -751,7 +767,25 @@ def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
         return allocation_differences(case, expected, actual)
     if op == "mixed":
         return _compare_mixed(expected, actual)
+    if op == "cpus":
+        return _compare_cpus(expected, actual)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
+
+
+def _compare_cpus(expected: Any, actual: Any) -> list[str]:
+    """CPU-21: the same CPUs; an unsatisfiable request agrees with one, its words free; an
+    error agrees with an error of the same kind."""
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return [f"expected {_short(expected)}, got {_short(actual)}"]
+    if "unsatisfiable" in expected and "unsatisfiable" in actual:
+        return []
+    if "error" in expected and "error" in actual:
+        kinds = (expected["error"] or {}).get("kind"), (actual["error"] or {}).get("kind")
+        return [] if kinds[0] == kinds[1] else [f"error kind {kinds[1]!r}, expected "
+                                                 f"{kinds[0]!r}"]
+    if expected == actual:
+        return []
+    return [f"expected {_short(expected)}, got {_short(actual)}"]
 
 
 def _compare_mixed(expected: Any, actual: Any) -> list[str]:

@@ -204,6 +204,18 @@ class NodeClaims:
                 return reason
         return None
 
+    def outside_cpus(self, case: Any) -> str | None:
+        """CPU-21: why a ``cpus`` case lies outside the claim (its CPU Manager options, its
+        feature gates), or None."""
+        body = case if isinstance(case, dict) else {}
+        reason = _outside("CPU Manager policy option", _keys(body.get("options")),
+                          self.cpu_policy_options)
+        if reason:
+            return reason
+        if body.get("feature_gates") and not self.feature_gates:
+            return "feature gates (it does not claim kubelet's feature gates)"
+        return None
+
     def _outside_node(self, node: Mapping[str, Any]) -> str | None:
         config = node.get("config")
         config = config if isinstance(config, dict) else {}
@@ -343,6 +355,8 @@ class Claims:
             return self.predict.outside_predict(case, expected)
         if op in ("allocate", "mixed"):
             return None  # DRA-10, DRA-13: claimed by releases (allocate_versions) only
+        if op == "cpus":
+            return self.node.outside_cpus(case)
         return self.node.outside(case)
 
 

@@ -298,7 +298,8 @@ _RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
                   "affinity": frozenset({"answers"}),
                   "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
                   "allocate": frozenset({"outcome", "claims", "message", "variant", "error"}),
-                  "mixed": frozenset({"allocation", "admission", "containers", "error"})}
+                  "mixed": frozenset({"allocation", "admission", "containers", "error"}),
+                  "cpus": frozenset({"cpus", "unsatisfiable", "error"})}
 
 
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:

@@ -54,6 +54,9 @@ class StrictChecker:
                              registry=registry),
                          "mixed": jsonschema.Draft202012Validator(
                              {"$ref": "tag:numaspec,2026:mixed#/$defs/answer"},
+                             registry=registry),
+                         "cpus": jsonschema.Draft202012Validator(
+                             {"$ref": "tag:numaspec,2026:cpus#/$defs/answer"},
                              registry=registry)}
 
     @staticmethod

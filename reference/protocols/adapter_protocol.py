@@ -71,11 +71,11 @@ PROTOCOL_VERSION = 1
 REFERENCE_IMPL = "numaspec.protocols.adapter_protocol:ReferenceAdapter"
 
 #: PROTO-3: the operations a case can ask for.
-OPERATIONS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed")
+OPERATIONS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed", "cpus")
 #: PRED-1: the operations the reference answers as an implementation.  ``predict`` asks a
 #: scheduler what it makes of a node it sees only through its NodeResourceTopology; the
 #: reference is the node whose admission judges that answer, not a scheduler.
-REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity", "allocate", "mixed")
+REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity", "allocate", "mixed", "cpus")
 
 #: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
 _NODE_OPS = ("hints", "node", "affinity")
@@ -111,7 +111,8 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
     ``allocate``: the structured allocator's answer, the node's pools in first-listed order
     (DRA-10).  ``mixed``: a pod's DRA allocation, its admission and each container's
-    placements and pairs (DRA-13).
+    placements and pairs (DRA-13).  ``cpus``: the CPUs the static policy's allocator takes
+    (CPU-21).
     Raises :class:`InvalidFieldError` only when the case is not shaped like a case at all.
     ``definitional``: a merge is answered by walking the cross product (the spec's meaning,
     FAST-7), within WIRE-4's budget, instead of by the fast merge.
@@ -146,6 +147,13 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
 
         try:
             return reference_mixed(case)
+        except NumaspecError as exc:
+            return encode_error(exc)
+    if op == "cpus":
+        from numaspec.protocols.cpus_protocol import reference_cpus
+
+        try:
+            return reference_cpus(case)
         except NumaspecError as exc:
             return encode_error(exc)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
