@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from numaspec.about import __version__
@@ -36,6 +36,7 @@ from numaspec.node.fit import fit_rejection
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.node.predict import scheduler_view
 from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES, reference_allocate
+from numaspec.protocols.cpus_protocol import reference_cpus
 from numaspec.protocols.merge_protocol import (
     decode_merge_request,
     encode_error,
@@ -43,6 +44,7 @@ from numaspec.protocols.merge_protocol import (
     evaluate_request,
     request_lines,
 )
+from numaspec.protocols.mixed_protocol import reference_mixed
 from numaspec.protocols.node_protocol import NodeSession, decode_pod
 from numaspec.strict_json import decode_json_line
 from numaspec.topology.masks import iterate_masks
@@ -132,28 +134,10 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
             except NumaspecError as exc:
                 answers.append(encode_error(exc))
         return {"answers": answers}
-    if op == "predict":
+    one_case = _ONE_CASE_OPS.get(op)
+    if one_case is not None:
         try:
-            return reference_predict(case)
-        except NumaspecError as exc:
-            return encode_error(exc)
-    if op == "allocate":
-        try:
-            return reference_allocate(case)
-        except NumaspecError as exc:
-            return encode_error(exc)
-    if op == "mixed":
-        from numaspec.protocols.mixed_protocol import reference_mixed
-
-        try:
-            return reference_mixed(case)
-        except NumaspecError as exc:
-            return encode_error(exc)
-    if op == "cpus":
-        from numaspec.protocols.cpus_protocol import reference_cpus
-
-        try:
-            return reference_cpus(case)
+            return one_case(case)
         except NumaspecError as exc:
             return encode_error(exc)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
@@ -320,3 +304,10 @@ def reference_predict(case: Mapping[str, Any]) -> dict[str, Any]:
     if placed:
         answer["numa_nodes"] = placed
     return answer
+
+
+#: PROTO-3: the operations whose case is answered by one function of the case, a refusal
+#: being the operation's error answer.
+_ONE_CASE_OPS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "predict": reference_predict, "allocate": reference_allocate, "mixed": reference_mixed,
+    "cpus": reference_cpus}
