@@ -18,7 +18,7 @@ from attrs import frozen
 
 from numaspec.dra.allocator import Allocation, Picked, lookup_attribute
 from numaspec.dra.objects import Claim, Constraint, Device, Slice
-from numaspec.node.admission import ContainerAssignment, Decision
+from numaspec.node.admission import ContainerAssignment, Decision, Node
 from numaspec.node.machine import Machine
 from numaspec.node.pods import Pod
 
@@ -254,6 +254,13 @@ class Admitted:
     policy: str
     scope: str
     decision: Decision | None
+
+    @classmethod
+    def on(cls, node: Node, decision: Decision | None) -> Admitted:
+        """The node's machine and Topology Manager settings, with its ``decision``."""
+        config = node.config
+        return cls(node.machine, config.topology_manager_policy,
+                   config.topology_manager_scope, decision)
 
 
 @frozen

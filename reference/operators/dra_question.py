@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from numaspec.dra.allocator import Allocation, Features, Picked, allocate
+from numaspec.dra.allocator import Picked
 from numaspec.dra.mixed_pod import Admitted, Allocated, ClaimUse, co_placement
 from numaspec.dra.objects import (
     Claim,
@@ -26,13 +26,17 @@ from numaspec.dra.objects import (
     decode_class,
     decode_slice,
 )
-from numaspec.dra.pools import gather_pools
 from numaspec.errors import InputFileError, InvalidFieldError
 from numaspec.node.admission import Node
 from numaspec.node.pods import Pod
 from numaspec.operators.importers.dra_objects import DraObjects, allocation_of
 from numaspec.operators.importers.kube_objects import ImportedPod
-from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES, encode_allocation
+from numaspec.protocols.allocate_protocol import (
+    ALLOCATE_RELEASES,
+    AllocateCase,
+    allocate_once,
+    encode_allocation,
+)
 
 __all__ = ["DraQuestion", "default_features", "dra_part"]
 
@@ -54,10 +58,10 @@ class DraQuestion:
                         node_name=self.node_name, labels=self.labels)
 
 
-def default_features(minor: int) -> Features:
+def default_features(minor: int) -> frozenset[str]:
     """DRA-8: the allocator features a scheduler of the release enables by default: the
     prioritized list is beta, and on, from 1.34 (DRAPrioritizedList)."""
-    return Features(prioritized_list=minor >= 34)
+    return frozenset({"PrioritizedList"} if minor >= 34 else ())
 
 
 def _pod_claims(imported: ImportedPod, objects: DraObjects
@@ -119,19 +123,15 @@ def dra_part(node: Node, pod: Pod, imported: ImportedPod, objects: DraObjects, *
         classes[device_class.name] = device_class
     claims, before, said = _pod_claims(imported, objects)
     fresh = [name for name in claims if name not in before]
-    pools = gather_pools(slices, NodeInfo(node_name, labels), None, minor=minor)
-    allocation: Allocation = allocate([claims[n] for n in fresh], pools, classes,
-                                      frozenset(objects.allocated()),
-                                      features=default_features(minor), minor=minor)
+    allocation = allocate_once(AllocateCase(
+        minor, default_features(minor), NodeInfo(node_name, labels), tuple(slices), classes,
+        frozenset(objects.allocated()), tuple(claims[n] for n in fresh)))
     scheduled = allocation.outcome == "allocated"
     decision = copy.deepcopy(node).admit(pod) if scheduled else None
     uses = {c: tuple(ClaimUse(claim, request) for claim, request in listed)
             for c, listed in imported.claim_uses.items()}
-    config = node.config
     placements = co_placement(
-        pod, uses,
-        Admitted(node.machine, config.topology_manager_policy, config.topology_manager_scope,
-                 decision),
+        pod, uses, Admitted.on(node, decision),
         Allocated(claims, fresh, allocation if scheduled else None, before, slices))
     return {"release": release, "node": node_name, "claims": said,
             "asked": fresh, "allocation": encode_allocation(allocation),

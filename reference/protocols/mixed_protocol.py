@@ -163,11 +163,8 @@ def reference_mixed(case: object) -> dict[str, Any]:
             admission = encode_decision(decision)["decision"]
         except NumaspecError as exc:
             admission = encode_error(exc)
-    config = node.config
     placements = co_placement(
-        mixed.pod, mixed.uses,
-        Admitted(node.machine, config.topology_manager_policy, config.topology_manager_scope,
-                 decision),
+        mixed.pod, mixed.uses, Admitted.on(node, decision),
         Allocated(mixed.claims, list(fresh),
                   allocation if allocation.outcome == "allocated" else None, mixed.allocated,
                   mixed.dra.slices, mixed.numa_attributes))
