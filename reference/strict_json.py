@@ -20,6 +20,7 @@ __all__ = [
     "as_array",
     "as_object",
     "as_string",
+    "bool_map",
     "bounded_int",
     "decode_json_line",
     "expect",
@@ -135,6 +136,16 @@ def as_string(value: object, where: str) -> str:
     expect(value, str, "a string", where)
     assert isinstance(value, str)
     return value
+
+
+def bool_map(value: object, where: str, what: str = "true or false",
+             container: str = "an object of gate name to boolean") -> dict[str, bool]:
+    """An object of booleans (feature gates), or the typed error naming the entry."""
+    expect(value, dict, container, where)
+    assert isinstance(value, dict)
+    for key, item in value.items():
+        expect(item, bool, what, f"{where}.{key}")
+    return dict(value)
 
 
 def string_map(value: object, where: str,

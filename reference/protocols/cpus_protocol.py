@@ -27,7 +27,7 @@ from numaspec.node.cpu_assignment import CPUAllocationError
 from numaspec.node.cpu_manager import CPUManagerOptions, parse_cpu_manager_options, take_by_policy
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.protocols.node_protocol import decode_machine
-from numaspec.strict_json import as_array, as_object, expect, string_map
+from numaspec.strict_json import as_array, as_object, bool_map, expect, string_map
 from numaspec.topology.versions import KubeletVersion, parse_version
 
 __all__ = ["CPUsCase", "decode_cpus_case", "reference_cpus"]
@@ -77,9 +77,7 @@ def decode_cpus_case(case: object) -> CPUsCase:
     expect(count, int, "a number of CPUs", "count")
     if count < 1:
         raise InvalidFieldError("at least one CPU", where="count")
-    gates = as_object(body.get("feature_gates", {}), "feature_gates")
-    for name, value in gates.items():
-        expect(value, bool, "true or false", f"feature_gates.{name}")
+    gates = bool_map(body.get("feature_gates", {}), "feature_gates")
     options = parse_cpu_manager_options(string_map(body.get("options", {}), "options"),
                                         version, gates)
     return CPUsCase(version, topology, frozenset(available), count, options)

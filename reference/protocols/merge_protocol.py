@@ -20,7 +20,7 @@ from numaspec.errors import (
     NumaspecError,
 )
 from numaspec.limits import MAX_LINE_BYTES, MAX_MERGE_STEPS
-from numaspec.strict_json import expect, string_map
+from numaspec.strict_json import bool_map, expect, string_map
 from numaspec.topology.hints import ProviderHints, TopologyHint
 from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
@@ -185,11 +185,7 @@ def decode_merge_request(value: object) -> MergeRequest:
         distances = _distances(value["numa_distances"], "numa_distances")
     gates: dict[str, bool] = {}
     if value.get("feature_gates") is not None:
-        expect(value["feature_gates"], dict, "an object of gate name to boolean",
-                "feature_gates")
-        for gate, on in value["feature_gates"].items():
-            expect(on, bool, "true or false", f"feature_gates.{gate}")
-            gates[gate] = on
+        gates = bool_map(value["feature_gates"], "feature_gates")
     request = MergeRequest(
         numa_nodes=nodes,
         policy=value["policy"],

@@ -25,7 +25,14 @@ from numaspec.node.resize import ContainerResize, PodResourcesResize, resize
 from numaspec.node.scheduling import NodeScheduler
 from numaspec.node.trace import AdmissionTrace
 from numaspec.protocols.merge_protocol import encode_error
-from numaspec.strict_json import as_array, as_string, decode_json_line, expect, string_map
+from numaspec.strict_json import (
+    as_array,
+    as_string,
+    bool_map,
+    decode_json_line,
+    expect,
+    string_map,
+)
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.versions import parse_version
 
@@ -64,14 +71,6 @@ _list = as_array
 
 def _str_map(value: object, where: str) -> dict[str, str]:
     return string_map(value, where, "a string")
-
-
-def _bool_map(value: object, where: str) -> dict[str, bool]:
-    expect(value, dict, "an object of booleans", where)
-    assert isinstance(value, dict)
-    for k, v in value.items():
-        expect(v, bool, "a boolean", f"{where}.{k}")
-    return dict(value)
 
 
 def _bytes(value: object, where: str) -> int:
@@ -228,7 +227,8 @@ def _decode_node(value: object, affinity: bool) -> Node:
                                     f"{w}.topologyManagerScope"),
         topology_manager_policy_options=_str_map(raw.get("topologyManagerPolicyOptions", {}),
                                                  f"{w}.topologyManagerPolicyOptions"),
-        feature_gates=_bool_map(raw.get("featureGates", {}), f"{w}.featureGates"),
+        feature_gates=bool_map(raw.get("featureGates", {}), f"{w}.featureGates", "a boolean",
+                               "an object of booleans"),
         max_pods=_int(raw.get("maxPods", DEFAULT_MAX_PODS), f"{w}.maxPods",
                       minimum=-(1 << 31)),
         inter_pod_affinity_labels=kept,

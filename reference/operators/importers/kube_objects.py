@@ -338,11 +338,12 @@ def _pod_from_spec(meta: dict[str, Any], spec: dict[str, Any], status: dict[str,
     uses = {}
     for key, listed in (("initContainers", inits), ("containers", apps)):
         for i, raw in enumerate(listed):
-            field = f"{prefix}spec.{key}[{i}].resources.claims"
-            body = _mapping(raw, where, f"{prefix}spec.{key}[{i}]")
+            at = f"{prefix}spec.{key}[{i}]"
+            field = f"{at}.resources.claims"
+            body = _mapping(raw, where, at)
+            needs = _mapping(body.get("resources"), where, f"{at}.resources")
             found = []
-            for j, item in enumerate(_listed(_mapping(body.get("resources"), where, field[:-7])
-                                             .get("claims"), where, field)):
+            for j, item in enumerate(_listed(needs.get("claims"), where, field)):
                 entry = _mapping(item, where, f"{field}[{j}]")
                 claim = _string(entry.get("name"), where, f"{field}[{j}].name")
                 if claim not in sources:
