@@ -569,11 +569,15 @@ def round_trip(node: Node, directory: Path, write: Callable[..., Any] = state_fi
     return fresh, report
 
 
+def _in_group(block: Any) -> bool:
+    """A block that holds memory spread over several NUMA nodes."""
+    return len(block.numa) > 1 and block.size > 0
+
+
 def _released_a_group(node: Node, uid: str) -> bool:
     """Whether removing ``uid`` releases a block spread over several NUMA nodes."""
     return node.memory is not None and any(
-        len(b.numa) > 1 and b.size > 0 for blocks in node.memory.blocks.get(uid, {}).values()
-        for b in blocks)
+        _in_group(b) for blocks in node.memory.blocks.get(uid, {}).values() for b in blocks)
 
 
 def _init_held_a_group(decision: Any, body: dict[str, Any]) -> bool:
@@ -581,8 +585,8 @@ def _init_held_a_group(decision: Any, body: dict[str, Any]) -> bool:
     NUMA nodes (its remainder is released when the app containers start, MEM-10)."""
     regular = {c["name"] for c in body.get("initContainers", [])
                if c.get("restartPolicy") != "Always"}
-    return any(len(b.numa) > 1 and b.size > 0 for c in decision.containers
-               if c.name in regular for b in c.memory)
+    return any(_in_group(b) for c in decision.containers if c.name in regular
+               for b in c.memory)
 
 
 def _in_a_group(node: Node) -> bool:
