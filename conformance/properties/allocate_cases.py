@@ -15,67 +15,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from hypothesis import strategies as st
+
+from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
 
 __all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
            "random_allocate_case_at"]
 
 DRIVERS = ("gpu.example.com", "nic.example.com", "cpu.example.com")
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
-T = TypeVar("T")
-
-
-class Choices(Protocol):
-    """Where a generated case's choices come from."""
-
-    def integer(self, low: int, high: int) -> int: ...
-
-    def choice(self, items: Sequence[T]) -> T: ...
-
-    def permutation(self, items: list[T]) -> list[T]: ...
-
-    def subset(self, items: Sequence[T], most: int) -> list[T]: ...
-
-
-class _Hypothesis:
-    def __init__(self, draw: st.DrawFn) -> None:
-        self.draw = draw
-
-    def integer(self, low: int, high: int) -> int:
-        return self.draw(st.integers(low, high))
-
-    def choice(self, items: Sequence[T]) -> T:
-        return self.draw(st.sampled_from(items))
-
-    def permutation(self, items: list[T]) -> list[T]:
-        return self.draw(st.permutations(items))
-
-    def subset(self, items: Sequence[T], most: int) -> list[T]:
-        if not items:
-            return []
-        return self.draw(st.lists(st.sampled_from(items), max_size=most, unique=True))
-
-
-class _Seeded:
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def integer(self, low: int, high: int) -> int:
-        return self.rng.randint(low, high)
-
-    def choice(self, items: Sequence[T]) -> T:
-        return items[self.rng.randrange(len(items))]
-
-    def permutation(self, items: list[T]) -> list[T]:
-        out = list(items)
-        self.rng.shuffle(out)
-        return out
-
-    def subset(self, items: Sequence[T], most: int) -> list[T]:
-        unique = list(dict.fromkeys(items))
-        return self.rng.sample(unique, self.rng.randint(0, min(most, len(unique))))
 
 
 def _device(c: Choices, name: str) -> dict[str, Any]:
@@ -211,10 +161,10 @@ def build_case(c: Choices, releases: Sequence[str],
 def allocate_cases(draw: st.DrawFn, releases: tuple[str, ...],
                    features: tuple[str, ...] = ("PrioritizedList",)) -> dict[str, Any]:
     """A random ``allocate`` case, Hypothesis's way (it shrinks)."""
-    return build_case(_Hypothesis(draw), releases, features)
+    return build_case(HypothesisChoices(draw), releases, features)
 
 
 def random_allocate_case_at(seed: int, index: int, releases: Sequence[str],
                             features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
     """Case ``index`` of ``seed``: the same case however a campaign is cut into pieces."""
-    return build_case(_Seeded(random.Random(f"allocate:{seed}:{index}")), releases, features)
+    return build_case(SeededChoices(random.Random(f"allocate:{seed}:{index}")), releases, features)
