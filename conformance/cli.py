@@ -300,7 +300,9 @@ def _differential_options(diff: argparse.ArgumentParser) -> None:
                            "gate (default); large: kubelet's providers on a big machine: "
                            "--numa-nodes NUMA nodes with max-allowable-numa-nodes (kubelet "
                            "1.31+) and full hint lists; allocate: the DRA allocator's "
-                           "allocate cases instead of merges (spec/dra.md)")
+                           "allocate cases instead of merges (spec/dra.md); cpus: the CPU "
+                           "Manager's allocator alone, on random machines (spec/cpu.md, "
+                           "CPU-21)")
     diff.add_argument("--max-permutations", type=int, default=cases.DEFAULT_MAX_PERMUTATIONS,
                       metavar="N", help="--shape large: the most permutations (product of "
                                         "the hint lists' lengths) of a case (default "

@@ -4,14 +4,33 @@ for implementations that allocate CPUs by the CPU Manager's rules outside kubele
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mutants.cpus_mutants import MUTATIONS, MutantCPUs
 
+from numaspec.conformance.cases.divergences import facts
 from numaspec.conformance.cases.vectors import compare, load_vectors
+from numaspec.conformance.implementations.adapter import ReferenceImplementation
 from numaspec.conformance.implementations.claims import Claims
 from numaspec.conformance.implementations.strict import StrictChecker
+from numaspec.conformance.properties.cpus import cpus_match_reference
+from numaspec.conformance.properties.cpus_cases import random_cpus_case_at
+from numaspec.conformance.properties.random_cases import CaseShape
+from numaspec.conformance.running.differential import differential
+from numaspec.errors import AdapterError
 from numaspec.protocols.adapter_protocol import reference_result
+
+_QUICK = settings(max_examples=300, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+
+
+def _check(prop: Any, impl: object) -> None:
+    """Run a property against ``impl`` at _QUICK's settings (a fresh @given each time)."""
+    _QUICK(given(data=st.data())(prop.hypothesis.inner_test))(impl)
 
 
 def _case() -> dict[str, Any]:
@@ -79,3 +98,65 @@ def test_an_implementation_claims_the_options_it_models() -> None:
     assert reason is not None
     assert "prefer-align-cpus-by-uncorecache" in reason
     assert Claims().outside("cpus", _case(), {}, ("CPU-21",)) is None
+
+
+def test_an_allocator_that_always_applies_an_option_claims_it() -> None:
+    """PROTO-7's ``cpus.options``: a case is claimed only when its options are exactly the
+    ones always applied; the claim goes back to JSON as it came, and a bad one is refused
+    naming the field."""
+    always = {"prefer-align-cpus-by-uncorecache": "true"}
+    claims = Claims.from_json({"cpus": {"options": always}})
+    assert claims.outside("cpus", _case(), {}, ("CPU-21",)) is None
+    plain = {k: v for k, v in _case().items() if k != "options"}
+    reason = claims.outside("cpus", plain, {}, ("CPU-21",))
+    assert reason is not None
+    assert "always applies exactly: prefer-align-cpus-by-uncorecache=true" in reason
+    assert claims.to_json()["cpus"] == {"options": always}
+    assert "cpus" not in Claims().to_json()
+    with pytest.raises(AdapterError) as caught:
+        Claims.from_json({"cpus": {"options": ["prefer-align-cpus-by-uncorecache"]}})
+    assert caught.value.where == "implementation.claims.cpus.options"
+
+
+def test_p_cpus_holds_for_the_reference() -> None:
+    _check(cpus_match_reference, ReferenceImplementation())
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_p_cpus_catches_each_mutant(mutation: str) -> None:
+    """P-CPUS fails an allocator that takes the lowest free ids, and one that lost the
+    uncore-cache option."""
+    with pytest.raises(AssertionError):
+        _check(cpus_match_reference, MutantCPUs(mutation))
+
+
+def test_the_differential_finds_and_shrinks_a_mutant() -> None:
+    """``numaspec differential --shape cpus``: the mutant's disagreements found, the first
+    shrunk to a smaller case it still disagrees on; the reference itself agrees, and case
+    ``i`` of a seed is the same case however it is asked for."""
+    shape = CaseShape("cpus")
+    assert shape.op == "cpus"
+    result = differential("mutants.cpus_mutants:LOWEST_FIRST", cases=200, shape=shape,
+                          shrink=1)
+    assert result.op == "cpus"
+    assert result.disagreements, result.summary()
+    first = result.disagreements[0]
+    assert first["id"].startswith("differential-cpus-0-")
+    assert "found_as" in first
+    assert len(json.dumps(first["case"])) < len(json.dumps(first["found_as"]))
+    clean = differential("numaspec.protocols.adapter_protocol:ReferenceAdapter", cases=300,
+                         shape=shape)
+    assert clean.disagreements == []
+    assert clean.verdicts == {"agreed": 300}
+    assert random_cpus_case_at(3, 7, ["1.35"]) == random_cpus_case_at(3, 7, ["1.35"])
+
+
+def test_shared_core_ids_are_a_fact_a_manifest_can_name() -> None:
+    """RUN-5: ``cpus.shared_core_ids`` says whether two cores of the machine give one id, as
+    sysfs numbers cores on a machine of two sockets."""
+    case = _case()
+    assert facts("cpus", case, {}, {})["cpus.shared_core_ids"] is False
+    for node in case["machine"]["numaNodes"]:
+        for core in node["cores"]:
+            core["id"] = 0
+    assert facts("cpus", case, {}, {})["cpus.shared_core_ids"] is True

@@ -41,7 +41,8 @@ def for_kill(check: Callable[..., None]) -> AbstractContextManager[Callable[...,
 
 #: Properties whose mutants run elsewhere: the node sessions' and start-ups' through the
 #: command line (tests/test_mutants_exec.py), P-PREDICT's as a scheduler that says every pod fits
-#: (tests/test_predict.py), the allocator's as in-process allocators (tests/test_dra.py).
+#: (tests/test_predict.py), the allocator's as in-process allocators (tests/test_dra.py), the
+#: CPU allocator's likewise (tests/test_cpus_op.py).
 ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-HINTS-SESSION": "tests/test_mutants_exec.py",
              "P-NODE-STARTUP": "tests/test_mutants_exec.py",
@@ -53,7 +54,8 @@ ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-QUANTITY-SPELLING": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py",
              "P-ALLOCATE": "tests/test_dra.py",
-             "P-ALLOCATE-SOUND": "tests/test_dra.py"}
+             "P-ALLOCATE-SOUND": "tests/test_dra.py",
+             "P-CPUS": "tests/test_cpus_op.py"}
 
 
 def test_every_property_is_shown_to_fail_on_some_mutant() -> None:

@@ -31,7 +31,7 @@ TIMED_OUT = "timed out trying to allocate devices"
 
 #: Each fact a ``match`` may name, with what it is.
 FACTS: Mapping[str, str] = {
-    "op": "the operation: merge, predict or allocate",
+    "op": "the operation: merge, predict, allocate or cpus",
     "kubelet_version": "the case's kubelet release, as a minor (\"1.30\")",
     "policy": "the Topology Manager policy (a merge case's, or the predict node's)",
     "scope": "predict: the node's topologyManagerScope",
@@ -63,6 +63,8 @@ FACTS: Mapping[str, str] = {
     "actual.timed_out": "allocate: the implementation answered unschedulable because its search "
                         "passed the scheduler's Filter timeout (DRA-7)",
     "allocate.release": "allocate: the case's Kubernetes release, as a minor (\"1.34\")",
+    "cpus.shared_core_ids": "cpus: two cores of the machine have the same id (as sysfs "
+                            "numbers cores, each socket from zero)",
 }
 
 
@@ -192,7 +194,19 @@ def facts(op: str, case: Any, expected: Any, actual: Any) -> dict[str, Any]:
                                      and actual.get("outcome") == "unschedulable"
                                      and actual.get("message") == TIMED_OUT)
         found["allocate.release"] = case.get("release")
+    elif op == "cpus":
+        found["cpus.shared_core_ids"] = _shared_core_ids(case)
     return found
+
+
+def _shared_core_ids(case: Mapping[str, Any]) -> bool:
+    """Whether two cores of a ``cpus`` case's machine give the same ``id``."""
+    machine = case.get("machine")
+    nodes = machine.get("numaNodes") if isinstance(machine, Mapping) else None
+    ids = [core.get("id") for node in nodes if isinstance(node, Mapping)
+           for core in node.get("cores") or () if isinstance(core, Mapping)
+           and core.get("id") is not None] if isinstance(nodes, list) else []
+    return len(ids) != len(set(ids))
 
 
 def matches(match: Mapping[str, Any], found: Mapping[str, Any]) -> bool:

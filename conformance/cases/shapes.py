@@ -12,8 +12,9 @@ __all__ = ["DEFAULT_MAX_PERMUTATIONS", "LARGE_NUMA_NODES", "SHAPES"]
 
 #: ``small``: today's distribution (1 to 8 NUMA nodes and past them, every policy, option
 #: and gate); ``large``: kubelet's providers on a big machine; ``allocate``: not a merge but
-#: the DRA allocator's ``allocate`` cases (spec chapter dra.md).
-SHAPES = ("small", "large", "allocate")
+#: the DRA allocator's ``allocate`` cases (spec chapter dra.md); ``cpus``: the CPU Manager's
+#: allocator alone (spec chapter cpu.md, CPU-21), for allocators outside kubelet.
+SHAPES = ("small", "large", "allocate", "cpus")
 #: The NUMA node counts of the large shape (kubelet needs max-allowable-numa-nodes past 8).
 LARGE_NUMA_NODES = (9, 16)
 #: The cap on a large case's permutations (the product of its hint lists' lengths) unless told:

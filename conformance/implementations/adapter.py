@@ -113,6 +113,12 @@ class ReferenceImplementation:
 
         return reference_result("allocate", case)
 
+    def cpus(self, case: Any) -> Any:
+        """A ``cpus`` case (spec chapter cpu.md, CPU-21), for P-CPUS."""
+        from numaspec.protocols.adapter_protocol import reference_result
+
+        return reference_result("cpus", case)
+
     def subsets(self, nodes: Sequence[int]) -> list[tuple[int, ...]]:
         return [mask.nodes for mask in iterate_masks(nodes)]
 

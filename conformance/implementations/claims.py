@@ -24,6 +24,7 @@ from numaspec.errors import AdapterError
 __all__ = [
     "FORMAT_RULES",
     "MANAGERS",
+    "CPUsClaims",
     "Claims",
     "MergeClaims",
     "NodeClaims",
@@ -278,6 +279,40 @@ class PredictClaims(NodeClaims):
         return None
 
 
+@attrs.frozen
+class CPUsClaims:
+    """``claims.cpus`` (CPU-21): ``options``, the CPU Manager policy options an allocator
+    always applies, whatever a case asks (a DRA CPU driver that always prefers uncore-cache
+    alignment); a ``cpus`` case lies outside the claim unless its options are exactly these.
+    Absent: it follows each case's options (within ``node.cpu_policy_options``)."""
+
+    options: Mapping[str, str] | None = None
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("options",)
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> CPUsClaims:
+        body = _object(value, where, cls.FIELDS)
+        options = body.get("options")
+        if options is not None and not (isinstance(options, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in options.items())):
+            raise AdapterError(f"must be an object of option names to values, got {options!r}",
+                               where=f"{where}.options")
+        return cls(options=None if options is None else dict(options))
+
+    def outside(self, case: Any) -> str | None:
+        """Why a ``cpus`` case asks for other options than the ones always applied, or
+        None."""
+        if self.options is None:
+            return None
+        asked = case.get("options") if isinstance(case, dict) else None
+        if (asked or {}) == dict(self.options):
+            return None
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(self.options.items())) or "none"
+        return (f"CPU Manager policy options {asked or {}} (it always applies exactly: "
+                f"{shown})")
+
+
 def _str_items(values: Iterable[Any]) -> list[str]:
     return [v for v in values if isinstance(v, str)]
 
@@ -302,8 +337,9 @@ class Claims:
     merge: MergeClaims = MergeClaims()
     node: NodeClaims = NodeClaims()
     predict: PredictClaims = PredictClaims()
+    cpus: CPUsClaims = CPUsClaims()
 
-    FIELDS = ("format", "merge", "node", "predict")
+    FIELDS = ("format", "merge", "node", "predict", "cpus")
 
     @classmethod
     def from_json(cls, value: Any, where: str = "implementation.claims") -> Claims:
@@ -312,7 +348,8 @@ class Claims:
         return cls(format=_flag(body.get("format"), f"{where}.format", False),
                    merge=MergeClaims.from_json(body.get("merge"), f"{where}.merge"),
                    node=NodeClaims.from_json(body.get("node"), f"{where}.node"),
-                   predict=PredictClaims.from_json(body.get("predict"), f"{where}.predict"))
+                   predict=PredictClaims.from_json(body.get("predict"), f"{where}.predict"),
+                   cpus=CPUsClaims.from_json(body.get("cpus"), f"{where}.cpus"))
 
     def to_json(self) -> dict[str, Any]:
         """The claims as a ``start`` answer would state them (absent = everything)."""
@@ -340,7 +377,9 @@ class Claims:
         return {"format": self.format,
                 "merge": {k: v for k, v in merge.items() if v is not None},
                 "node": {k: v for k, v in node.items() if v is not None},
-                "predict": {k: v for k, v in predict.items() if v is not None}}
+                "predict": {k: v for k, v in predict.items() if v is not None},
+                **({"cpus": {"options": dict(self.cpus.options)}}
+                   if self.cpus.options is not None else {})}
 
     def outside(self, op: str, case: Any, expected: Any, rules: Sequence[str]) -> str | None:
         """Why a vector (its op, case, expected answer and rules) is not claimed, or None."""
@@ -356,7 +395,7 @@ class Claims:
         if op in ("allocate", "mixed"):
             return None  # DRA-10, DRA-13: claimed by releases (allocate_versions) only
         if op == "cpus":
-            return self.node.outside_cpus(case)
+            return self.node.outside_cpus(case) or self.cpus.outside(case)
         return self.node.outside(case)
 
 

@@ -500,6 +500,7 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
 # here makes PROPERTIES the whole table, merge properties first.
 from numaspec.conformance.properties import affinity as _affinity  # noqa: E402,F401
 from numaspec.conformance.properties import allocate as _allocate  # noqa: E402,F401
+from numaspec.conformance.properties import cpus as _cpus  # noqa: E402,F401
 from numaspec.conformance.properties import node_corners as _node_corners  # noqa: E402,F401
 from numaspec.conformance.properties import node_malformed as _node_malformed  # noqa: E402,F401
 from numaspec.conformance.properties import node_sessions as _node_sessions  # noqa: E402,F401

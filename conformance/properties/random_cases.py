@@ -348,18 +348,18 @@ class CaseShape:
 
     @property
     def op(self) -> str:
-        """The operation the cases ask: ``allocate`` for the DRA allocator's (DRA-10), else
-        ``merge``."""
-        return "allocate" if self.name == "allocate" else "merge"
+        """The operation the cases ask: ``allocate`` for the DRA allocator's (DRA-10),
+        ``cpus`` for the CPU Manager's allocator (CPU-21), else ``merge``."""
+        return self.name if self.name in ("allocate", "cpus") else "merge"
 
     @property
     def batch(self) -> int:
         """Cases drawn and sent at once (a large case can take kubelet seconds)."""
-        return {"small": 500, "allocate": 200}.get(self.name, 4)
+        return {"small": 500, "allocate": 200, "cpus": 200}.get(self.name, 4)
 
     def versions(self, declared: Sequence[str], who: str) -> list[str]:
         """The releases of ``declared`` this shape draws cases for."""
-        if self.name in ("small", "allocate"):
+        if self.name in ("small", "allocate", "cpus"):
             if not declared:
                 raise InvalidFieldError(f"{who} declares no releases for {self.op!r}",
                                         where="--impl")
@@ -383,6 +383,10 @@ class CaseShape:
             return random_allocate_case_at(seed, index, versions,
                                            ("PrioritizedList",) if features is None
                                            else features)
+        if self.name == "cpus":
+            from numaspec.conformance.properties.cpus_cases import random_cpus_case_at
+
+            return random_cpus_case_at(seed, index, versions)
         return random_large_case_at(seed, index, versions,
                                     max_permutations=self.max_permutations,
                                     numa_nodes=self.numa_nodes)

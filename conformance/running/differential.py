@@ -39,7 +39,7 @@ from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocols.adapter_protocol import reference_result
 
 __all__ = ["Differential", "PieceResult", "differential", "shrink_allocate_case",
-           "shrink_merge_case"]
+           "shrink_cpus_case", "shrink_merge_case"]
 
 #: Disagreements shrunk per run (each shrink asks the implementation again, many times).
 SHRUNK = 20
@@ -211,7 +211,8 @@ class _Piece:
     def _run(self, connection: Connection, piece: range, tick: Tick) -> PieceResult:
         who = connection.implementation
         op = self.shape.op
-        declared = who.allocate_versions if op == "allocate" else who.kubelet_versions
+        declared = (who.allocate_versions if op == "allocate" else who.node_kubelet_versions
+                    if op == "cpus" else who.kubelet_versions)
         if op not in who.operations or not declared:
             raise AdapterError(f"{who.name} declares no {op} releases", where="--impl")
         versions = self.shape.versions(declared, who.name)
@@ -226,8 +227,9 @@ class _Piece:
                 case = self.shape.case_at(self.seed, i, versions, who.allocate_features)
                 expected = reference_result(op, case)
                 if who.claims.outside(op, case, expected, ()) is not None or (
-                        op == "allocate" and "error" in expected):
-                    unclaimed.append(i)  # (an allocate case the reference refuses: DRA-0)
+                        op in ("allocate", "cpus") and "error" in expected):
+                    # (a case the reference refuses: DRA-0, or options kubelet refuses)
+                    unclaimed.append(i)
                     continue
                 indices.append(i)
                 requests.append(case)
@@ -344,7 +346,8 @@ def _shrunk(connection: Connection, item: dict[str, Any]) -> dict[str, Any]:
                 return True
         return False
 
-    shrink = shrink_allocate_case if op == "allocate" else shrink_merge_case
+    shrink = {"allocate": shrink_allocate_case, "cpus": shrink_cpus_case}.get(
+        op, shrink_merge_case)
     small = shrink(item["case"], disagrees)
     if small == item["case"]:
         return item
@@ -376,6 +379,39 @@ def shrink_allocate_case(case: dict[str, Any], still_fails: Callable[[Any], bool
     allocated devices, constraints, requests, subrequests, devices and attributes away, on
     which ``still_fails`` holds (greedy; at most ``budget`` tries)."""
     return _greedy(case, _smaller_allocate, still_fails, budget)
+
+
+def shrink_cpus_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
+                     budget: int = 2_000) -> dict[str, Any]:
+    """The smallest ``cpus`` case reachable from ``case`` by taking NUMA nodes, cores and
+    available CPUs away and asking for fewer CPUs, on which ``still_fails`` holds (greedy; at
+    most ``budget`` tries)."""
+    return _greedy(case, _smaller_cpus, still_fails, budget)
+
+
+def _smaller_cpus(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every ``cpus`` case one step smaller than ``case``."""
+    nodes = case["machine"]["numaNodes"]
+    available = case["available"]
+
+    def keeping(new_nodes: list[Any]) -> dict[str, Any]:
+        left = {t for n in new_nodes for c in n["cores"] for t in c["threads"]}
+        return {**case, "machine": {**case["machine"], "numaNodes": new_nodes},
+                "available": [c for c in available if c in left]}
+
+    for i in range(len(nodes) if len(nodes) > 1 else 0):
+        yield keeping(_without(nodes, i))
+    for i, node in enumerate(nodes):
+        for j in range(len(node["cores"]) if len(node["cores"]) > 1 else 0):
+            yield keeping([*nodes[:i], {**node, "cores": _without(node["cores"], j)},
+                           *nodes[i + 1:]])
+    for count in (1, case["count"] - 1):
+        if 1 <= count < case["count"]:
+            yield {**case, "count": count}
+    for i in range(len(available)):
+        yield {**case, "available": _without(available, i)}
+    if case.get("options"):
+        yield {k: v for k, v in case.items() if k not in ("options", "feature_gates")}
 
 
 def _without(items: list[Any], i: int) -> list[Any]:

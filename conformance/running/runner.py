@@ -284,6 +284,8 @@ class _ProtocolMerge:
             self.hints_session = self._hints_session
         if "allocate" in impl.operations:
             self.allocate = self._allocate
+        if "cpus" in impl.operations:
+            self.cpus = self._cpus
         self.node_kubelet_versions = impl.node_kubelet_versions
         self.allocate_versions = impl.allocate_versions
         self.allocate_features = impl.allocate_features
@@ -307,6 +309,10 @@ class _ProtocolMerge:
     def _allocate(self, case: Any) -> Any:
         """The allocator properties' channel (spec chapter dra.md): one ``allocate`` case."""
         return self._run("allocate", case)
+
+    def _cpus(self, case: Any) -> Any:
+        """P-CPUS's channel (spec chapter cpu.md, CPU-21): one ``cpus`` case."""
+        return self._run("cpus", case)
 
     def _run(self, op: str, case: Any) -> Any:
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it

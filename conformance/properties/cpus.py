@@ -1,0 +1,63 @@
+"""The CPU Manager's allocator alone (spec chapter ``cpu.md``, CPU-21), for allocators outside
+kubelet such as a DRA CPU driver: random machines (:mod:`cpus_cases`), and what every answer
+must be.
+
+* **P-CPUS** (equivalence): the implementation takes the CPUs the static policy's allocator
+  takes at the case's release, or agrees that the request cannot be met (CPU-10, CPU-12,
+  CPU-13, CPU-19, CPU-20, CPU-21).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from hypothesis import event, given, note, reject
+from hypothesis import strategies as st
+
+from numaspec.conformance.cases.divergences import known
+from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.implementations.claims import claims_of
+from numaspec.conformance.properties.cpus_cases import cpus_cases
+from numaspec.conformance.properties.registry import register
+
+__all__ = ["CPUsImplementation"]
+
+
+class CPUsImplementation(Protocol):
+    name: str
+
+    def cpus(self, case: Any) -> Any: ...
+
+
+def _releases(impl: object) -> tuple[str, ...]:
+    """The node releases the implementation declares (the reference: every modelled one)."""
+    from numaspec.node.nodeconfig import NODE_VERSIONS
+
+    declared = tuple(getattr(impl, "node_kubelet_versions", ()) or ())
+    return declared or tuple(f"1.{m}" for m in NODE_VERSIONS)
+
+
+@register("P-CPUS", rules=["CPU-10", "CPU-12", "CPU-13", "CPU-19", "CPU-20", "CPU-21"],
+          level="equivalence", requires="cpus", op="cpus")
+@given(data=st.data())
+def cpus_match_reference(impl: CPUsImplementation, data: st.DataObject) -> None:
+    """The allocator takes the CPUs the static policy's allocator takes."""
+    from numaspec.protocols.adapter_protocol import reference_result
+
+    claims = claims_of(impl)
+    case = data.draw(cpus_cases(_releases(impl), claims.cpus.options))
+    if claims.outside("cpus", case, None, ()) is not None:
+        reject()
+    expected = reference_result("cpus", case)
+    if "error" in expected:
+        event("refused by the reference")
+        return
+    note(f"case: {json.dumps(case, separators=(',', ':'))}")
+    note(f"reference: {json.dumps(expected, separators=(',', ':'))}")
+    actual = impl.cpus(case)
+    event("unsatisfiable" if "unsatisfiable" in expected else "taken")
+    differences = compare("cpus", case, expected, actual)
+    if differences and known("cpus", case, expected, actual) is not None:
+        reject()
+    assert not differences, differences[0]

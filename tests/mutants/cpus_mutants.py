@@ -1,0 +1,69 @@
+"""Mutant CPU allocators (spec chapter cpu.md, CPU-21): the reference's ``cpus`` answer,
+changed one way.  In process for P-CPUS (:class:`MutantCPUs`), behind the adapter protocol for
+``numaspec differential --shape cpus`` (``mutants.cpus_mutants:LOWEST_FIRST`` and so on, for
+``--impl``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
+
+__all__ = ["IGNORES_UNCORE", "LOWEST_FIRST", "MUTATIONS", "MutantCPUs", "MutantCPUsAdapter"]
+
+
+def lowest_first(case: Any, answer: Any) -> Any:
+    """Takes the lowest free CPU ids, whatever the topology."""
+    if isinstance(answer, dict) and "cpus" in answer:
+        return {"cpus": sorted(case["available"])[:case["count"]]}
+    return answer
+
+
+def ignores_uncore(case: Any, answer: Any) -> Any:
+    """Allocates as if prefer-align-cpus-by-uncorecache were never set (a copy of the
+    allocator that lost the option)."""
+    del answer
+    plain = {k: v for k, v in case.items() if k not in ("options", "feature_gates")}
+    return reference_result("cpus", plain)
+
+
+MUTATIONS = {"lowest_first": lowest_first, "ignores_uncore": ignores_uncore}
+
+
+class MutantCPUs:
+    """In process, for P-CPUS: ``cpus(case)`` is the mutated answer."""
+
+    name = "mutant-cpus"
+    node_kubelet_versions = ("1.34", "1.35", "1.36", "1.37")
+
+    def __init__(self, mutation: str) -> None:
+        self.mutate = MUTATIONS[mutation]
+
+    def cpus(self, case: Any) -> Any:
+        return self.mutate(case, reference_result("cpus", case))
+
+
+class MutantCPUsAdapter(ReferenceAdapter):
+    """Behind the adapter protocol: the reference, its cpus answers mutated."""
+
+    def __init__(self, mutation: str) -> None:
+        super().__init__()
+        self.mutation = mutation
+        self.mutate = MUTATIONS[mutation]
+
+    def start(self) -> dict[str, Any]:
+        return {**super().start(), "name": f"mutant-{self.mutation}", "operations": ["cpus"]}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        body = super().run(op, case)
+        if op == "cpus" and "result" in body and "error" not in body["result"]:
+            return {"result": self.mutate(case, body["result"])}
+        return body
+
+
+def LOWEST_FIRST() -> MutantCPUsAdapter:
+    return MutantCPUsAdapter("lowest_first")
+
+
+def IGNORES_UNCORE() -> MutantCPUsAdapter:
+    return MutantCPUsAdapter("ignores_uncore")
