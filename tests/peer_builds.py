@@ -40,26 +40,30 @@ MODULES = {
 PREDICT_MODULES = {"scheduler-plugins": "sigs.k8s.io/scheduler-plugins"}
 PREDICT_TAG = {"scheduler-plugins": "v0.33.5"}
 
+#: The peer of the CPU Manager's allocator (the cpus operation, spec/cpu.md CPU-21):
+#: kubernetes-sigs/dra-driver-cpu, built from a copy of its pinned module (build.sh).
+CPUS_MODULES = {"dra-driver-cpu": "github.com/kubernetes-sigs/dra-driver-cpu"}
+
 
 def pinned(peer: str) -> str:
     """The version of the peer's module that ``adapters/peers/<peer>/go.mod`` requires
     (``v1.7.0``)."""
-    module = {**MODULES, **PREDICT_MODULES}[peer]
+    module = {**MODULES, **PREDICT_MODULES, **CPUS_MODULES}[peer]
     where = f"{peer}/{PREDICT_TAG[peer]}" if peer in PREDICT_TAG else peer
     for line in (ROOT / where / "go.mod").read_text(encoding="utf-8").splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[0] == module:
+        if len(fields) >= 2 and fields[0] == module and fields[1].startswith("v"):
             return fields[1]
     raise AssertionError(f"adapters/peers/{where}/go.mod does not require {module}")
 
 
 #: peer -> pinned version, every peer
-VERSIONS = {peer: pinned(peer) for peer in (*MODULES, *PREDICT_MODULES)}
+VERSIONS = {peer: pinned(peer) for peer in (*MODULES, *PREDICT_MODULES, *CPUS_MODULES)}
 
 
 def select(choice: str) -> tuple[str, ...]:
     """The peers a ``NUMASPEC_PEERS`` value selects (empty: all)."""
-    every = [*MODULES, *PREDICT_MODULES]
+    every = [*MODULES, *PREDICT_MODULES, *CPUS_MODULES]
     chosen = [p.strip() for p in choice.split(",") if p.strip()] or every
     unknown = sorted(set(chosen) - set(every))
     if unknown:
