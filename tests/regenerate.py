@@ -21,6 +21,10 @@ each step writes and from what:
   (``adapters/kubelet/quantity/gen.sh``);
 * ``checkpoints`` (Go): ``tests/fixtures/state/v1_*/``, kubelet's state files written by its own
   code at each pinned release of ``adapters/kubelet/checkpoints/``;
+* ``dracpu`` (Go): the end-to-end table of ``adapters/peers/dra-driver-cpu/FINDINGS.md`` and
+  its vectors ``spec/vectors/dra-cpu-driver.json``: dra-driver-cpu's own publishing and prepare
+  code beside numaspec's DRA allocator and CPU Manager (``tests/dracpu.py``; a vector whose
+  case is new or changed gets the reference's answer, to review);
 * ``comparison`` (Go, minutes): ``adapters/comparison/``, the suite run against kubelet 1.23,
   1.30 and 1.37 and the peers, side by side (``adapters/comparison/README.md``).
 
@@ -106,6 +110,16 @@ def _checkpoints() -> None:
                     shutil.copyfile(path, target)
 
 
+def _dracpu() -> None:
+    peers = REPO / "adapters" / "peers"
+    subprocess.run(["bash", str(peers / "build.sh"), "dra-driver-cpu"], check=True)
+    sys.path.insert(0, str(TESTS))
+    import dracpu
+    from peer_builds import VERSIONS
+
+    dracpu.regenerate(peers / "bin" / f"dra-driver-cpu-adapter-{VERSIONS['dra-driver-cpu']}")
+
+
 def _comparison() -> None:
     kubelet, peers = REPO / "adapters" / "kubelet", REPO / "adapters" / "peers"
     subprocess.run(["bash", str(kubelet / "build.sh"), "1.23", "1.30", "1.37"], check=True)
@@ -120,7 +134,9 @@ def _comparison() -> None:
         ("volcano", "volcano", peers, "volcano-adapter-v1.10.0", "volcano-v1.10.0"),
         *((f"scheduler-plugins-0.{m}", f"scheduler-plugins-0-{m}", peers,
            f"scheduler-plugins-adapter-v0.{m}.{p}", f"scheduler-plugins-v0.{m}.{p}")
-          for m, p in (("31", "8"), ("32", "7"), ("33", "5")))]
+          for m, p in (("31", "8"), ("32", "7"), ("33", "5"))),
+        ("dra-driver-cpu", "dra-driver-cpu", peers, "dra-driver-cpu-adapter-v0.2.0",
+         "dra-driver-cpu-v0.2.0")]
     numaspec = [sys.executable, "-m", "numaspec"]
     for _, folder, root, binary, manifest in columns:
         out = runs / folder
@@ -150,6 +166,10 @@ STEPS = (
          ("tests/fixtures/quantity/*.json",), True, False, _quantity_table),
     Step("checkpoints", "kubelet's own state files (tests/fixtures/state)",
          ("tests/fixtures/state/**/*",), True, False, _checkpoints),
+    Step("dracpu", "dra-driver-cpu end to end (its FINDINGS.md table, "
+         "spec/vectors/dra-cpu-driver.json)",
+         ("adapters/peers/dra-driver-cpu/FINDINGS.md", "spec/vectors/dra-cpu-driver.json"),
+         True, False, _dracpu),
     Step("comparison", "the comparison of kubelet and its peers (adapters/comparison)",
          ("adapters/comparison/*.md", "adapters/comparison/*.json", "adapters/comparison/*.html",
           "adapters/comparison/runs/**/*"), True, True, _comparison),

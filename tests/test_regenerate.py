@@ -45,7 +45,7 @@ def test_the_steps_chosen() -> None:
         return [s.name for s in regenerate.chosen(args)]
 
     assert names() == ["checked-by", "coverage", "operator-state"]
-    assert names("--go") == [*names(), "quantity-table", "checkpoints"]
+    assert names("--go") == [*names(), "quantity-table", "checkpoints", "dracpu"]
     assert names("--all") == [s.name for s in regenerate.STEPS]
     with pytest.raises(SystemExit, match="no step nope"):
         regenerate.main(["--only", "nope"])
@@ -57,7 +57,7 @@ def test_the_quick_steps_find_nothing_stale(capsys: pytest.CaptureFixture[str]) 
 
 #: The tests that compare a committed file with what its generator writes.
 STALENESS_TESTS = ("test_spec.py", "test_kubelet_coverage.py", "test_operator.py",
-                   "test_regenerate.py")
+                   "test_regenerate.py", "test_dracpu.py")
 
 
 @pytest.mark.parametrize("name", STALENESS_TESTS)
