@@ -316,4 +316,3 @@ func describe(t *cpuinfo.CPUTopology) map[string]any {
 	return map[string]any{"smt": t.SMTEnabled, "cores": t.NumCores, "sockets": t.NumSockets,
 		"numa_nodes": t.NumNUMANodes, "uncore_caches": t.NumUncoreCache, "cpus": cpus}
 }
-

@@ -44,7 +44,9 @@ type numaspecCDI struct{}
 func (numaspecCDI) AddDevice(logr.Logger, string, string) error { return nil }
 func (numaspecCDI) RemoveDevice(logr.Logger, string) error      { return nil }
 
-type numaspecPlugin struct{ published *resourceslice.DriverResources }
+type numaspecPlugin struct {
+	published *resourceslice.DriverResources
+}
 
 func (p *numaspecPlugin) PublishResources(_ context.Context, r resourceslice.DriverResources) error {
 	p.published = &r
