@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from numaspec.node.nodeconfig import format_cpuset, parse_cpuset
 from numaspec.operators.importers.sysfs import read_sysfs
 from numaspec.protocols.adapter_protocol import reference_result
 
@@ -102,7 +103,7 @@ def individual_case(devices: list[dict[str, Any]], s: Scenario) -> dict[str, Any
     """The allocate case of the row in individual mode: one request of ``count`` CPU devices
     of the driver's class, with matchAttribute on the NUMA node or socket; the devices of CPUs
     in use are allocated."""
-    held = {c for part in s.reserved.split(",") for c in _expand(part)} if s.in_use else set()
+    held = parse_cpuset(s.reserved, where="reserved") if s.in_use else frozenset()
     allocated = [f"{DRIVER}/node-a/{d['name']}" for d in devices
                  if d["attributes"][f"{DRIVER}/cpuID"]["int"] in held]
     return {"release": RELEASE, "features": [], "node": {"name": "node-a"},
@@ -146,17 +147,12 @@ def grouped_cpus_case(tree: Path, s: Scenario, device: dict[str, Any]) -> dict[s
     attrs_ = device["attributes"]
     key, field = (("numaNodeID", "numa") if s.align == "numa" else ("socketID", "socket"))
     wanted = attrs_[f"{DRIVER}/{key}"]["int"]
-    held = {c for part in s.reserved.split(",") for c in _expand(part)}
+    held = parse_cpuset(s.reserved, where="reserved")
     group = [t for n in read_sysfs(tree).numa_nodes for core in n.cores for t in core.threads
              if (n.id if field == "numa" else core.socket) == wanted]
     return {"kubelet_version": RELEASE, "machine": machine_json(tree),
             "available": sorted(set(group) - held), "count": s.count,
             "options": {"prefer-align-cpus-by-uncorecache": "true"}}
-
-
-def _expand(part: str) -> list[int]:
-    low, _, high = part.partition("-")
-    return list(range(int(low), int(high or low) + 1))
 
 
 def _cpus_of(answer: dict[str, Any]) -> list[int] | str:
@@ -189,20 +185,9 @@ def _where(tree: Path, cpus: list[int] | str) -> str:
     sockets = sorted({topo[c][1] for c in cpus})
     cores = {topo[c][2] for c in cpus}
     whole = sum(1 for k in cores if all(t in cpus for t, v in topo.items() if v[2] == k))
-    return (f"{_cpuset(cpus)} (NUMA {','.join(map(str, numas))}; socket "
+    return (f"{format_cpuset(cpus)} (NUMA {','.join(map(str, numas))}; socket "
             f"{','.join(map(str, sockets))}; {whole} whole core{'s' if whole != 1 else ''} "
             f"of {len(cores)})")
-
-
-def _cpuset(cpus: list[int]) -> str:
-    out, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 def compute(adapter: Path) -> list[Row]:

@@ -17,7 +17,11 @@ from numaspec.conformance.cases.vectors import compare, load_vectors
 from numaspec.conformance.implementations.adapter import ReferenceImplementation
 from numaspec.conformance.implementations.claims import Claims
 from numaspec.conformance.implementations.strict import StrictChecker
-from numaspec.conformance.properties.cpus import cpus_match_reference
+from numaspec.conformance.properties.cpus import (
+    cpus_are_sound,
+    cpus_match_reference,
+    soundness_problems,
+)
 from numaspec.conformance.properties.cpus_cases import random_cpus_case_at
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
@@ -124,10 +128,32 @@ def test_p_cpus_holds_for_the_reference() -> None:
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_p_cpus_catches_each_mutant(mutation: str) -> None:
-    """P-CPUS fails an allocator that takes the lowest free ids, and one that lost the
-    uncore-cache option."""
+    """P-CPUS fails an allocator that takes the lowest free ids, one that lost the
+    uncore-cache option, and one that hands out a CPU it was not given."""
     with pytest.raises(AssertionError):
         _check(cpus_match_reference, MutantCPUs(mutation))
+
+
+def test_p_cpus_sound_holds_for_the_reference_and_a_different_but_sound_choice() -> None:
+    """P-CPUS-SOUND judges without the reference's choice: the reference and an allocator
+    that takes the lowest free ids both pass."""
+    _check(cpus_are_sound, ReferenceImplementation())
+    _check(cpus_are_sound, MutantCPUs("lowest_first"))
+
+
+def test_p_cpus_sound_catches_a_cpu_that_was_not_given() -> None:
+    with pytest.raises(AssertionError, match="were not available"):
+        _check(cpus_are_sound, MutantCPUs("takes_a_reserved_cpu"))
+
+
+def test_soundness_problems_name_each_slip() -> None:
+    case = {"available": [1, 2, 3], "count": 2}
+    assert soundness_problems(case, {"cpus": [1, 2]}) == []
+    assert soundness_problems(case, {"cpus": [1, 1]}) == ["a CPU taken twice: [1, 1]"]
+    assert soundness_problems(case, {"cpus": [1, 9]}) == ["CPUs [9] were not available"]
+    assert soundness_problems(case, {"cpus": [1]}) == ["1 CPUs taken for 2"]
+    assert soundness_problems(case, {"unsatisfiable": "x"}) != []
+    assert soundness_problems({**case, "count": 4}, {"unsatisfiable": "x"}) == []
 
 
 def test_the_differential_finds_and_shrinks_a_mutant() -> None:

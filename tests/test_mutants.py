@@ -55,7 +55,8 @@ ELSEWHERE = {"P-NODE-SESSION": "tests/test_mutants_exec.py",
              "P-PREDICT": "tests/test_predict.py",
              "P-ALLOCATE": "tests/test_dra.py",
              "P-ALLOCATE-SOUND": "tests/test_dra.py",
-             "P-CPUS": "tests/test_cpus_op.py"}
+             "P-CPUS": "tests/test_cpus_op.py",
+             "P-CPUS-SOUND": "tests/test_cpus_op.py"}
 
 
 def test_every_property_is_shown_to_fail_on_some_mutant() -> None:

@@ -5,6 +5,10 @@ must be.
 * **P-CPUS** (equivalence): the implementation takes the CPUs the static policy's allocator
   takes at the case's release, or agrees that the request cannot be met (CPU-10, CPU-12,
   CPU-13, CPU-19, CPU-20, CPU-21).
+* **P-CPUS-SOUND** (invariant, judged without the reference's choice): whatever CPUs an
+  allocator takes, it takes as many as asked, each one it was given, none twice; and it finds
+  them whenever there are enough (CPU-21).  An allocator that chooses otherwise than kubelet
+  by design is still held to this.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from numaspec.conformance.implementations.claims import claims_of
 from numaspec.conformance.properties.cpus_cases import cpus_cases
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["CPUsImplementation"]
+__all__ = ["CPUsImplementation", "soundness_problems"]
 
 
 class CPUsImplementation(Protocol):
@@ -61,3 +65,46 @@ def cpus_match_reference(impl: CPUsImplementation, data: st.DataObject) -> None:
     if differences and known("cpus", case, expected, actual) is not None:
         reject()
     assert not differences, differences[0]
+
+
+def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
+    """CPU-21, judged from the case alone: what is wrong with a ``cpus`` answer."""
+    if not isinstance(answer, dict):
+        return [f"not an answer: {answer!r}"]
+    enough = len(case["available"]) >= case["count"]
+    if "unsatisfiable" in answer:
+        return [f"unsatisfiable with {len(case['available'])} CPUs available for "
+                f"{case['count']}"] if enough else []
+    taken = answer.get("cpus")
+    if not isinstance(taken, list):
+        return [f"no cpus in {answer!r}"]
+    problems = []
+    if len(taken) != len(set(taken)):
+        problems.append(f"a CPU taken twice: {taken}")
+    outside = sorted(set(taken) - set(case["available"]))
+    if outside:
+        problems.append(f"CPUs {outside} were not available")
+    if len(taken) != case["count"]:
+        problems.append(f"{len(taken)} CPUs taken for {case['count']}")
+    return problems
+
+
+@register("P-CPUS-SOUND", rules=["CPU-21"], level="invariant", requires="cpus", op="cpus")
+@given(data=st.data())
+def cpus_are_sound(impl: CPUsImplementation, data: st.DataObject) -> None:
+    """Every CPU taken was available, none twice, as many as asked."""
+    from numaspec.protocols.adapter_protocol import reference_result
+
+    claims = claims_of(impl)
+    case = data.draw(cpus_cases(_releases(impl), claims.cpus.options))
+    if claims.outside("cpus", case, None, ()) is not None:
+        reject()
+    expected = reference_result("cpus", case)
+    if "error" in expected:
+        return
+    note(f"case: {json.dumps(case, separators=(',', ':'))}")
+    actual = impl.cpus(case)
+    problems = soundness_problems(case, actual)
+    if problems and known("cpus", case, expected, actual) is not None:
+        reject()
+    assert not problems, problems[0]

@@ -27,7 +27,19 @@ def ignores_uncore(case: Any, answer: Any) -> Any:
     return reference_result("cpus", plain)
 
 
-MUTATIONS = {"lowest_first": lowest_first, "ignores_uncore": ignores_uncore}
+def takes_a_reserved_cpu(case: Any, answer: Any) -> Any:
+    """Hands out, for its last CPU, one it was not given (DRACPU-1's kind of slip)."""
+    if isinstance(answer, dict) and answer.get("cpus"):
+        every = sorted(t for n in case["machine"]["numaNodes"] for c in n.get("cores", ())
+                       for t in c["threads"])
+        unavailable = [t for t in every if t not in case["available"]]
+        if unavailable:
+            return {"cpus": sorted([*answer["cpus"][:-1], unavailable[0]])}
+    return answer
+
+
+MUTATIONS = {"lowest_first": lowest_first, "ignores_uncore": ignores_uncore,
+             "takes_a_reserved_cpu": takes_a_reserved_cpu}
 
 
 class MutantCPUs:
