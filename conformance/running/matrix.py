@@ -527,10 +527,15 @@ def claims_text(raw: Any) -> str:
             if part.managers is not None else "",
             f"scopes {', '.join(sorted(part.scopes))}" if part.scopes is not None else "",
             f"policies {', '.join(sorted(part.policies))}" if part.policies is not None else "",
+            f"CPU Manager options {', '.join(sorted(part.cpu_policy_options)) or 'none'}"
+            if part.cpu_policy_options is not None else "",
             "" if part.feature_gates else "no gates",
             "no node fit" if name == "predict" and not getattr(part, "node_fit", True) else ""]
         if any(node_parts):
             parts.append(f"{name}: " + ", ".join(filter(None, node_parts)))
+    if claims.cpus.options is not None:
+        parts.append("cpus: always " + ", ".join(
+            f"{k}={v}" for k, v in sorted(claims.cpus.options.items())))
     return "; ".join(filter(None, parts)) or "everything numaspec specifies but its format"
 
 
