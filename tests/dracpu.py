@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from numaspec.node.machine import Machine
 from numaspec.node.nodeconfig import format_cpuset, parse_cpuset
 from numaspec.operators.importers.sysfs import read_sysfs
 from numaspec.protocols.adapter_protocol import reference_result
@@ -39,9 +41,15 @@ def driver(adapter: Path, command: str, tree: Path, *args: str) -> dict[str, Any
     return dict(json.loads(done.stdout))
 
 
+@cache
+def _read(tree: Path) -> Machine:
+    """numaspec's importer on a sysfs tree, once per tree (every row reads it several times)."""
+    return read_sysfs(tree)
+
+
 def machine_json(tree: Path) -> dict[str, Any]:
     """The machine numaspec reads from a sysfs tree, in the node protocol's words."""
-    machine = read_sysfs(tree)
+    machine = _read(tree)
     nodes = []
     for node in machine.numa_nodes:
         cores = []
@@ -148,7 +156,7 @@ def grouped_cpus_case(tree: Path, s: Scenario, device: dict[str, Any]) -> dict[s
     key, field = (("numaNodeID", "numa") if s.align == "numa" else ("socketID", "socket"))
     wanted = attrs_[f"{DRIVER}/{key}"]["int"]
     held = parse_cpuset(s.reserved, where="reserved")
-    group = [t for n in read_sysfs(tree).numa_nodes for core in n.cores for t in core.threads
+    group = [t for n in _read(tree).numa_nodes for core in n.cores for t in core.threads
              if (n.id if field == "numa" else core.socket) == wanted]
     return {"kubelet_version": RELEASE, "machine": machine_json(tree),
             "available": sorted(set(group) - held), "count": s.count,
@@ -179,7 +187,7 @@ class Row:
 def _where(tree: Path, cpus: list[int] | str) -> str:
     if isinstance(cpus, str):
         return cpus
-    topo = {t: (n.id, core.socket, min(core.threads)) for n in read_sysfs(tree).numa_nodes
+    topo = {t: (n.id, core.socket, min(core.threads)) for n in _read(tree).numa_nodes
             for core in n.cores for t in core.threads}
     numas = sorted({topo[c][0] for c in cpus})
     sockets = sorted({topo[c][1] for c in cpus})

@@ -6,6 +6,7 @@ on, for ``--impl``)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
@@ -58,20 +59,24 @@ class MutantAllocator:
 
 
 class MutantAdapter(ReferenceAdapter):
-    """Behind the adapter protocol: the reference, its allocate answers mutated."""
+    """Behind the adapter protocol: the reference serving one operation (``allocate``
+    unless told), its answers mutated by one of ``mutations`` (this module's unless told;
+    tests/mutants/cpus_mutants.py passes its own)."""
 
-    def __init__(self, mutation: str) -> None:
+    def __init__(self, mutation: str, *, op: str = "allocate",
+                 mutations: Mapping[str, Callable[[Any, Any], Any]] | None = None) -> None:
         super().__init__()
         self.mutation = mutation
-        self.mutate = MUTATIONS[mutation]
+        self.op = op
+        self.mutate = (MUTATIONS if mutations is None else mutations)[mutation]
 
     def start(self) -> dict[str, Any]:
         return {**super().start(), "name": f"mutant-{self.mutation}",
-                "operations": ["allocate"]}
+                "operations": [self.op]}
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         body = super().run(op, case)
-        if op == "allocate" and "result" in body and "error" not in body["result"]:
+        if op == self.op and "result" in body and "error" not in body["result"]:
             return {"result": self.mutate(case, body["result"])}
         return body
 

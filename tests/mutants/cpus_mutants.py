@@ -1,15 +1,16 @@
 """Mutant CPU allocators (spec chapter cpu.md, CPU-21): the reference's ``cpus`` answer,
 changed one way.  In process for P-CPUS (:class:`MutantCPUs`), behind the adapter protocol for
 ``numaspec differential --shape cpus`` (``mutants.cpus_mutants:LOWEST_FIRST`` and so on, for
-``--impl``)."""
+``--impl``: the allocator mutants' adapter, serving ``cpus``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
+from mutants.allocate_mutants import MutantAdapter
+from numaspec.protocols.adapter_protocol import reference_result
 
-__all__ = ["IGNORES_UNCORE", "LOWEST_FIRST", "MUTATIONS", "MutantCPUs", "MutantCPUsAdapter"]
+__all__ = ["IGNORES_UNCORE", "LOWEST_FIRST", "MUTATIONS", "MutantCPUs"]
 
 
 def lowest_first(case: Any, answer: Any) -> Any:
@@ -55,27 +56,9 @@ class MutantCPUs:
         return self.mutate(case, reference_result("cpus", case))
 
 
-class MutantCPUsAdapter(ReferenceAdapter):
-    """Behind the adapter protocol: the reference, its cpus answers mutated."""
-
-    def __init__(self, mutation: str) -> None:
-        super().__init__()
-        self.mutation = mutation
-        self.mutate = MUTATIONS[mutation]
-
-    def start(self) -> dict[str, Any]:
-        return {**super().start(), "name": f"mutant-{self.mutation}", "operations": ["cpus"]}
-
-    def run(self, op: str, case: Any) -> dict[str, Any]:
-        body = super().run(op, case)
-        if op == "cpus" and "result" in body and "error" not in body["result"]:
-            return {"result": self.mutate(case, body["result"])}
-        return body
+def LOWEST_FIRST() -> MutantAdapter:
+    return MutantAdapter("lowest_first", op="cpus", mutations=MUTATIONS)
 
 
-def LOWEST_FIRST() -> MutantCPUsAdapter:
-    return MutantCPUsAdapter("lowest_first")
-
-
-def IGNORES_UNCORE() -> MutantCPUsAdapter:
-    return MutantCPUsAdapter("ignores_uncore")
+def IGNORES_UNCORE() -> MutantAdapter:
+    return MutantAdapter("ignores_uncore", op="cpus", mutations=MUTATIONS)
