@@ -16,6 +16,18 @@
 #        release in releases.json)
 #        ./build.sh -tags v1_30          (print the release's build tags, e.g.
 #        for go vet -tags "$(../build.sh -tags v1_30)" in v1_30/)
+#        ./build.sh --patch FILE [--name NAME] 1.37
+#        ./build.sh --source DIR [--name NAME] 1.37
+#                    a patched kubelet (README.md, "A kubelet change before it
+#                    merges"): the release with a unified diff against
+#                    k8s.io/kubernetes at its tag applied (FILE), or a local
+#                    kubernetes source tree (DIR), as
+#                    bin/kubelet-adapter-<version>+<NAME> (NAME: the patch's
+#                    file name without .patch/.diff, or "local").
+#        ./build.sh --go-test FILE [--patch PATCH] 1.37
+#                    run kubelet's own go test on the release (patched when
+#                    asked) with FILE, a numaspec vectors export --go test,
+#                    dropped into pkg/kubelet/cm/topologymanager.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
@@ -43,6 +55,162 @@ if [ "${1:-}" = "-tags" ]; then
   [ $# -eq 2 ] || { echo "usage: $0 -tags v1_30" >&2; exit 2; }
   r="$(row "$2")"
   tags "$(field "$r" minor)"
+  exit 0
+fi
+
+# why_not <patch> <git apply's errors>: the first error on one line, a failed
+# hunk named by file and number ("policy.go: hunk #2 (at line 303) does not
+# match").
+why_not() {
+  local line file at n
+  line="$(grep -m1 '^error: ' <<<"$2" || true)"; line="${line#error: }"
+  case "$line" in
+    "patch failed: "*)
+      file="${line#patch failed: }"; at="${file##*:}"; file="${file%:*}"
+      n="$(awk -v f="$file" -v at="$at" '
+        /^\+\+\+ / { cur = $2; sub(/^b\//, "", cur); k = 0; next }
+        /^@@ / && cur == f { k++; split($2, a, ","); if (substr(a[1], 2) == at) { print k; exit } }
+      ' "$1")"
+      echo "$file: hunk #${n:-?} (at line $at) does not match the release's file" ;;
+    *"No such file or directory") echo "${line%%: No such file*}: no such file in the release" ;;
+    "") echo "git apply failed: $(head -1 <<<"$2")" ;;
+    *) echo "$line" ;;
+  esac
+}
+
+# copy_release <dir> <version> <work> [patch]: k8s.io/kubernetes at the
+# release, copied to <work>/kubernetes (the module cache's files linked, those
+# the patch changes copied), with the patch applied when given. A patch that
+# does not apply stops the build with one line naming the file and hunk.
+copy_release() {
+  local d="$1" ver="$2" work="$3" path="${4:-}" src f err
+  src="$(cd "$d" && go mod download -json "k8s.io/kubernetes@$ver" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$src" ] || { echo "k8s.io/kubernetes@$ver: not in the module cache after go mod download" >&2; exit 1; }
+  chmod -R u+w "$work/kubernetes" 2>/dev/null || true
+  rm -rf "$work/kubernetes"
+  mkdir -p "$work"
+  cp -rl "$src" "$work/kubernetes"
+  find "$work/kubernetes" -type d -exec chmod u+w {} +
+  [ -n "$path" ] || return 0
+  # the files the patch touches, as real copies (a hard link would let the
+  # patch write into the module cache)
+  while read -r f; do
+    [ -f "$src/$f" ] || continue
+    rm -f "$work/kubernetes/$f"
+    cp "$src/$f" "$work/kubernetes/$f"
+    chmod u+w "$work/kubernetes/$f"
+  done < <(sed -n 's#^+++ [ab]/\([^[:space:]]*\).*#\1#p; s#^--- [ab]/\([^[:space:]]*\).*#\1#p' "$path" | sort -u)
+  if ! err="$(cd "$work/kubernetes" && GIT_CEILING_DIRECTORIES="$work" git apply --check -p1 "$path" 2>&1)"; then
+    echo "$(basename "$path") does not apply to k8s.io/kubernetes $ver: $(why_not "$path" "$err")" >&2
+    chmod -R u+w "$work" 2>/dev/null || true
+    rm -rf "$work"
+    exit 1
+  fi
+  (cd "$work/kubernetes" && GIT_CEILING_DIRECTORIES="$work" git apply -p1 "$path")
+}
+
+# go_test <test file> <patch or ""> <dir or minor>: kubelet's own
+# pkg/kubelet/cm/topologymanager tests named TestNumaspecVectors, with the
+# test file (numaspec vectors export --go) dropped into a copy of the release
+# (patched when a patch is given), run by go test from the release's module.
+go_test() {
+  local file="$1" path="$2" r d ver minor work name=""
+  r="$(row "$3")"
+  d="$(field "$r" dir)"; ver="$(field "$r" version)"; minor="$(field "$r" minor)"
+  [ -f "$file" ] || { echo "--go-test $file: no such file" >&2; exit 2; }
+  file="$(cd "$(dirname "$file")" && pwd)/$(basename "$file")"
+  if [ -n "$path" ]; then
+    [ -f "$path" ] || { echo "--patch $path: no such file" >&2; exit 2; }
+    path="$(cd "$(dirname "$path")" && pwd)/$(basename "$path")"
+    name="$(basename "$path")"; name="+${name%.patch}"; name="${name%.diff}"
+  fi
+  work="$here/build/gotest/$ver$name"
+  copy_release "$d" "$ver" "$work" "$path"
+  cp "$file" "$work/kubernetes/pkg/kubelet/cm/topologymanager/zz_numaspec_vectors_test.go"
+  cp "$d/go.mod" "$work/go.mod"; cp "$d/go.sum" "$work/go.sum"
+  printf '\nreplace k8s.io/kubernetes => %s\n' "$work/kubernetes" >>"$work/go.mod"
+  echo "== $d: go test TestNumaspecVectors in k8s.io/kubernetes $ver$name" >&2
+  (cd "$d" && go test -modfile="$work/go.mod" -trimpath -buildvcs=false -tags "$(tags "$minor")" \
+    -count=1 -run '^TestNumaspecVectors$' k8s.io/kubernetes/pkg/kubelet/cm/topologymanager)
+}
+
+# patched <patch|source> <path> <name> <dir or minor>: build the release
+# against a copy of k8s.io/kubernetes with the patch applied (or against a
+# source tree), wired in by a replace in a go.mod of its own (go build
+# -modfile): the release's module dir and committed go.mod stay as they are.
+# The copy links the module cache's files (read-only there) and copies only
+# those the patch changes. Cached: rebuilt only when the patch, the tree's
+# path or the release's sources changed (the go build cache does the rest).
+patched() {
+  local kind="$1" path="$2" name="$3" r d ver minor work src stamp key
+  r="$(row "$4")"
+  d="$(field "$r" dir)"; ver="$(field "$r" version)"; minor="$(field "$r" minor)"
+  case "$name" in ''|*[!A-Za-z0-9._-]*)
+    echo "--name $name: use letters, digits, '.', '_' or '-'" >&2; exit 2 ;; esac
+  work="$here/build/patched/$ver+$name"
+  out="bin/kubelet-adapter-$ver+$name"
+  mkdir -p "$work" bin
+  if [ "$kind" = patch ]; then
+    [ -f "$path" ] || { echo "--patch $path: no such file" >&2; exit 2; }
+    path="$(cd "$(dirname "$path")" && pwd)/$(basename "$path")"
+    key="patch $(sha256sum <"$path" | cut -c1-64)"
+  else
+    [ -f "$path/go.mod" ] && grep -q '^module k8s.io/kubernetes$' "$path/go.mod" || {
+      echo "--source $path: not a kubernetes source tree (no go.mod of module k8s.io/kubernetes)" >&2
+      exit 2; }
+    path="$(cd "$path" && pwd)"
+    key="source $path"  # a tree changes under us: its builds are never skipped
+  fi
+  # and the adapter's own sources (every module here but the builds)
+  key="$key $(find . \( -path ./build -o -path ./bin \) -prune -o -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 \
+    | sort -z | xargs -0 cat | sha256sum | cut -c1-64)"
+  if [ "$kind" = patch ] && [ -x "$out" ] && [ "$(cat "$work/stamp" 2>/dev/null)" = "$key" ]; then
+    echo "== $d: k8s.io/kubernetes $ver + $name: up to date ($out)" >&2
+    return 0
+  fi
+  rm -f "$work/stamp"
+  if [ "$kind" = patch ]; then
+    copy_release "$d" "$ver" "$work" "$path"
+    src="$work/kubernetes"
+  else
+    src="$path"
+  fi
+  cp "$d/go.mod" "$work/go.mod"; cp "$d/go.sum" "$work/go.sum"
+  printf '\n// %s: k8s.io/kubernetes %s + %s (build.sh --%s)\nreplace k8s.io/kubernetes => %s\n' \
+    "$name" "$ver" "$name" "$kind" "$src" >>"$work/go.mod"
+  echo "== $d: k8s.io/kubernetes $ver + $name ($kind)" >&2
+  local start; start=$(date +%s)
+  (cd "$d" && go build -modfile="$work/go.mod" -trimpath -buildvcs=false -tags "$(tags "$minor")" \
+    -ldflags="-s -w -X numaspec.invalid/kubelet-oracle/common.pinnedVersion=$ver -X numaspec.invalid/kubelet-oracle/common.patchName=$name" \
+    -o "../$out" .)
+  echo "$key" >"$work/stamp"
+  echo "   built $out in $(( $(date +%s) - start ))s" >&2
+}
+
+if [ "${1:-}" = "--go-test" ]; then
+  [ $# -ge 3 ] || { echo "usage: $0 --go-test FILE [--patch PATCH] 1.37" >&2; exit 2; }
+  file="$2"; shift 2
+  patch=""
+  if [ "${1:-}" = "--patch" ]; then
+    [ $# -ge 2 ] || { echo "--patch needs a file" >&2; exit 2; }
+    patch="$2"; shift 2
+  fi
+  [ $# -eq 1 ] || { echo "usage: $0 --go-test FILE [--patch PATCH] 1.37 (one release)" >&2; exit 2; }
+  go_test "$file" "$patch" "$1"
+  exit $?
+fi
+
+if [ "${1:-}" = "--patch" ] || [ "${1:-}" = "--source" ]; then
+  kind="${1#--}"; [ $# -ge 3 ] || { echo "usage: $0 --$kind PATH [--name NAME] 1.37" >&2; exit 2; }
+  path="$2"; shift 2
+  name=local
+  [ "$kind" = patch ] && { name="$(basename "$path")"; name="${name%.patch}"; name="${name%.diff}"; }
+  if [ "${1:-}" = "--name" ]; then
+    [ $# -ge 2 ] || { echo "--name needs a value" >&2; exit 2; }
+    name="$2"; shift 2
+  fi
+  [ $# -eq 1 ] || { echo "usage: $0 --$kind PATH [--name NAME] 1.37 (one release)" >&2; exit 2; }
+  patched "$kind" "$path" "$name" "$1"
   exit 0
 fi
 

@@ -63,6 +63,11 @@ func KubeletImplementation(k8sVersion string, operations []string, node bool) Im
 	if node {
 		impl.NodeKubeletVersions = []string{minor}
 	}
+	if name := PatchName(); name != "" {
+		impl.Version += "+" + name
+		impl.Source = "k8s.io/kubernetes@" + k8sVersion + " + " + name + " (build.sh --patch/--source; pkg/kubelet/cm/...)"
+		impl.Metadata = map[string]any{"patch": name, "release": k8sVersion}
+	}
 	return impl
 }
 

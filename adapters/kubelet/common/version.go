@@ -11,6 +11,14 @@ import (
 // -ldflags "-X numaspec.invalid/kubelet-oracle/common.pinnedVersion=v1.37.2".
 var pinnedVersion string
 
+// patchName names the change a patched build carries ("" for a release as
+// released): ../build.sh --patch FILE / --source DIR stamps it with
+// -ldflags "-X numaspec.invalid/kubelet-oracle/common.patchName=NAME".
+var patchName string
+
+// PatchName is the change this binary carries on top of its release, or "".
+func PatchName() string { return patchName }
+
 // kubernetesModule is the module every release's go.mod pins.
 const kubernetesModule = "k8s.io/kubernetes"
 
@@ -47,7 +55,8 @@ func ModuleVersion(path string) string {
 // go.mod disagree (../build.sh checks that too, before building).
 func checkPinnedVersion() {
 	linked := ModuleVersion(kubernetesModule)
-	if pinnedVersion == "" || linked == "" || pinnedVersion == linked {
+	// a patched build links a directory copy of the release ("(devel)")
+	if pinnedVersion == "" || linked == "" || pinnedVersion == linked || patchName != "" {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "kubelet adapter built as %s (releases.json) but linking %s %s (go.mod)\n",
