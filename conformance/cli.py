@@ -156,7 +156,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     vectors = _command(sub, "vectors", "check, rewrite or list the spec vectors",
                        "The language-neutral vectors of spec/vectors (spec/vectors/README.md).")
-    add_subcommands(vectors)
+    add_subcommands(vectors, export=True)
 
     rule = _command(sub, "rule", "print a rule of the spec: statement, releases, upstream, "
                                  "checks",
@@ -187,6 +187,40 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="shrink the first N disagreements to minimal cases (default 20; "
                            "0: none)")
     _differential_options(diff)
+
+    change = _command(
+        sub, "behaviour-diff", "a kubelet change against its release: every question they "
+                               "answer differently",
+        "Asks a patched kubelet build (adapters/kubelet/build.sh --patch) and the release it "
+        "patches the same questions (the suite's vectors at the release, random merge cases "
+        "small and large, and with --sizes the bench rows) and reports every one they answer "
+        "differently, shrunk, with the rules involved (RUN-19). The base's answers are the "
+        "expectation: the reference is not consulted.")
+    change.add_argument("--base", required=True, metavar="IMPL",
+                        help="the release as released: exec:COMMAND or module:object")
+    change.add_argument("--patched", required=True, metavar="IMPL",
+                        help="the same release with the change: exec:COMMAND or module:object")
+    change.add_argument("--cases", type=int, default=20_000, metavar="N",
+                        help="random small merge cases (default 20,000)")
+    change.add_argument("--large-cases", type=int, default=200, metavar="N",
+                        help="random large merge cases, kubelet's providers on 9-16 NUMA "
+                             "nodes (default 200)")
+    change.add_argument("--max-permutations", type=int, default=1_000_000, metavar="N",
+                        help="the most permutations of a large case (default 1,000,000); "
+                             "--sizes rows up to 20 times this are sent")
+    change.add_argument("--seed", type=int, default=0, help="the cases' seed (default 0)")
+    change.add_argument("--shrink", type=int, default=20, metavar="N",
+                        help="shrink the first N differing merge cases (default 20)")
+    change.add_argument("--sizes", nargs="?", const="", default=None, metavar="SHAPES",
+                        help="also time one merge per shape NODESxPROVIDERSxHINTS through both "
+                             "(default shapes: bench --sizes')")
+    change.add_argument("--out", default=None, metavar="FILE",
+                        help="write every difference here as JSON Lines (numaspec replay)")
+    change.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
+                        help="seconds an answer may take (default 20); a question both time "
+                             "out on is answered alike")
+    change.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar (default: on a terminal, after two seconds)")
 
     fuzz = _command(sub, "fuzz", "fuzz numaspec's own commands (merge, node, node --affinity, "
                                  "serve) and report what breaks",

@@ -34,6 +34,10 @@ def dispatch(args: argparse.Namespace) -> int:
             return _expectations(args)
         if args.command == "report":
             return _report(args)
+        if args.command == "vectors" and args.vectors_command == "export":
+            from numaspec.conformance.cases.go_export import main as export_main
+
+            return export_main(args.go, out=args.out, files=args.files)
         if args.command == "vectors":
             from numaspec.conformance.cases.vectors import run as vectors_run
 
@@ -46,6 +50,18 @@ def dispatch(args: argparse.Namespace) -> int:
             return check_run(args)
         if args.command == "differential":
             return _differential(args)
+        if args.command == "behaviour-diff":
+            from numaspec.conformance.running import behaviour_diff
+
+            for name in ("cases", "large_cases", "shrink", "max_permutations"):
+                if getattr(args, name) < 0:
+                    raise InvalidFieldError(f"must be 0 or more, got {getattr(args, name)}",
+                                            where="--" + name.replace("_", "-"))
+            return behaviour_diff.main(args.base, args.patched, cases=args.cases,
+                                       large_cases=args.large_cases, seed=args.seed,
+                                       shrink=args.shrink, sizes=args.sizes,
+                                       max_permutations=args.max_permutations, out=args.out,
+                                       timeout=args.timeout, progress=args.progress)
         if args.command == "fuzz":
             from numaspec.conformance.running import fuzz
 

@@ -32,7 +32,8 @@ from numaspec.errors import NumaspecError
 from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_outcome, evaluate_request
 
-__all__ = ["DEFAULT_SHAPES", "Row", "Shape", "measure", "parse_shapes", "render", "sizes"]
+__all__ = ["DEFAULT_SHAPES", "Row", "Shape", "measure", "parse_shapes", "render", "show_ms",
+           "show_ratio", "sizes", "through", "Timing"]
 
 
 @attrs.frozen
@@ -124,7 +125,7 @@ def _in_process(case: dict[str, Any], *, definitional: bool, repeat: int) -> Tim
     return Timing(statistics.median(times), peak, answer=answer)
 
 
-def _through(impl: str, case: dict[str, Any], timeout: float) -> Timing:
+def through(impl: str, case: dict[str, Any], timeout: float) -> Timing:
     from numaspec.conformance.implementations.connection import connect
 
     connection = connect(impl, timeout=timeout, max_line=64 << 20)
@@ -166,7 +167,7 @@ def measure(shape: Shape, *, impl: str | None, impl_max_permutations: int,
     elif shape.permutations > impl_max_permutations:
         other = Timing(None, note=f"{shape.permutations:.1e} permutations: not sent")
     else:
-        other = _through(impl, case, timeout)
+        other = through(impl, case, timeout)
     for timing in (walk, other):
         if timing.answer is not None and timing.answer != fast.answer:
             raise NumaspecError(f"{shape}: {timing.answer} differs from the fast merge's "
@@ -174,7 +175,7 @@ def measure(shape: Shape, *, impl: str | None, impl_max_permutations: int,
     return Row(shape, fast, walk, other)
 
 
-def _ms(timing: Timing) -> str:
+def show_ms(timing: Timing) -> str:
     if timing.seconds is None:
         return "—"
     return f"{timing.seconds * 1000:,.1f} ms" if timing.seconds < 10 else f"{timing.seconds:,.1f} s"
@@ -184,7 +185,7 @@ def _mib(timing: Timing) -> str:
     return "—" if timing.peak_bytes is None else f"{timing.peak_bytes / (1 << 20):,.1f} MiB"
 
 
-def _ratio(slow: Timing, fast: Timing) -> str:
+def show_ratio(slow: Timing, fast: Timing) -> str:
     if slow.seconds is None or not fast.seconds:
         return "—"
     return f"{slow.seconds / fast.seconds:,.0f}x"
@@ -215,11 +216,13 @@ def render(rows: Sequence[Row], impl_name: str) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         lines.append(
-            f"| {row.shape} | {row.shape.permutations:.3g} | {_ms(row.fast)} | {_mib(row.fast)} "
-            f"| {_ms(row.walk) if row.walk.seconds is not None else row.walk.note} "
+            f"| {row.shape} | {row.shape.permutations:.3g} | {show_ms(row.fast)} "
+            f"| {_mib(row.fast)} "
+            f"| {show_ms(row.walk) if row.walk.seconds is not None else row.walk.note} "
             f"| {_mib(row.walk)} "
-            f"| {_ms(row.impl) if row.impl.seconds is not None else row.impl.note} "
-            f"| {_mib(row.impl)} | {_ratio(row.walk, row.fast)} | {_ratio(row.impl, row.fast)} |")
+            f"| {show_ms(row.impl) if row.impl.seconds is not None else row.impl.note} "
+            f"| {_mib(row.impl)} | {show_ratio(row.walk, row.fast)} "
+            f"| {show_ratio(row.impl, row.fast)} |")
     fast_points = [(r.shape.providers * r.shape.nodes * 2.0 ** r.shape.nodes, r.fast.seconds)
                    for r in rows if r.fast.seconds]
     walk_points = [(float(r.shape.permutations), r.walk.seconds) for r in rows if r.walk.seconds]
