@@ -957,9 +957,10 @@ def write_files(paths: Sequence[Path]) -> tuple[int, list[str]]:
     return changed, problems
 
 
-def add_subcommands(parser: argparse.ArgumentParser) -> None:
+def add_subcommands(parser: argparse.ArgumentParser, *, export: bool = False) -> None:
     """``check``, ``write`` and ``list``: the subcommands of ``numaspec vectors`` (and of
-    ``python -m numaspec.conformance.cases.vectors``)."""
+    ``python -m numaspec.conformance.cases.vectors``); with ``export``, ``export --go`` too
+    (``numaspec vectors`` only: numaspec.conformance.cases.go_export runs it)."""
     sub = parser.add_subparsers(dest="vectors_command", required=True, metavar="SUBCOMMAND")
     for name, text in (
             ("check", "verify vector files against their schema and the reference at every "
@@ -971,6 +972,17 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("files", nargs="*", metavar="FILE",
                              help="vector files (default: the spec's, spec/vectors/*.json)")
+    if not export:
+        return
+    text = ("write the merge vectors that hold at a kubelet release as a Go test of kubelet's "
+            "pkg/kubelet/cm/topologymanager (RUN-20)")
+    export = sub.add_parser("export", help=text, description=text[0].upper() + text[1:] + ".")
+    export.add_argument("--go", required=True, metavar="RELEASE",
+                        help="the kubelet release, e.g. 1.37")
+    export.add_argument("--out", default=None, metavar="FILE",
+                        help="write the _test.go file here (default: standard output)")
+    export.add_argument("files", nargs="*", metavar="FILE",
+                        help="vector files (default: the spec's, spec/vectors/*.json)")
 
 
 def run(args: argparse.Namespace) -> int:
