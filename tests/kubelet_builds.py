@@ -21,6 +21,7 @@ can never pass silently.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -154,3 +155,35 @@ def node_command(minor: str) -> list[str]:
     if "node" not in TABLE_RELEASES[minor].ops:
         pytest.skip(f"kubelet {minor}'s adapter runs the merge only (no node probe)")
     return [str(binary(minor)), "node"]
+
+
+#: kubernetes#137701 reconstructed (adapters/kubelet/patches), and the release it is checked on.
+PATCHES = ROOT / "patches"
+PATCHED_RELEASE = "1.37"
+
+
+def patched_binary(patch: Path, minor: str = PATCHED_RELEASE) -> Path:
+    """``kubelet-adapter-<version>+<patch name>``: release ``minor`` with ``patch`` applied
+    (``build.sh --patch``; cached), built after the release itself, as binary() skips or
+    fails."""
+    base = binary(minor)
+    del base  # the release as released must build first (and be selected)
+    problem = run_build(ROOT, ["--patch", str(patch), minor], "patched kubelet adapter")
+    name = patch.name.removesuffix(".patch").removesuffix(".diff")
+    return built(BIN / f"kubelet-adapter-{RELEASES[minor]}+{name}", problem,
+                 "adapters/kubelet/build.sh --patch")
+
+
+def go_test(test_file: Path, minor: str, patch: Path | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """kubelet's own ``go test`` of pkg/kubelet/cm/topologymanager at release ``minor``
+    (patched when asked) with ``test_file`` dropped in (``build.sh --go-test``), under the
+    build lock; skips or fails as binary() when the release is not selected or Go is
+    missing."""
+    binary(minor)
+    args = ["--go-test", str(test_file), *(["--patch", str(patch)] if patch else []), minor]
+    BIN.mkdir(exist_ok=True)
+    with (BIN / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(["bash", str(ROOT / "build.sh"), *args], capture_output=True,
+                              text=True, timeout=3600)
