@@ -976,13 +976,13 @@ def add_subcommands(parser: argparse.ArgumentParser, *, export: bool = False) ->
         return
     text = ("write the merge vectors that hold at a kubelet release as a Go test of kubelet's "
             "pkg/kubelet/cm/topologymanager (RUN-20)")
-    export = sub.add_parser("export", help=text, description=text[0].upper() + text[1:] + ".")
-    export.add_argument("--go", required=True, metavar="RELEASE",
-                        help="the kubelet release, e.g. 1.37")
-    export.add_argument("--out", default=None, metavar="FILE",
-                        help="write the _test.go file here (default: standard output)")
-    export.add_argument("files", nargs="*", metavar="FILE",
-                        help="vector files (default: the spec's, spec/vectors/*.json)")
+    exporting = sub.add_parser("export", help=text, description=text[0].upper() + text[1:] + ".")
+    exporting.add_argument("--go", required=True, metavar="RELEASE",
+                           help="the kubelet release, e.g. 1.37")
+    exporting.add_argument("--out", default=None, metavar="FILE",
+                           help="write the _test.go file here (default: standard output)")
+    exporting.add_argument("files", nargs="*", metavar="FILE",
+                           help="vector files (default: the spec's, spec/vectors/*.json)")
 
 
 def run(args: argparse.Namespace) -> int:
