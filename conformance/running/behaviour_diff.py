@@ -177,7 +177,8 @@ class _Pair:
 
     def differ(self, op: str, case: Any) -> bool:
         (base, patched), = self.ask(op, [case])
-        return bool(differences(op, case, base, patched)) and not self.unsettled(op, case, base)
+        return (bool(differences(op, case, base, patched))
+                and not self.unjudged(op, case, base, patched))
 
     def unjudged(self, op: str, case: Any, base: Answer, patched: Answer) -> bool:
         """A difference that cannot judge the change: one side ran out of time (--timeout)
