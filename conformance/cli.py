@@ -19,6 +19,7 @@ It sits above both (``tests/test_imports.py``): the reference's own commands are
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from numaspec.conformance.cases.vectors import add_subcommands
 from numaspec.conformance.checking import bounds as b
 from numaspec.conformance.running import sharding
 from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
+from numaspec.limits import LINE_BOUND_VARIABLE, MAX_LINE_BYTES, line_bound_from
 from numaspec.operators.explain_command import add_parser as add_explain_parser
 from numaspec.operators.explain_command import run as run_explain
 from numaspec.protocols import adapter_protocol, serve
@@ -70,6 +72,37 @@ def _command(sub: Any, name: str, summary: str, details: str = "") -> Any:
     return sub.add_parser(name, help=summary, description=f"{text}  {details}".strip())
 
 
+def _line_bound_argument(parser: argparse.ArgumentParser) -> None:
+    """WIRE-5: the request-line bound, a setting (flag, then environment variable)."""
+    parser.add_argument(
+        "--max-line-bytes", dest="max_line_bytes", type=_line_bound, default=None,
+        metavar="N",
+        help=f"refuse (error kind limit-exceeded) a request line longer than N bytes (default: "
+             f"${LINE_BOUND_VARIABLE}, else {MAX_LINE_BYTES:,}; WIRE-5)")
+
+
+def _line_bound(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of bytes")
+    return value
+
+
+def _max_line(args: argparse.Namespace) -> int | None:
+    """``--max-line-bytes``, else ``$NUMASPEC_MAX_LINE_BYTES``, else the default (WIRE-5);
+    ``None`` after saying on stderr that the variable's value is not a bound."""
+    if args.max_line_bytes is not None:
+        return int(args.max_line_bytes)
+    try:
+        return line_bound_from(os.environ)
+    except ValueError as exc:
+        print(f"numaspec {args.command}: {exc}", file=sys.stderr)
+        return None
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="numaspec", description=_DESCRIPTION, epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"numaspec {__version__}",
@@ -91,6 +124,7 @@ def _build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--explain", action="store_true",
                        help="each response carries the merge's trace as 'explain': the lists "
                             "merged, the candidates kept and the rule for each (EXPLAIN-2)")
+    _line_bound_argument(merge)
 
     node = _command(sub, "node", "answer node-protocol requests (create, admit, hints, "
                                  "remove, state)",
@@ -103,6 +137,7 @@ def _build_parser() -> argparse.ArgumentParser:
                       help="each admit answer carries the admission's trace as 'explain': "
                            "every provider's hints, the merge, who refused and by which rule "
                            "(EXPLAIN-3)")
+    _line_bound_argument(node)
     serve = _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
                      "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference "
                      "can be run as an --impl like any other implementation.")
@@ -110,6 +145,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="answer merges by walking every permutation (the spec's meaning, "
                             "within the default --max-merge-steps) instead of the fast merge: "
                             "the walk judged as an implementation")
+    _line_bound_argument(serve)
 
     conf = _command(sub, "conformance", "run the conformance suite against an implementation",
                     "Runs every vector and property against --impl and writes a JSON Lines "
@@ -265,6 +301,10 @@ def _build_parser() -> argparse.ArgumentParser:
                             "adapter, when adapters/kubelet is built)")
     bench.add_argument("--max-permutations", type=int, default=20_000_000, metavar="N",
                        help="--sizes: shapes of more permutations are not sent to --against")
+    bench.add_argument("--baseline", default=None, metavar="IMPL",
+                       help="also send the same cases to IMPL (e.g. 'exec:OLD/bin/numaspec "
+                            "serve' of an older numaspec), in turn with --impl, twice each, "
+                            "and print the ratio of cases per second")
     return parser
 
 
@@ -323,6 +363,17 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--out", default=None, metavar="FILE",
                        help="write a counterexample's session here as JSON lines")
+    check.add_argument("--jobs", type=int, default=1, metavar="N",
+                       help="share the initial nodes among N worker processes, each with its "
+                            "own connection to the implementation (default 1: this process); "
+                            "the report and the counterexample are those of --jobs 1 "
+                            "(CHECK-10)")
+    check.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                       help="share the initial nodes among Ray tasks (pip install "
+                            "'numaspec[ray]'): on the cluster at ADDRESS (host:6379), on a new "
+                            "local instance ('local'; --jobs N gives it N CPUs), or without "
+                            "ADDRESS where Ray looks by default; the report and the "
+                            "counterexample are those of --jobs 1 (CHECK-10)")
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on a terminal, after two seconds)")
 
@@ -402,20 +453,25 @@ def _serve(run: Any) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
+    max_line = _max_line(args) if args.command in ("merge", "node", "serve") else 0
+    if max_line is None:
+        return commands.EXIT_USAGE
     if args.command == "merge":
         return _serve(lambda: serve.serve_merge(sys.stdin.buffer, sys.stdout,
                                                 max_steps=args.max_steps, explain=args.explain,
-                                                definitional=args.definitional))
+                                                definitional=args.definitional,
+                                                max_line=max_line))
     if args.command == "node":
         return _serve(lambda: serve.serve_node(sys.stdin.buffer, sys.stdout,
-                                               affinity=args.affinity, explain=args.explain))
+                                               affinity=args.affinity, explain=args.explain,
+                                               max_line=max_line))
     if args.command == "explain":
         return run_explain(args)
     if args.command == "serve":
         # through the module, as each loop above: a test's mutant replaces the loop there
         adapter = adapter_protocol.ReferenceAdapter(definitional=args.definitional)
         return _serve(lambda: adapter_protocol.serve_adapter(adapter, sys.stdin.buffer,
-                                                             sys.stdout))
+                                                             sys.stdout, max_line=max_line))
     return commands.dispatch(args)
 
 

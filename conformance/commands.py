@@ -83,6 +83,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
             # --jobs 1 is bench's own default; other values go to its sharded run
             jobs = {"jobs": args.jobs} if args.jobs != 1 else {}
+            if args.baseline is not None:
+                if args.jobs != 1:
+                    print("numaspec bench: --baseline runs in one process: leave out --jobs",
+                          file=sys.stderr)
+                    return EXIT_USAGE
+                return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window,
+                             baseline=args.baseline)
             return bench(args.impl, cases=args.cases, seed=args.seed, window=args.window,
                          **jobs)
     except NumaspecError as exc:

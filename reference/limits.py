@@ -15,7 +15,10 @@ nodes (MASK-1) and Linux at 8,192 CPUs (``CONFIG_NR_CPUS``'s maximum).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = [
+    "LINE_BOUND_VARIABLE",
     "MAX_CONTAINERS",
     "MAX_CPU_ID",
     "MAX_DEVICES",
@@ -24,11 +27,31 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_MERGE_STEPS",
     "MAX_QUANTITY_CHARS",
+    "line_bound_from",
 ]
 
-#: WIRE-5: the longest request line read (bytes, newline excluded); a longer line is read to
-#: its end, discarded and answered with ``limit-exceeded``.
-MAX_LINE_BYTES = 8 << 20
+#: WIRE-5: the longest request line read by default (bytes, newline excluded); a longer line
+#: is read to its end, discarded and answered with ``limit-exceeded``.  A setting:
+#: ``--max-line-bytes`` of ``numaspec merge``, ``node`` and ``serve``, else the environment
+#: variable :data:`LINE_BOUND_VARIABLE`.  64 MiB admits every kubelet-shaped merge request up
+#: to 16 NUMA nodes: each of its hint lists holds at most the 65,535 non-empty masks, 4.7 MB
+#: written with spaces, and 16 x 4 x 65,535 is 17.8 MB so written (14.9 MB compact).
+MAX_LINE_BYTES = 64 << 20
+
+#: WIRE-5: the environment variable that sets the request-line bound.
+LINE_BOUND_VARIABLE = "NUMASPEC_MAX_LINE_BYTES"
+
+
+def line_bound_from(environ: Mapping[str, str]) -> int:
+    """WIRE-5: the request-line bound ``environ`` sets, else the default; ``ValueError``
+    naming the variable when its value is not a positive integer."""
+    text = environ.get(LINE_BOUND_VARIABLE, "").strip()
+    if not text:
+        return MAX_LINE_BYTES
+    if not (text.isascii() and text.isdigit()) or len(text) > 15 or int(text) < 1:
+        raise ValueError(f"{LINE_BOUND_VARIABLE}={text[:40]!r} is not a positive number "
+                         "of bytes")
+    return int(text)
 
 #: WIRE-5: the most digits of a JSON integer.  Every integer field of the protocols fits a
 #: 64-bit word (at most 20 digits); a longer literal is refused before it is converted.

@@ -487,11 +487,17 @@ def test_bench_sizes_table(capsys: pytest.CaptureFixture[str]) -> None:  # FAST-
     assert main(["bench", "--sizes", "2x2x3,4x3x15,9x2x511", "--against", SERVE_IMPL,
                  "--max-permutations", "1000"]) == 0
     table = capsys.readouterr().out
-    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    merges, _, protocol = table.split("\n\n")[:3]
+    rows = [line for line in merges.splitlines() if line.startswith("| ")]
     assert len(rows) == 4
     assert "| 4x3x15 | 3.38e+03 |" in table
     assert "permutations: not sent" in rows[2]  # past --max-permutations
     assert "Fitted growth" in table
+    # WIRE-7: each row through numaspec serve beside a bare parse of its line
+    served = [line for line in protocol.splitlines() if line.startswith("| ")]
+    assert "serve / parse" in served[0]
+    assert len(served) == 4
+    assert all(row.count("x |") >= 1 and "—" not in row for row in served[1:]), served
 
 
 @pytest.mark.parametrize("text", ["8x4", "8x4x256", "0x1x1", "axbxc"])

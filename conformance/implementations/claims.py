@@ -34,7 +34,7 @@ __all__ = [
 
 #: The rules whose ``Judged`` line is ``format``: numaspec's line format and its own limits,
 #: not kubelet behaviour (spec/README.md, "How a rule reads"; speccheck keeps this in step).
-FORMAT_RULES = frozenset({"WIRE-1", "WIRE-2", "WIRE-3", "WIRE-4", "WIRE-5", "WIRE-6",
+FORMAT_RULES = frozenset({"WIRE-1", "WIRE-2", "WIRE-3", "WIRE-4", "WIRE-5", "WIRE-6", "WIRE-7",
                           "VER-3", "NWIRE-3", "NWIRE-5", "FAST-6", "NODE-0"})
 #: The hint providers a node implementation may claim.
 MANAGERS = ("cpu", "memory", "device")

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import attrs
+import msgspec
 
 from numaspec.conformance.implementations.adapter import (
     MergeImplementation,
@@ -48,6 +49,7 @@ from numaspec.conformance.implementations.adapter import (
 from numaspec.conformance.implementations.claims import Claims, claims_of
 from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
+from numaspec.limits import MAX_INT_DIGITS
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.protocols.adapter_protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_error
@@ -261,6 +263,15 @@ def load_answer(line: bytes) -> Any:
     """RUN-13: one answer line as JSON, or ``ValueError``: ``NaN``, ``Infinity``, integers
     past WIRE-5's bound, numbers past a double and values nested deeper than
     :data:`MAX_ANSWER_DEPTH` are not JSON an implementation may send."""
+    if _LONG_DIGITS.search(line) is None:  # no integer past the bound: msgspec reads it
+        try:
+            value = msgspec.json.decode(line)
+        except (msgspec.MsgspecError, RecursionError):
+            pass  # the standard reader says what is wrong
+        else:
+            if too_deep(value):
+                raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
+            return value
     try:
         value = json.loads(line, parse_constant=_reject_constant, parse_int=bounded_int,
                            parse_float=finite_float)
@@ -269,6 +280,12 @@ def load_answer(line: bytes) -> Any:
     if too_deep(value):
         raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
     return value
+
+
+#: WIRE-5: a run of more digits than an integer may have (only such a line needs each
+#: integer checked as it is read).
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
+_ENCODER = msgspec.json.Encoder()
 
 
 def too_deep(value: Any, limit: int = MAX_ANSWER_DEPTH) -> bool:
@@ -302,9 +319,11 @@ _RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
                   "cpus": frozenset({"cpus", "unsatisfiable", "error"})}
 
 
-def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str) -> Answer:
-    """PROTO-3/PROTO-4: one decoded run answer → an Answer (a protocol error if it is none)."""
-    if too_deep(answer):  # an in-process answer is not read through load_answer
+def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str, *,
+              read: bool = False) -> Answer:
+    """PROTO-3/PROTO-4: one decoded run answer → an Answer (a protocol error if it is none).
+    ``read``: the answer came through :func:`load_answer`, which checked its depth."""
+    if not read and too_deep(answer):  # an in-process answer is not read through load_answer
         return Answer("protocol-error",
                       message=f"the answer is nested deeper than {MAX_ANSWER_DEPTH} levels",
                       offending="(not shown: too deep to print)")
@@ -596,7 +615,11 @@ class LineProcess:
         """Queue one request line; False once writing to the process has failed."""
         if self.write_failed.is_set():
             return False
-        self.outbox.put(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        try:
+            data = _ENCODER.encode(message)
+        except (TypeError, ValueError, OverflowError, UnicodeError):
+            data = json.dumps(message, separators=(",", ":")).encode()
+        self.outbox.put(data + b"\n")
         return True
 
     def receive(self, deadline: float) -> tuple[str, bytes] | None:
@@ -840,7 +863,7 @@ class ExecConnection:
             self._discard()
             return Answer("protocol-error", message=f"the answer is not JSON ({exc})",
                           offending=_truncate(line), stderr=stderr, restarted=True)
-        answer = _classify(decoded, seq, self.strict, op)
+        answer = _classify(decoded, seq, self.strict, op, read=True)
         stderr = process.stderr.since(mark)
         if answer.status == "protocol-error" and "out of order" in answer.message:
             self._discard()  # later answers would all be shifted: start again in step

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from numaspec.conformance.properties.strategies import distances_for, machines, versions
 from numaspec.topology.fast_merge import DEFAULT_TUNING, Tuning, fast_best_hint
-from numaspec.topology.hints import TopologyHint
+from numaspec.topology.hints import HintArray, TopologyHint
 from numaspec.topology.masks import NumaMask
 from numaspec.topology.merge import MergeMode, best_hint
 from numaspec.topology.numa import NumaInfo
@@ -62,6 +62,14 @@ def check_fast_equivalence(case: FastCase, fast: FastMerger = fast_best_hint) ->
     assert actual == expected, (
         f"fast merge {actual} != definitional {expected} at {case.version}, {case.mode}, "
         f"closest={case.options.prefer_closest_numa_nodes}, nodes {case.numa.nodes}, "
+        f"lists {[list(map(str, hints)) for hints in case.lists]}")
+    # FAST-8: the same lists held as arrays are merged alike
+    arrays = [HintArray.of(hints) for hints in case.lists]
+    from_arrays = fast(arrays, case.numa, case.version, case.mode, case.options,
+                       tuning=case.tuning)
+    assert from_arrays == expected, (
+        f"fast merge on arrays {from_arrays} != definitional {expected} at {case.version}, "
+        f"{case.mode}, nodes {case.numa.nodes}, "
         f"lists {[list(map(str, hints)) for hints in case.lists]}")
 
 

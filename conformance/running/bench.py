@@ -6,7 +6,9 @@ costs little next to answering them. The reference's answers are computed before
 so the figure also says whether the implementation agreed on every case.  ``--jobs N`` runs the
 cases in N contiguous pieces (:mod:`numaspec.conformance.running.sharding`), each in its own
 process with its own connection: the same cases, and the figure is all of them over the
-longest piece's time.  ``numaspec bench --sizes`` is the size table instead (:mod:`.sizes`)."""
+longest piece's time.  ``--baseline IMPL`` sends the same cases to another implementation
+(numaspec serve of an older commit, say) in turn with ``--impl``, in one run, and prints the
+ratio.  ``numaspec bench --sizes`` is the size table instead (:mod:`.sizes`)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import attrs
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.properties.random_cases import random_merge_cases
 
-__all__ = ["BenchPiece", "bench"]
+__all__ = ["BenchPiece", "bench", "compare"]
 
 
 @attrs.frozen
@@ -46,8 +48,32 @@ class BenchPiece:
         return len(requests), elapsed, disagreements, connection.implementation.name
 
 
+def compare(impl: str, baseline: str, *, cases: int = 20_000, seed: int = 0,
+            window: int = 32, rounds: int = 2) -> int:
+    """``numaspec bench --baseline``: the same cases through ``baseline`` and ``impl`` in
+    turn, ``rounds`` times each, in one run (so the machine's load falls on both); the best
+    round of each, and the ratio."""
+    best: dict[str, tuple[float, int, str]] = {}
+    for _ in range(rounds):
+        for which in (baseline, impl):
+            _count, elapsed, disagreements, name = BenchPiece(which, seed, window)(range(cases))
+            if which not in best or elapsed < best[which][0]:
+                best[which] = (elapsed, disagreements, name)
+    lines = []
+    for label, which in (("baseline", baseline), ("this", impl)):
+        elapsed, disagreements, name = best[which]
+        lines.append(f"{label}: {cases / elapsed:,.0f} cases/s through {which} ({name}; best "
+                     f"of {rounds}); {disagreements} answers differ from the reference")
+    print("\n".join(lines))
+    print(f"{best[baseline][0] / best[impl][0]:.2f}x the baseline's cases per second "
+          f"({cases:,} merge cases, seed {seed}, {window} in flight)")
+    return 0
+
+
 def bench(impl: str, *, cases: int = 20_000, seed: int = 0, window: int = 32,
-          jobs: int = 1) -> int:
+          jobs: int = 1, baseline: str | None = None) -> int:
+    if baseline is not None:
+        return compare(impl, baseline, cases=cases, seed=seed, window=window)
     if jobs == 1:
         count, elapsed, disagreements, name = BenchPiece(impl, seed, window)(range(cases))
         how = f"{window} in flight"

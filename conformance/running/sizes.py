@@ -5,6 +5,9 @@ ratios and the fitted growth of each column.
 
 A benchmark, not a test: it prints a Markdown table and asserts nothing about speed (only
 that every answer agrees with the fast merge's; a disagreement is reported in the table).
+A second table takes each row's request line through ``numaspec serve`` of this
+installation, request sent to answer read, beside a bare parse of the same line by the fastest
+JSON parser installed (WIRE-7: reading the request should cost about what parsing it does).
 
 The lists are the first *H* subsets of the machine's nodes in kubelet's order (MASK-3: sizes
 ascending); provider *i* prefers the subsets of ``1 + i mod 2`` nodes.  No word is then
@@ -15,8 +18,11 @@ kubernetes #137700 (8 NUMA nodes, 4 providers, 255 hints: kubelet 258 s and 407 
 
 from __future__ import annotations
 
+import importlib
+import json
 import math
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -27,13 +33,16 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 
 from numaspec.errors import NumaspecError
 from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_outcome, evaluate_request
+from numaspec.protocols.merge_wire import read_merge_request
 
-__all__ = ["DEFAULT_SHAPES", "Row", "Shape", "measure", "parse_shapes", "render", "show_ms",
-           "show_ratio", "sizes", "through", "Timing"]
+__all__ = ["DEFAULT_SHAPES", "SERVE_IMPL", "Row", "Shape", "Timing", "bare_parse", "measure",
+           "parse_shapes", "render", "render_protocol", "show_ms", "show_ratio", "sizes",
+           "through"]
 
 
 @attrs.frozen
@@ -101,10 +110,51 @@ class Row:
     fast: Timing
     walk: Timing
     impl: Timing
+    line_bytes: int = 0
+    read: Timing = Timing(None)  # the line read in process (WIRE-7)
+    parse: Timing = Timing(None)  # the line parsed by the fastest JSON parser, nothing more
+    parser: str = ""
+    serve: Timing = Timing(None)  # request -> answer through numaspec serve
+
+
+#: ``numaspec serve`` of this installation, as an implementation.
+SERVE_IMPL = f"exec:{shlex.quote(sys.executable)} -m numaspec serve"
+
+
+def _parsers() -> list[tuple[str, Callable[[bytes], Any]]]:
+    """The JSON parsers installed, each as a bare parse of one line (no checks at all)."""
+    found: list[tuple[str, Callable[[bytes], Any]]] = [("json", json.loads),
+                                                       ("msgspec", msgspec.json.decode)]
+    for name in ("orjson", "simdjson", "ujson"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        loads = getattr(module, "loads", None)
+        if callable(loads):
+            found.append((name, loads))
+    return found
+
+
+def _best(run: Callable[[], Any], repeat: int) -> Timing:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return Timing(min(times))
+
+
+def bare_parse(line: bytes, repeat: int = 3) -> tuple[str, Timing]:
+    """The fastest installed parser's best time over ``line`` (a bare parse: no checks)."""
+    timings = [(name, _best(lambda loads=loads: loads(line), repeat))  # type: ignore[misc]
+               for name, loads in _parsers()]
+    return min(timings, key=lambda item: item[1].seconds or 0.0)
 
 
 def _in_process(case: dict[str, Any], *, definitional: bool, repeat: int) -> Timing:
-    decoded = decode_merge_request(case)
+    line = msgspec.json.encode(case)
+    decoded = read_merge_request(line) or decode_merge_request(case)
 
     def once() -> dict[str, Any]:
         return encode_outcome(evaluate_request(decoded, definitional=definitional,
@@ -125,14 +175,20 @@ def _in_process(case: dict[str, Any], *, definitional: bool, repeat: int) -> Tim
     return Timing(statistics.median(times), peak, answer=answer)
 
 
-def through(impl: str, case: dict[str, Any], timeout: float) -> Timing:
+def through(impl: str, case: dict[str, Any], timeout: float, repeat: int = 1) -> Timing:
+    """One merge through ``impl``'s protocol, the request line sent to the answer read: the
+    best of ``repeat`` asks on one connection."""
     from numaspec.conformance.implementations.connection import connect
 
     connection = connect(impl, timeout=timeout, max_line=64 << 20)
     try:
-        started = time.perf_counter()
-        answer = connection.run("merge", case)
-        elapsed = time.perf_counter() - started
+        elapsed = math.inf
+        for _ in range(repeat):
+            started = time.perf_counter()
+            answer = connection.run("merge", case)
+            elapsed = min(elapsed, time.perf_counter() - started)
+            if answer.status != "result":
+                break
         process = getattr(connection, "_process", None)
         peak = _peak_rss(process.proc.pid) if process is not None else None
     finally:
@@ -154,7 +210,7 @@ def _peak_rss(pid: int) -> int | None:
 
 
 def measure(shape: Shape, *, impl: str | None, impl_max_permutations: int,
-            timeout: float, repeat: int = 5) -> Row:
+            timeout: float, repeat: int = 5, protocol: bool = True) -> Row:
     case = request(shape)
     fast = _in_process(case, definitional=False, repeat=repeat)
     steps = shape.permutations * shape.providers
@@ -168,16 +224,22 @@ def measure(shape: Shape, *, impl: str | None, impl_max_permutations: int,
         other = Timing(None, note=f"{shape.permutations:.1e} permutations: not sent")
     else:
         other = through(impl, case, timeout)
-    for timing in (walk, other):
+    line = msgspec.json.encode(case)
+    parser, parse = bare_parse(line)
+    read = _best(lambda: read_merge_request(line), 3)
+    served = through(SERVE_IMPL, case, timeout, repeat=3) if protocol else Timing(None)
+    for timing in (walk, other, served):
         if timing.answer is not None and timing.answer != fast.answer:
             raise NumaspecError(f"{shape}: {timing.answer} differs from the fast merge's "
                                 f"{fast.answer}")
-    return Row(shape, fast, walk, other)
+    return Row(shape, fast, walk, other, len(line), read, parse, parser, served)
 
 
 def show_ms(timing: Timing) -> str:
     if timing.seconds is None:
         return "—"
+    if timing.seconds < 0.001:
+        return f"{timing.seconds * 1000:.3f} ms"
     return f"{timing.seconds * 1000:,.1f} ms" if timing.seconds < 10 else f"{timing.seconds:,.1f} s"
 
 
@@ -231,7 +293,34 @@ def render(rows: Sequence[Row], impl_name: str) -> str:
               f"{_fit(fast_points)} in P·N·2^N; definitional b = {_fit(walk_points)} and "
               f"{impl_name} b = {_fit(impl_points, PROTOCOL_FIT_FLOOR)} in permutations (its rows "
               "above 20 ms)."]
+    if any(row.serve.seconds is not None for row in rows):
+        lines += ["", render_protocol(rows)]
     return "\n".join(lines)
+
+
+def render_protocol(rows: Sequence[Row]) -> str:
+    """WIRE-7: each row's request line through ``numaspec serve`` (sent to answered, the best
+    of three) beside a bare parse of the same line by the fastest JSON parser installed (the
+    best of three), and, in process, the line read and the merge."""
+    lines = ["| NxPxH | request line | bare parse (parser) | numaspec serve, request → answer "
+             "| serve / parse | read in process | merge in process |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row.shape} | {_size(row.line_bytes)} | {show_ms(row.parse)} ({row.parser}) "
+            f"| {show_ms(row.serve) if row.serve.seconds is not None else row.serve.note or '—'} "
+            f"| {_times(row.serve, row.parse)} | {show_ms(row.read)} | {show_ms(row.fast)} |")
+    return "\n".join(lines)
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:,.1f} MB" if count >= 100_000 else f"{count:,} B"
+
+
+def _times(slow: Timing, fast: Timing) -> str:
+    if slow.seconds is None or not fast.seconds:
+        return "—"
+    return f"{slow.seconds / fast.seconds:,.2f}x"
 
 
 def sizes(shapes: Sequence[Shape], *, impl: str | None, impl_name: str,

@@ -24,13 +24,13 @@ answer, the node's own admission (:func:`reference_predict`).
 from __future__ import annotations
 
 import copy
-import json
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from numaspec.about import __version__
 from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
+from numaspec.limits import MAX_LINE_BYTES
 from numaspec.node.admission import Node
 from numaspec.node.fit import fit_rejection
 from numaspec.node.nodeconfig import NODE_VERSIONS
@@ -40,10 +40,12 @@ from numaspec.protocols.cpus_protocol import reference_cpus
 from numaspec.protocols.merge_protocol import (
     decode_merge_request,
     encode_error,
+    encode_line,
     encode_outcome,
     evaluate_request,
     request_lines,
 )
+from numaspec.protocols.merge_wire import read_run_merge
 from numaspec.protocols.mixed_protocol import reference_mixed
 from numaspec.protocols.node_protocol import NodeSession, decode_pod
 from numaspec.strict_json import decode_json_line
@@ -183,6 +185,24 @@ class ReferenceAdapter:
         """MASK-3: the reference's subset enumeration (an in-process capability)."""
         return [mask.nodes for mask in iterate_masks(nodes)]
 
+    def answer_merge_line(self, line: bytes) -> dict[str, Any] | None:
+        """WIRE-7: the whole answer to a line that is a run request of a merge, read by the
+        fast reading (:mod:`numaspec.protocols.merge_wire`); ``None`` for any other line, and
+        for one the strict decoders must read."""
+        if self.definitional:
+            return None
+        found = read_run_merge(line)
+        if found is None:
+            return None
+        seq, request = found
+        try:
+            result = encode_outcome(evaluate_request(request))
+        except NumaspecError as exc:
+            result = encode_error(exc)
+        except Exception:
+            return None
+        return {"seq": seq, "result": result}
+
     def run(self, op: str, case: Any) -> dict[str, Any]:
         try:
             return {"result": reference_result(op, case, definitional=self.definitional)}
@@ -214,16 +234,23 @@ def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] 
     raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, stop)", where="cmd")
 
 
-def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
+def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
+                  max_line: int = MAX_LINE_BYTES) -> int:
     """Answer the adapter protocol on ``stdin``/``stdout`` until ``stop`` or end of input.
 
     PROTO-1, WIRE-5: every line gets one answer, whatever it holds; a line that is not a
     request, or that the adapter fails on, is answered as ``errored`` and the stream goes
     on."""
-    for line in request_lines(stdin):
+    fast = getattr(adapter, "answer_merge_line", None)
+    for line in request_lines(stdin, max_line):
         try:
             if isinstance(line, NumaspecError):
                 raise line
+            answer = fast(line) if fast is not None else None
+            if answer is not None:
+                stdout.write(encode_line(answer))
+                stdout.flush()
+                continue
             request = decode_json_line(line)
             if not isinstance(request, dict):
                 raise MalformedJSONError("a request is a JSON object")
@@ -235,7 +262,7 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO) -> int:
         except Exception as exc:  # a bug in the reference must not end the stream
             answer = {"seq": None, "errored": True, "context": {
                 "message": f"numaspec failed on this line: {type(exc).__name__}: {exc}"}}
-        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        stdout.write(encode_line(answer))
         stdout.flush()
     return 0
 

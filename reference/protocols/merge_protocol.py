@@ -7,10 +7,12 @@ every field is checked, with its path, and nothing unknown is silently ignored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
 import attrs
+import msgspec
 
 from numaspec.errors import (
     InvalidFieldError,
@@ -36,6 +38,7 @@ __all__ = [
     "MergeTooLargeError",
     "decode_merge_request",
     "encode_error",
+    "encode_line",
     "encode_merge_request",
     "encode_outcome",
     "evaluate_request",
@@ -269,6 +272,19 @@ def _encode_hint(hint: TopologyHint) -> dict[str, Any]:
 
 def encode_outcome(outcome: MergeOutcome) -> dict[str, Any]:
     return {"hint": _encode_hint(outcome.hint), "admit": outcome.admit}
+
+
+def encode_line(answer: Any) -> str:
+    """One answer as one line of compact JSON (WIRE-1), newline included: encoded by msgspec,
+    or by the standard library for what msgspec refuses (a string holding a lone surrogate,
+    which a request may carry into an error message)."""
+    try:
+        return _ENCODER.encode(answer).decode() + "\n"
+    except (TypeError, ValueError, OverflowError, UnicodeError):
+        return json.dumps(answer, separators=(",", ":")) + "\n"
+
+
+_ENCODER = msgspec.json.Encoder()
 
 
 def encode_error(error: NumaspecError) -> dict[str, Any]:

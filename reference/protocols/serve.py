@@ -9,18 +9,20 @@ adapter protocol's loop is :func:`numaspec.protocols.adapter_protocol.serve_adap
 
 from __future__ import annotations
 
-import json
 from typing import Any, BinaryIO, TextIO
 
 from numaspec.errors import NumaspecError
+from numaspec.limits import MAX_LINE_BYTES
 from numaspec.protocols.merge_protocol import (
     DEFAULT_MAX_MERGE_STEPS,
     decode_merge_request,
     encode_error,
+    encode_line,
     encode_outcome,
     evaluate_request,
     request_lines,
 )
+from numaspec.protocols.merge_wire import read_merge_request
 from numaspec.protocols.node_protocol import NodeSession
 from numaspec.strict_json import decode_json_line
 from numaspec.topology.trace import MergeTrace
@@ -34,7 +36,9 @@ def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_S
     the response carries the merge's trace as ``explain`` (EXPLAIN-1).  ``definitional``:
     the cross product is walked (within ``max_steps``, WIRE-4) instead of the fast merge."""
     try:
-        request = decode_merge_request(decode_json_line(line))
+        fast = read_merge_request(line if isinstance(line, bytes) else line.encode(
+            "utf-8", "surrogatepass"))
+        request = fast if fast is not None else decode_merge_request(decode_json_line(line))
         if explain:
             trace = MergeTrace()
             outcome = evaluate_request(request, max_steps=max_steps, trace=trace,
@@ -50,21 +54,22 @@ def answer_merge_line(line: bytes | str, *, max_steps: int = DEFAULT_MAX_MERGE_S
 
 
 def serve_merge(stdin: BinaryIO, stdout: TextIO, *, max_steps: int = DEFAULT_MAX_MERGE_STEPS,
-                explain: bool = False, definitional: bool = False) -> int:
-    for line in request_lines(stdin):
+                explain: bool = False, definitional: bool = False,
+                max_line: int = MAX_LINE_BYTES) -> int:
+    for line in request_lines(stdin, max_line):
         response = (encode_error(line) if isinstance(line, NumaspecError)
                     else answer_merge_line(line, max_steps=max_steps, explain=explain,
                                            definitional=definitional))
-        stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
+        stdout.write(encode_line(response))
         stdout.flush()
     return 0
 
 
 def serve_node(stdin: BinaryIO, stdout: TextIO, *, affinity: bool = False,
-               explain: bool = False) -> int:
+               explain: bool = False, max_line: int = MAX_LINE_BYTES) -> int:
     session = NodeSession(affinity=affinity, explain=explain)
-    for line in request_lines(stdin):
+    for line in request_lines(stdin, max_line):
         response = encode_error(line) if isinstance(line, NumaspecError) else session.answer(line)
-        stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
+        stdout.write(encode_line(response))
         stdout.flush()
     return 0

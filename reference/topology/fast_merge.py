@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from numaspec.errors import MergeTooLargeError
-from numaspec.topology.hints import TopologyHint
+from numaspec.topology.hints import HintArray, TopologyHint
 from numaspec.topology.masks import NumaMask
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.options import PolicyOptions
@@ -202,7 +202,7 @@ def _too_large(n: int, what: str) -> MergeTooLargeError:
         where="providers")
 
 
-def reachable(lists: Sequence[frozenset[int]], n: int, tuning: Tuning = DEFAULT_TUNING,
+def reachable(lists: Sequence[frozenset[int] | Words], n: int, tuning: Tuning = DEFAULT_TUNING,
               ) -> tuple[_Reach, list[_Reach]]:
     """FAST-3/FAST-4: every mask ``full & m1 & ... & mk`` with ``mi`` from list ``i`` (an
     empty list makes none), and the partial sets before each list (for a witness)."""
@@ -217,7 +217,8 @@ def reachable(lists: Sequence[frozenset[int]], n: int, tuning: Tuning = DEFAULT_
         if isinstance(reach, _Indicator):
             reach = _transform_step(reach.present, _array(listed), n)
         elif isinstance(reach, set) and work <= tuning.small_work:
-            reach = {s & m for s in reach for m in listed}
+            masks = listed.tolist() if isinstance(listed, np.ndarray) else listed
+            reach = {s & m for s in reach for m in masks}
         elif not big and work > tuning.zeta_factor * transform_cost:
             present = np.zeros(1 << n, dtype=np.int64)
             present[_as_words(reach).astype(np.intp)] = 1
@@ -229,8 +230,20 @@ def reachable(lists: Sequence[frozenset[int]], n: int, tuning: Tuning = DEFAULT_
     return reach, before
 
 
-def _array(listed: Iterable[int]) -> Words:
+def _array(listed: Iterable[int] | Words) -> Words:
+    if isinstance(listed, np.ndarray):
+        return listed
     return np.fromiter(listed, dtype=np.uint64)
+
+
+def _distinct_words(words: Words) -> Words:
+    """The distinct words, ascending: by an indicator when they are all small (as the words of
+    a machine of up to 24 nodes are), else by sorting."""
+    if len(words) and int(words.max()) < 1 << 24:
+        present = np.zeros(int(words.max()) + 1, dtype=np.bool_)
+        present[words.astype(np.intp)] = True
+        return np.flatnonzero(present).astype(np.uint64)
+    return np.unique(words)
 
 
 # --- ranking (FAST-5) --------------------------------------------------------------------------
@@ -249,7 +262,8 @@ class _Ranker:
     def counts(self, reach: _Reach) -> set[int]:
         if isinstance(reach, set):
             return {m.bit_count() for m in reach} - {0}
-        return {int(c) for c in np.unique(_popcount(_as_words(reach)))} - {0}
+        counts = _popcount(_as_words(reach))
+        return set(np.flatnonzero(np.bincount(counts)).tolist()) - {0} if len(counts) else set()
 
     def best_of_count(self, reach: _Reach, count: int) -> int:
         """MERGE-6 / MERGE-9 among masks of ``count`` nodes: the lower average distance with
@@ -324,20 +338,45 @@ class _Listed:
     preferred: frozenset[int]
     free: bool
     preferred_free: bool
+    fewest: int | None  # the fewest nodes of an affinity in the list (None: no affinity)
+    #: FAST-8: ``words`` and ``preferred`` as ascending arrays, when the list came as arrays
+    arrays: tuple[Words, Words] | None = None
 
     @classmethod
     def of(cls, hints: Sequence[TopologyHint]) -> _Listed:
+        if isinstance(hints, HintArray):
+            return cls._of_arrays(hints)
         masks = [(h.numa_affinity, h.preferred) for h in hints]
-        return cls(frozenset(m.bits for m, _ in masks if m is not None),
+        words = frozenset(m.bits for m, _ in masks if m is not None)
+        return cls(words,
                    frozenset(m.bits for m, p in masks if p and m is not None),
                    any(m is None for m, _ in masks),
-                   any(p and m is None for m, p in masks))
+                   any(p and m is None for m, p in masks),
+                   min((w.bit_count() for w in words), default=None))
 
-    def compact(self, space: _Space, *, preferred: bool) -> frozenset[int]:
+    @classmethod
+    def _of_arrays(cls, hints: HintArray) -> _Listed:
+        """FAST-8: the same reading of a list held as arrays, without a Python object per
+        hint (the sets are made from the distinct words only)."""
+        named = ~hints.free
+        words = _distinct_words(hints.words[named])
+        preferred = _distinct_words(hints.words[named & hints.preferred])
+        return cls(frozenset(words.tolist()), frozenset(preferred.tolist()),
+                   bool(hints.free.any()), bool((hints.free & hints.preferred).any()),
+                   int(_popcount(words).min()) if len(words) else None,
+                   (words, preferred))
+
+    def compact(self, space: _Space, *, preferred: bool) -> frozenset[int] | Words:
         """FAST-3: the list's distinct masks on the machine, the whole machine for a hint
-        without an affinity."""
+        without an affinity (as an array of distinct masks, ascending, when the list came
+        as arrays, FAST-8)."""
         words, free = ((self.preferred, self.preferred_free) if preferred
                        else (self.words, self.free))
+        if self.arrays is not None and space.contiguous:
+            compact = self.arrays[1 if preferred else 0] & np.uint64(space.full)
+            if free:
+                compact = np.append(compact, np.uint64(space.full))
+            return _distinct_words(compact)
         found = space.compact_all(words)
         if free:
             found.add(space.full)
@@ -348,8 +387,7 @@ def _target(listed: Sequence[_Listed]) -> int:
     """MERGE-8's target, as :func:`numaspec.topology.merge.target_count` computes it: the narrowest
     affinity of a list has the fewest nodes of that list, so the target is the largest of
     the lists' fewest counts (0 without any affinity)."""
-    return max((min(w.bit_count() for w in item.words) for item in listed if item.words),
-               default=0)
+    return max((item.fewest for item in listed if item.fewest is not None), default=0)
 
 
 def _preferred_words(listed: Sequence[_Listed], space: _Space) -> set[int]:

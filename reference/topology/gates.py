@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import types
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
@@ -132,7 +133,12 @@ def gate_enabled(gates: Mapping[str, bool], version: KubeletVersion, name: str) 
     does not know)."""
     if name in gates:
         return gates[name]
-    return dict(_defaults(version.minor)).get(name, False)
+    return _default_map(version.minor).get(name, False)
+
+
+@functools.cache
+def _default_map(minor: int) -> Mapping[str, bool]:
+    return types.MappingProxyType(dict(_defaults(minor)))
 
 
 class Maturity(enum.Enum):

@@ -56,8 +56,12 @@ def go_atoi(text: str) -> int:
     digits = text[1:] if text[:1] in ("+", "-") else text
     if not digits or not all("0" <= c <= "9" for c in digits):
         raise GoSyntaxError(f"strconv.Atoi: parsing {go_quote(text)}: invalid syntax")
-    value = int(digits) * (-1 if text[:1] == "-" else 1)
-    if not _INT64_MIN <= value <= _INT64_MAX:
+    significant = digits.lstrip("0")  # Go reads leading zeros, however many, as zeros
+    # WIRE-5: a number past 19 digits is out of int64's range: it is not converted (Python
+    # refuses to convert more than 4,300 digits, and a long one is slow).
+    value = 0 if len(significant) > 19 else int(significant or "0")
+    value *= -1 if text[:1] == "-" else 1
+    if len(significant) > 19 or not _INT64_MIN <= value <= _INT64_MAX:
         raise GoSyntaxError(f"strconv.Atoi: parsing {go_quote(text)}: value out of range")
     return value
 

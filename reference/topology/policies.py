@@ -12,11 +12,17 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+import numpy as np
 
 from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
 from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.topology.fast_merge import DEFAULT_TUNING, Tuning, fast_merge
-from numaspec.topology.hints import ProviderHints, TopologyHint, flatten_provider_hints
+from numaspec.topology.hints import (
+    HintArray,
+    ProviderHints,
+    TopologyHint,
+    flatten_provider_hints,
+)
 from numaspec.topology.merge import MergeMode, best_hint, target_count
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.options import (
@@ -131,18 +137,21 @@ def check_startup(
 
 def filter_single_numa_hints(
     lists: Sequence[Sequence[TopologyHint]],
-) -> list[tuple[TopologyHint, ...]]:
+) -> list[Sequence[TopologyHint]]:
     """POLICY-4: keep only preferred hints that have no affinity or exactly one node.
 
     A list may end up empty, and then no permutation exists at all.
     """
-    return [
-        tuple(
-            h for h in hints
-            if h.preferred and (h.numa_affinity is None or h.numa_affinity.count() == 1)
-        )
-        for hints in lists
-    ]
+    return [_single_numa_hints(hints) for hints in lists]
+
+
+def _single_numa_hints(hints: Sequence[TopologyHint]) -> Sequence[TopologyHint]:
+    """POLICY-4 on one list (on its arrays when it is held as arrays, FAST-8)."""
+    if isinstance(hints, HintArray):
+        single = np.bitwise_count(hints.words) == 1
+        return hints.filtered(hints.preferred & (hints.free | single))
+    return tuple(h for h in hints
+                 if h.preferred and (h.numa_affinity is None or h.numa_affinity.count() == 1))
 
 
 def _check_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> None:
@@ -242,6 +251,12 @@ def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> Merge
     return outcome
 
 
+#: Topology Managers already started, by everything :func:`check_startup` reads (it is a
+#: function of them): a stream of requests starts the same few again and again.  Only a
+#: start that succeeds is kept; a refusal is checked again each time.
+_STARTED: dict[tuple[object, ...], tuple[Policy, PolicyOptions]] = {}
+
+
 def topology_merge(
     providers: Sequence[ProviderHints],
     numa_nodes: Sequence[int] | NumaInfo,
@@ -265,6 +280,14 @@ def topology_merge(
     """
     numa = (numa_nodes if isinstance(numa_nodes, NumaInfo)  # a machine already checked
             else NumaInfo(tuple(numa_nodes), numa_distances))
-    chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
+    key = (policy, numa.nodes, numa.distances, version.minor,
+           tuple((policy_options or {}).items()), tuple((feature_gates or {}).items()))
+    started = _STARTED.get(key)
+    if started is None:
+        started = check_startup(policy, numa, version, policy_options, feature_gates)
+        if len(_STARTED) >= 4096:
+            _STARTED.clear()
+        _STARTED[key] = started
+    chosen, options = started
     return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
                             trace=trace, definitional=definitional)

@@ -21,7 +21,10 @@ __all__ = [
     "parse_version",
 ]
 
-_VERSION_RE = re.compile(r"^v?1\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(?:[-+][0-9A-Za-z.+-]*)?$")
+#: VER-1, WIRE-5: minor and patch of at most nine digits (no release comes near; a longer
+#: number is not a version, and is not converted).
+_VERSION_RE = re.compile(
+    r"^v?1\.(0|[1-9][0-9]{0,8})(?:\.(0|[1-9][0-9]{0,8}))?(?:[-+][0-9A-Za-z.+-]*)?$")
 
 
 @attrs.frozen(order=True)
@@ -73,6 +76,22 @@ SUPPORTED_VERSIONS = tuple(KubeletVersion(m) for m in range(OLDEST.minor, NEWEST
 
 def parse_version(text: object, *, where: str = "kubelet_version") -> KubeletVersion:
     """VER-1: ``"1.30"``, ``"v1.30"``, ``"1.30.4"`` and ``"v1.30.4-rc.0"`` all mean 1.30."""
+    if where == "kubelet_version" and type(text) is str:
+        known = _PARSED.get(text)
+        if known is not None:
+            return known
+        version = _parse_version(text, where)
+        if len(_PARSED) < 4096:
+            _PARSED[text] = version
+        return version
+    return _parse_version(text, where)
+
+
+#: Versions already read, by their text (a case stream repeats a handful of them).
+_PARSED: dict[str, KubeletVersion] = {}
+
+
+def _parse_version(text: object, where: str) -> KubeletVersion:
     if not isinstance(text, str):
         raise UnsupportedVersionError(
             f"expected a version string such as \"1.30\", got {type(text).__name__}", where=where
@@ -84,7 +103,7 @@ def parse_version(text: object, *, where: str = "kubelet_version") -> KubeletVer
             where=where,
         )
     version = KubeletVersion(int(match.group(1)))
-    if not OLDEST <= version <= NEWEST:
+    if not OLDEST.minor <= version.minor <= NEWEST.minor:
         raise UnsupportedVersionError(
             f"kubelet {version} is not modelled; supported: {OLDEST} to {NEWEST}", where=where
         )

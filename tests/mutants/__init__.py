@@ -97,7 +97,7 @@ class BruteForce:
             check_startup("best-effort", numa, request.version, {}, request.feature_gates)
         check_startup(request.policy, numa, request.version, options, request.feature_gates)
 
-    def _lists(self, request: MergeRequest) -> list[tuple[TopologyHint, ...]]:
+    def _lists(self, request: MergeRequest) -> list[Sequence[TopologyHint]]:
         providers = request.providers
         if self._m("empty_as_no_preference"):
             providers = tuple(p if not p else {k: v or None for k, v in p.items()}

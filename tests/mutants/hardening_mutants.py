@@ -29,7 +29,7 @@ def _serve_unguarded() -> None:
 
     _unbounded_integers()
 
-    def serve(adapter: object, stdin: object, stdout: object) -> int:
+    def serve(adapter: object, stdin: object, stdout: object, **_: object) -> int:
         import json
 
         for raw in stdin:  # type: ignore[attr-defined]

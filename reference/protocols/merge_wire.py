@@ -1,0 +1,224 @@
+"""A merge request line read at the speed of parsing it (spec chapter ``merge-protocol.md``,
+WIRE-7).
+
+msgspec's typed JSON decoder reads the line straight into the request's shape, hint lists
+into :class:`~numaspec.topology.hints.HintArray` when they are long, without a Python object
+per JSON value.  It reads only what it can take whole: a line it cannot (a value of another
+type, an unknown or a repeated key, a number past 64 bits, a node id out of range, anything
+the request's own checks refuse) is read again by the strict decoder
+(:func:`~numaspec.protocols.merge_protocol.decode_merge_request` over
+:mod:`numaspec.strict_json`), which is the one that answers it.  So the two readings accept
+the same lines, give the same requests, and every error, with its ``where`` and its message,
+comes from the strict decoder (WIRE-2, WIRE-3).
+
+Repeated keys are the one thing a typed decoder keeps quiet about (the last one wins).  A key
+is always followed by a colon: a line whose colons outnumber the keys it was read into has
+a repeated key, or a colon inside a string, and goes to the strict decoder either way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from numaspec.errors import NumaspecError
+from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.topology.hints import HintArray, ProviderHints, TopologyHint
+from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
+from numaspec.topology.numa import NumaInfo
+from numaspec.topology.versions import NEWEST, parse_version
+
+__all__ = ["ARRAY_FROM", "read_merge_request", "read_run_merge"]
+
+#: Hint lists at least this long are held as arrays (FAST-8); shorter ones as objects, which
+#: the fast merge reads faster than it starts numpy.
+ARRAY_FROM = 32
+
+
+class _Hint(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    numa_affinity: tuple[int, ...] | None
+    preferred: bool
+
+
+_Provider = dict[str, list[_Hint] | None] | None
+
+
+class _Request(msgspec.Struct, forbid_unknown_fields=True):
+    numa_nodes: list[int]
+    policy: str
+    providers: list[_Provider]
+    kubelet_version: str | msgspec.UnsetType | None = msgspec.UNSET
+    numa_distances: dict[str, list[int]] | msgspec.UnsetType | None = msgspec.UNSET
+    policy_options: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
+    feature_gates: dict[str, bool] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _RunMerge(msgspec.Struct, forbid_unknown_fields=True):
+    """PROTO-3: a run request of the merge operation."""
+
+    cmd: str
+    seq: int
+    op: str
+    case: msgspec.Raw
+
+
+_REQUEST = msgspec.json.Decoder(_Request)
+_RUN = msgspec.json.Decoder(_RunMerge)
+
+
+class _NotWhole(Exception):
+    """The line is not one this reading takes whole: the strict decoder reads it."""
+
+
+def _ids(nodes: Sequence[int]) -> bool:
+    return not nodes or (min(nodes) >= 0 and max(nodes) <= MAX_NUMA_ID)
+
+
+#: The hints already read, by affinity and preference: a stream of requests names the same
+#: few masks again and again.  Cleared when it grows past :data:`_KEEP` entries.
+_SEEN: dict[tuple[tuple[int, ...] | None, bool], TopologyHint] = {}
+_KEEP = 1 << 16
+
+
+def _hint_objects(hints: list[_Hint]) -> tuple[TopologyHint, ...]:
+    out = []
+    seen = _SEEN
+    for hint in hints:
+        key = (hint.numa_affinity, hint.preferred)
+        found = seen.get(key)
+        if found is None:
+            found = _new_hint(*key)
+            if len(seen) >= _KEEP:
+                seen.clear()
+            seen[key] = found
+        out.append(found)
+    return tuple(out)
+
+
+def _new_hint(affinity: tuple[int, ...] | None, preferred: bool) -> TopologyHint:
+    if affinity is None:
+        return TopologyHint(None, preferred)
+    if not _ids(affinity):
+        raise _NotWhole
+    word = 0
+    for node in affinity:
+        word |= 1 << node
+    return TopologyHint(NumaMask._trusted(word), preferred)
+
+
+_AFFINITY = operator.attrgetter("numa_affinity")
+_PREFERRED = operator.attrgetter("preferred")
+
+
+def _hint_array(hints: list[_Hint]) -> HintArray:
+    """FAST-8: the list's words, null affinities and preferences, computed on arrays."""
+    count = len(hints)
+    affinities = list(map(_AFFINITY, hints))
+    preferred = np.fromiter(map(_PREFERRED, hints), dtype=np.bool_, count=count)
+    free = np.fromiter(map(operator.is_, affinities, itertools.repeat(None)),
+                       dtype=np.bool_, count=count)
+    if free.any():
+        affinities = [() if a is None else a for a in affinities]
+    lengths = np.fromiter(map(len, affinities), dtype=np.int64, count=count)
+    total = int(lengths.sum())
+    nodes = np.fromiter(itertools.chain.from_iterable(affinities), dtype=np.int64, count=total)
+    words = np.zeros(count, dtype=np.uint64)
+    if total:
+        if int(nodes.min()) < 0 or int(nodes.max()) > MAX_NUMA_ID:
+            raise _NotWhole
+        bits = np.left_shift(np.uint64(1), nodes.astype(np.uint64))
+        named = lengths > 0
+        starts = np.cumsum(lengths) - lengths
+        words[named] = np.bitwise_or.reduceat(bits, starts[named])
+    return HintArray(words, free, preferred)
+
+
+def _providers(wire: list[_Provider]) -> tuple[tuple[ProviderHints, ...], int]:
+    """The providers, and how many keys they were read from."""
+    keys = 0
+    providers: list[ProviderHints] = []
+    for provider in wire:
+        if provider is None:
+            providers.append(None)
+            continue
+        keys += len(provider)
+        resources: dict[str, Any] = {}
+        for name, hints in provider.items():
+            if hints is None:
+                resources[name] = None
+                continue
+            keys += 2 * len(hints)
+            resources[name] = (_hint_array(hints) if len(hints) >= ARRAY_FROM
+                               else _hint_objects(hints))
+        providers.append(resources)
+    return tuple(providers), keys
+
+
+def _present(value: object) -> int:
+    return 0 if value is msgspec.UNSET else 1
+
+
+def _request(wire: _Request) -> tuple[MergeRequest, int]:
+    """The request and how many keys it was read from; :class:`_NotWhole` where the strict
+    decoder must say what is wrong."""
+    if not _ids(wire.numa_nodes):
+        raise _NotWhole
+    keys = 3 + sum(map(_present, (wire.kubelet_version, wire.numa_distances,
+                                  wire.policy_options, wire.feature_gates)))
+    providers, provider_keys = _providers(wire.providers)
+    distances = None
+    if isinstance(wire.numa_distances, dict):
+        keys += len(wire.numa_distances)
+        distances = {}
+        for key, row in wire.numa_distances.items():
+            if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0") \
+                    or len(key) > 2 or int(key) > MAX_NUMA_ID or (row and min(row) < 0):
+                raise _NotWhole
+            distances[int(key)] = tuple(row)
+    options = wire.policy_options if isinstance(wire.policy_options, dict) else {}
+    gates = wire.feature_gates if isinstance(wire.feature_gates, dict) else {}
+    keys += len(options) + len(gates)
+    version = NEWEST
+    if isinstance(wire.kubelet_version, str):
+        version = parse_version(wire.kubelet_version)
+    nodes = tuple(wire.numa_nodes)
+    if len(set(nodes)) != len(nodes):
+        raise _NotWhole
+    rows = None if distances is None else tuple(sorted(distances.items()))
+    numa = NumaInfo._trusted(nodes, rows)  # ids and rows checked above
+    request = MergeRequest(numa_nodes=nodes, policy=wire.policy, providers=providers,
+                           version=version, numa_distances=distances, policy_options=options,
+                           feature_gates=gates, _numa=[numa])
+    return request, keys + provider_keys
+
+
+
+def read_merge_request(line: bytes) -> MergeRequest | None:
+    """WIRE-7: the request of one line, or ``None`` when the strict decoder must read it."""
+    try:
+        request, keys = _request(_REQUEST.decode(line))
+    except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
+        return None
+    return request if line.count(b":") == keys else None
+
+
+def read_run_merge(line: bytes) -> tuple[int, MergeRequest] | None:
+    """WIRE-7 under the adapter protocol: ``(seq, request)`` of a ``run`` request of the
+    merge operation, or ``None`` when the line is any other request or the strict decoders
+    must read it (PROTO-3)."""
+    try:
+        run = _RUN.decode(line)
+    except (msgspec.MsgspecError, ValueError):
+        return None
+    if run.cmd != "run" or run.op != "merge":
+        return None
+    case = bytes(run.case)
+    request = read_merge_request(case)
+    if request is None or line.count(b":") - case.count(b":") != 4:
+        return None
+    return run.seq, request
