@@ -4,10 +4,16 @@ shortest counterexample (CHECK-5), and ``numaspec check`` reports both readably 
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +23,22 @@ from mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from mutants.node_mutants import NODE_MUTATIONS, MutantNode
 from mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
-from numaspec.conformance.checking.bounds import Bounds
+from numaspec.conformance.checking.bounds import Bounds, initial_nodes
+from numaspec.conformance.checking.command import explore_partitioned
 from numaspec.conformance.checking.explorer import (
+    STATE,
+    Fold,
+    NodeExplorer,
     ReferenceRunner,
     ReplayRunner,
+    Report,
     SessionReplayRunner,
     explore,
 )
 from numaspec.conformance.properties.affinity import affinity_violation
-from numaspec.conformance.properties.node_sessions import check_answers
+from numaspec.conformance.properties.node_sessions import _reference_answers, check_answers
+from numaspec.conformance.running.sharding import Engine
+from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 
 QUICK: dict[str, Any] = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
 
@@ -309,6 +322,9 @@ def test_affinity_nodes_are_not_run_where_affinity_is_not_declared() -> None:
     (["--machines", "1x2x2x1@3Gi"], "--machines"),
     (["--releases", "1.20"], "--releases"),
     (["--policies", ""], "--policies"),
+    (["--jobs", "0"], "--jobs"),
+    # a Ray address that does not answer (or, without the extra, Ray not installed)
+    (["--ray", "127.0.0.1:1", "--depth", "1"], "--ray"),
 ])
 def test_bad_bounds_are_one_line_errors(args: list[str], where: str) -> None:
     done = _check(*args)
@@ -395,3 +411,162 @@ def test_inv_6_reads_a_cpu_request_as_kubelet_does(cpu: str, held: int, broken: 
     checks = StateChecks({"machine": {"numaNodes": []}, "config": {}})
     checks.decision(pod, decision, "none", failures.append)
     assert any("INV-6" in f for f in failures) == broken, failures
+
+
+# --- the reference's copies (CHECK-4) ---------------------------------------------------------
+
+
+class _CheckedCopies(ReferenceRunner):
+    """The copying runner, each path's answers checked against the reference replaying the
+    path on a fresh session, and what it keeps along the path for the checks (F-MEM-OVERLAP's
+    first step) against what the replay finds."""
+
+    def __init__(self, *, affinity: bool = False) -> None:
+        super().__init__(affinity=affinity)
+        self.affinity = affinity
+        self.paths: dict[int, tuple[Any, list[dict[str, Any]]]] = {}
+        self.overlaps = 0
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
+        handle, answers = super().start(create)
+        self.paths[id(handle)] = (handle, [create, STATE])
+        return handle, answers
+
+    def extend(self, parent: Any, answers: list[Any], move: Any) -> tuple[Any, list[Any]]:
+        child, said = super().extend(parent, answers, move)
+        steps = [*self.paths[id(parent)][1], *move, STATE]
+        self.paths[id(child)] = (child, steps)
+        replayed, _, _, overlap = _reference_answers(steps, affinity=self.affinity)
+        assert said == replayed, steps
+        assert self.reference(child, steps, said)[3] == overlap, steps
+        self.overlaps += overlap < len(steps)
+        return child, said
+
+
+@pytest.mark.parametrize("affinity", [False, True])
+def test_the_copies_answer_as_a_replay(affinity: bool) -> None:
+    """CHECK-4: the reference continues each path from a copy of the parent's node (its
+    mutable state alone), with the answers of a replay of the whole path; and it
+    keeps F-MEM-OVERLAP's first step along the path as the replay finds it."""
+    bounds = Bounds(releases=("1.30", "1.37"), machines=("2x2x2x1",),
+                    policies=("best-effort", "single-numa-node"), cpu=("static",),
+                    memory=("Static",), pods="affinity" if affinity else "default",
+                    depth=2)
+    runner = _CheckedCopies(affinity=affinity)
+    report = explore(bounds, runner)
+    assert report.counterexample is None
+    assert report.transitions > 100
+    assert runner.overlaps > 0 or affinity  # memory across NUMA nodes before 1.32
+
+
+# --- CHECK-10: the initial nodes shared among workers ------------------------------------------
+
+
+def _folded(bounds: Bounds, runner: Any, *, compare: bool = False,
+            max_states: int | None = None) -> Report:
+    """What a partitioned run makes of the nodes: each explored whole, on its own and to the
+    bounds' depth, as a worker explores it, then folded in the nodes' order."""
+    explorer = NodeExplorer(bounds, runner, compare=compare)
+    fold = Fold(bounds, max_states)
+    children = None if max_states is None else max(1, max_states - 1)
+    for create in initial_nodes(bounds):
+        if fold.add(explorer.run(create, bounds.depth, children)):
+            break
+    return fold.finish(time.monotonic())
+
+
+def _same(one: Report, other: Report) -> None:
+    assert {**one.as_json(), "seconds": 0} == {**other.as_json(), "seconds": 0}
+
+
+#: Node mutants whose violations lie at different depths on different initial nodes (every
+#: policy), so that the later nodes count only to one step less (CHECK-5).
+SHARED_MUTANTS = ("error_frees_a_pod", "refusal_keeps_cpus", "release_keeps_memory")
+
+
+@pytest.mark.parametrize("name", SHARED_MUTANTS)
+def test_nodes_explored_apart_fold_into_the_one_process_report(name: str) -> None:
+    """CHECK-10: the report and the shortest counterexample of the one-process run."""
+    overrides = {**MUTANTS[name][0], "policies": tuple(Bounds().policies)}
+    bounds = Bounds(**{**QUICK, **overrides})
+    alone = explore(bounds, _mutant(name))
+    assert alone.counterexample is not None
+    _same(alone, _folded(bounds, _mutant(name)))
+
+
+@pytest.mark.parametrize("max_states", [None, 1, 2, 60, 230])
+def test_a_cap_on_the_states_folds_as_in_one_process(max_states: int | None) -> None:
+    """CHECK-10 with --max-states: the run stops at the same state."""
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("restricted",),
+                    depth=2)
+    alone = explore(bounds, ReferenceRunner(), max_states=max_states)
+    _same(alone, _folded(bounds, ReferenceRunner(), max_states=max_states))
+    assert alone.exhausted == (max_states is None)
+
+
+def _json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    report = json.loads(done.stdout)
+    assert isinstance(report, dict)
+    report.pop("seconds")
+    return report
+
+
+@pytest.mark.parametrize("extra", [[], ["--max-states", "40"]])
+def test_jobs_give_the_report_of_one_process(extra: list[str]) -> None:
+    """CHECK-10: ``--jobs 2`` reports what ``--jobs 1`` does (but the time)."""
+    bounds = ["--releases", "1.37", "--machines", "1x2x2x1", "--pods", "small", "--depth",
+              "2", "--json", *extra]
+    alone, shared = _check(*bounds), _check(*bounds, "--jobs", "2")
+    assert alone.returncode == shared.returncode == 0, alone.stderr + shared.stderr
+    assert _json(alone) == _json(shared)
+
+
+def test_jobs_give_the_counterexample_of_one_process(tmp_path: Path) -> None:
+    """CHECK-10: a mutant through the protocol, every policy: the same shortest session."""
+    bounds = ["--impl", _exec_mutant("node", "one_cpu_too_many"), "--releases", "1.37",
+              "--machines", "1x2x2x1", "--scopes", "container", "--memory", "None",
+              "--depth", "2", "--json"]
+    alone = _check(*bounds, "--out", str(tmp_path / "alone.jsonl"))
+    shared = _check(*bounds, "--jobs", "2", "--out", str(tmp_path / "shared.jsonl"))
+    assert alone.returncode == shared.returncode == 1, alone.stderr + shared.stderr
+    assert _json(alone) == _json(shared)
+    assert _json(alone)["counterexample"] is not None
+    assert (tmp_path / "alone.jsonl").read_text("utf-8") == (
+        tmp_path / "shared.jsonl").read_text("utf-8")
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[None]:
+    """A local Ray instance of two CPUs, as tests/test_sharding.py starts one."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("ray is not installed (pip install 'numaspec[ray]')")
+    ray = importlib.import_module("ray")  # not `import ray`: mypy runs without the extra too
+    # A short directory of its own (Ray's socket paths must stay under 108 bytes), removed
+    # after: Ray's session files would otherwise stay in /tmp/ray.
+    temp = tempfile.mkdtemp(prefix="numaspec-ray-")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.mark.usefixtures("ray_instance")
+def test_ray_tasks_give_the_report_of_one_process() -> None:
+    """CHECK-10 on Ray: the reference's clean run, and a mutant's counterexample."""
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), pods="small", depth=2)
+    _same(explore(bounds, ReferenceRunner()),
+          explore_partitioned(bounds, REFERENCE_IMPL, Engine(ray="")))
+    from numaspec.conformance.checking.command import _runner, _unclaimed
+
+    impl = _exec_mutant("node", "one_cpu_too_many")
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), scopes=("container",),
+                    memory=("None",), depth=2)
+    runner, connection = _runner(impl, "node")
+    try:
+        alone = explore(bounds, runner, compare=True, unclaimed=_unclaimed(connection, "node"))
+    finally:
+        connection.close()
+    assert alone.counterexample is not None
+    _same(alone, explore_partitioned(bounds, impl, Engine(ray="")))

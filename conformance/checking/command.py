@@ -5,21 +5,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.checking.bounds import Bounds
+import attrs
+
+from numaspec.conformance.checking.bounds import Bounds, initial_nodes
 from numaspec.conformance.checking.explorer import (
+    Fold,
+    NodeExplorer,
+    NodeRun,
     ReferenceRunner,
     ReplayRunner,
     Report,
     explore,
 )
 from numaspec.conformance.implementations.connection import Connection
+from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, InvalidFieldError
 
-__all__ = ["run"]
+__all__ = ["NodesTask", "explore_partitioned", "run"]
 
 
 def _names(text: str, where: str) -> tuple[str, ...]:
@@ -77,6 +84,70 @@ def _runner(impl: str, op: str) -> tuple[Any, Any]:
     return ReplayRunner(answers), connection
 
 
+@attrs.frozen
+class NodesTask:
+    """CHECK-10: one worker's share of the initial nodes (their indices in CHECK-1's order),
+    each explored to the bounds' depth with its own runner (and its own connection to the
+    implementation); picklable, for worker processes and Ray tasks."""
+
+    bounds: Bounds
+    impl: str
+    max_states: int | None = None
+
+    def __call__(self, indices: list[int], tick: Tick) -> list[tuple[int, NodeRun]]:
+        bounds = self.bounds
+        runner, connection = _runner(self.impl, bounds.op)
+        try:
+            explorer = NodeExplorer(
+                bounds, runner, compare=connection is not None,
+                unclaimed=None if connection is None else _unclaimed(connection, bounds.op))
+            nodes = list(initial_nodes(bounds))
+            # a cap on the states is reached no later in a node run alone than in the
+            # whole run (Fold.bounds)
+            children = None if self.max_states is None else max(1, self.max_states - 1)
+            done = []
+            for index in indices:
+                found = explorer.run(nodes[index], bounds.depth, children)
+                done.append((index, found))
+                tick(1, int(found.counterexample is not None))
+            return done
+        finally:
+            if connection is not None:
+                connection.close()
+
+
+def _shares(count: int, pieces: int) -> list[list[int]]:
+    """The node indices ``0..count-1`` dealt round-robin into at most ``pieces`` shares (the
+    nodes of a shape or policy lie together, and their costs differ)."""
+    pieces = max(1, min(pieces, count))
+    return [list(range(k, count, pieces)) for k in range(pieces)]
+
+
+def explore_partitioned(bounds: Bounds, impl: str, engine: Engine, *,
+                        max_states: int | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> Report:
+    """CHECK-10: ``explore`` with the initial nodes shared among ``engine``'s workers (worker
+    processes, or Ray tasks); each node explored whole, to the bounds' depth, and the runs
+    folded into the report in the nodes' order as the one-process run folds them, so that
+    the report (but its time) and the counterexample are the one-process run's.
+    ``progress(done, violations)``: initial nodes explored so far."""
+    started = time.monotonic()
+    count = len(list(initial_nodes(bounds)))
+    # several shares a worker, so that the workers finish together
+    pieces = 4 * engine.jobs if engine.ray is None else max(1, count // 4)
+    with Runner(engine) as workers:
+        shares = workers.map(NodesTask(bounds, impl, max_states), _shares(count, pieces),
+                             progress=progress,
+                             measure=lambda runs: (len(runs), sum(
+                                 run.counterexample is not None for _, run in runs)))
+    fold = Fold(bounds, max_states)
+    for _, found in sorted((pair for share in shares for pair in share),
+                           key=lambda pair: pair[0]):
+        if fold.add(found):
+            break
+    return fold.finish(started)
+
+
 def text(report: Report) -> str:
     """CHECK-6: the report for a person."""
     lines = [f"bounds: {report.bounds.describe()}",
@@ -109,6 +180,16 @@ def run(args: argparse.Namespace) -> int:
     from numaspec.conformance.running.reports import Progress
 
     bounds = bounds_from_args(args)
+    engine = Engine(jobs=args.jobs, ray=args.ray)
+    if engine.jobs > 1 or engine.ray is not None:
+        bar = Progress(len(list(initial_nodes(bounds))), enabled=args.progress)
+        try:
+            report = explore_partitioned(
+                bounds, args.impl, engine, max_states=args.max_states,
+                progress=lambda done, found: bar.update(done, found, "initial nodes"))
+        finally:
+            bar.finish()
+        return _output(args, report)
     runner, connection = _runner(args.impl, bounds.op)
     bar = Progress(0, enabled=args.progress)
     try:
@@ -125,6 +206,11 @@ def run(args: argparse.Namespace) -> int:
         bar.finish()
         if connection is not None:
             connection.close()
+    return _output(args, report)
+
+
+def _output(args: argparse.Namespace, report: Report) -> int:
+    """CHECK-6: the report printed, the counterexample written to ``--out``."""
     if args.out and report.counterexample is not None:
         Path(args.out).write_text(report.counterexample.lines() + "\n", encoding="utf-8")
     print(json.dumps(report.as_json(), indent=1) if args.json else text(report))

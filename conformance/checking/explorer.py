@@ -13,8 +13,6 @@ since the levels are explored in order; it is reported as the session that shows
 
 from __future__ import annotations
 
-import copy
-import functools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -24,11 +22,14 @@ import attrs
 
 from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alphabet
 from numaspec.conformance.properties.affinity import affinity_violation
-from numaspec.conformance.properties.node_machine import allocatable_violation
-from numaspec.conformance.properties.node_sessions import check_answers
+from numaspec.conformance.properties.node_machine import (
+    allocatable_violation,
+    spanning_reservations,
+)
+from numaspec.conformance.properties.node_sessions import SessionChecks, check_answers
 from numaspec.protocols.node_protocol import NodeSession
 
-__all__ = ["Counterexample", "Report", "explore"]
+__all__ = ["Counterexample", "Fold", "NodeExplorer", "NodeRun", "Report", "explore"]
 
 STATE = {"op": "state"}
 
@@ -98,19 +99,39 @@ class Runner(Protocol):
                ) -> tuple[Any, list[Any]]: ...
 
 
+@attrs.frozen
+class _Path:
+    """Where the reference stands after a path: its session, and the index of the path's
+    first step that reserved memory across NUMA nodes on a release before 1.32
+    (F-MEM-OVERLAP), if any."""
+
+    session: NodeSession
+    overlap: int | None = None
+
+
 class ReferenceRunner:
     """The reference in process, continuing from a copy of the parent state instead of
-    replaying the trace (the same answers, in a fraction of the time).  ``affinity``: the
-    sessions are ``affinity`` sessions (AWIRE-1).  In process, its node is at hand, so the
-    explorer also checks INV-10 (CHECK-3)."""
+    replaying the trace (the same answers, in a fraction of the time): the copy is the
+    node's own (``NodeSession.fork``), of its mutable state alone, and the few pods of the
+    alphabet are decoded once.  ``affinity``: the sessions are ``affinity`` sessions
+    (AWIRE-1).  In process, its node is at hand, so the explorer also checks INV-10
+    (CHECK-3); and what the checks need of the reference's own answers to a path
+    (F-MEM-OVERLAP's first step) is kept along the path (``reference``) rather than found by
+    replaying it."""
 
     def __init__(self, *, affinity: bool = False) -> None:
-        self._new = functools.partial(NodeSession, affinity=affinity)
+        self._affinity = affinity
+        self._pods: dict[str, Any] = {}
+
+    def _new(self) -> NodeSession:
+        session = NodeSession(affinity=self._affinity)
+        session.pod_memo = self._pods
+        return session
 
     def session_of(self, handle: Any) -> NodeSession:
         """The node session a handle stands for (INV-10 reads its node)."""
-        assert isinstance(handle, NodeSession)
-        return handle
+        assert isinstance(handle, _Path)
+        return handle.session
 
     def answers(self, steps: list[dict[str, Any]]) -> list[Any]:
         session = self._new()
@@ -118,13 +139,37 @@ class ReferenceRunner:
 
     def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
         session = self._new()
-        return session, [session.answer(json.dumps(create)), session.answer(json.dumps(STATE))]
+        return _Path(session), [session.answer(json.dumps(create)),
+                                session.answer(json.dumps(STATE))]
 
     def extend(self, parent: Any, answers: list[Any], move: Move
                ) -> tuple[Any, list[Any]]:
-        session = copy.deepcopy(parent)
-        return session, [*answers, *(session.answer(json.dumps(step)) for step in move),
-                         session.answer(json.dumps(STATE))]
+        assert isinstance(parent, _Path)
+        session = parent.session.fork()
+        said = list(answers)
+        overlap = parent.overlap
+        node = session.node
+        watch = overlap is None and node is not None and node.version.minor < 32
+        for step in move:
+            if watch:
+                # as check_answers' replay of the path finds it (node_sessions)
+                with spanning_reservations() as spans:
+                    said.append(session.answer(json.dumps(step)))
+                if spans:
+                    overlap, watch = len(said) - 1, False
+            else:
+                said.append(session.answer(json.dumps(step)))
+        said.append(session.answer(json.dumps(STATE)))
+        return _Path(session, overlap), said
+
+    def reference(self, handle: Any, steps: list[dict[str, Any]], answers: list[Any]
+                  ) -> tuple[list[Any], int, dict[int, Any], int]:
+        """CHECK-3: what ``check_answers`` would find by replaying the path on the reference,
+        as far as it reads it without a comparison: the first step of F-MEM-OVERLAP (the
+        answers are the reference's own, so nothing else differs)."""
+        assert isinstance(handle, _Path)
+        return (answers, len(steps), {},
+                len(steps) if handle.overlap is None else handle.overlap)
 
 
 class SessionReplayRunner:
@@ -206,10 +251,11 @@ def _moves(alphabet: list[tuple[str, dict[str, Any]]], live: frozenset[str], bou
     yield ({"op": "remove", "uid": GHOST},)
 
 
-def _check(bounds: Bounds, steps: list[dict[str, Any]], answers: list[Any], compare: bool
-           ) -> str | None:
-    """CHECK-3, CHECK-4, CHECK-7: what is wrong with a path's answers, or None."""
-    found = check_answers(steps, answers, compare=compare, op=bounds.op)
+def _check(bounds: Bounds, steps: list[dict[str, Any]], answers: list[Any], compare: bool,
+           reference: Any = None) -> str | None:
+    """CHECK-3, CHECK-4, CHECK-7: what is wrong with a path's answers, or None.
+    ``reference``: the runner's own account of the reference's answers (``check_answers``)."""
+    found = check_answers(steps, answers, compare=compare, op=bounds.op, reference=reference)
     if found is None and bounds.affinity:
         found = affinity_violation(steps, answers)
     return found
@@ -224,6 +270,227 @@ def _live_after(live: frozenset[str], step: dict[str, Any], answer: Any) -> froz
     return live
 
 
+@attrs.define
+class NodeRun:
+    """CHECK-2, CHECK-5: what exploring one initial node found, enough to fold it into the
+    report as the one-process run would at any depth limit up to the one it was explored to:
+    the exploration to a smaller limit is a prefix of it, level by level."""
+
+    #: "unclaimed" (not run, ``reason``), "refused" (kubelet would not start), "broken" (its
+    #: initial state breaks a check: ``counterexample``), "run"
+    kind: str
+    reason: str = ""
+    #: after each level run to its end: the steps run and the distinct states found from
+    #: this node (its initial state counted), level 0 being the initial state alone
+    levels: list[tuple[int, int]] = attrs.Factory(lambda: [(0, 1)])
+    #: the last level in ``levels`` added no state: every reachable state was found
+    emptied: bool = False
+    #: the first violation: its depth, the steps run and the distinct states found then
+    violation: tuple[int, int, int] | None = None
+    counterexample: Counterexample | None = None
+    #: with a cap on the states: the steps run and the depth at each new state found
+    marks: list[tuple[int, int]] = attrs.Factory(list)
+
+
+class Fold:
+    """CHECK-5, CHECK-6: the report of the initial nodes' runs taken in the nodes' order,
+    as the one-process run makes it: once a violation is found, the later nodes count only
+    to one step less (:meth:`bounds` says how far each next node need be run); at
+    ``max_states`` distinct states the run stops."""
+
+    def __init__(self, bounds: Bounds, max_states: int | None) -> None:
+        self.report = Report(bounds)
+        self.limit = bounds.depth
+        self.max_states = max_states
+        self.stopped = False
+        self.cut = False
+
+    def bounds(self) -> tuple[int, int | None]:
+        """How deep the next node need be run, and after how many new states (besides its
+        initial state) it may stop."""
+        if self.max_states is None:
+            return self.limit, None
+        return self.limit, max(1, self.max_states - self.report.distinct - 1)
+
+    def add(self, run: NodeRun) -> bool:
+        """Count the next node's run; True when the run of the nodes stops here."""
+        report = self.report
+        report.initial_nodes += 1
+        if run.kind == "unclaimed":
+            report.unclaimed_nodes += 1
+            report.unclaimed_reason = report.unclaimed_reason or run.reason
+            return False
+        if run.kind == "refused":
+            report.refused_nodes += 1  # kubelet would not start: nothing to explore
+            return False
+        if run.kind == "broken":
+            report.counterexample = run.counterexample
+            self.stopped = True  # nothing is shorter than no step at all
+            return True
+        limit = self.limit
+        _, children = self.bounds()
+        report.distinct += 1
+        cut: tuple[int, int] | None = None
+        if children is not None and children <= len(run.marks):
+            cut = run.marks[children - 1]
+            if cut[1] > limit:
+                cut = None
+        violation = run.violation
+        if violation is not None and violation[0] <= limit and (
+                cut is None or violation[1] < cut[0]):
+            depth, steps, distinct = violation
+            report.transitions += steps
+            report.distinct += distinct - 1
+            report.depth = max(report.depth, depth)
+            report.counterexample = run.counterexample
+            self.limit = depth - 1
+            return False
+        if cut is not None:
+            assert children is not None
+            report.transitions += cut[0]
+            report.distinct += children
+            report.depth = max(report.depth, cut[1])
+            self.stopped = self.cut = True
+            return True
+        emptied = len(run.levels) - 1 if run.emptied else None
+        depth = limit if emptied is None or emptied > limit else emptied
+        steps, distinct = run.levels[depth]
+        report.transitions += steps
+        report.distinct += distinct - 1
+        report.depth = max(report.depth, depth)
+        if emptied is not None:
+            report.closed += 1
+        return False
+
+    def finish(self, started: float) -> Report:
+        report = self.report
+        report.exhausted = (not self.cut and report.counterexample is None
+                            and report.unclaimed_nodes < report.initial_nodes)
+        report.seconds = time.monotonic() - started
+        return report
+
+
+class NodeExplorer:
+    """CHECK-1..CHECK-4, CHECK-7: one initial node explored breadth-first (CHECK-5: so its
+    first violation is on one of its shortest paths)."""
+
+    def __init__(self, bounds: Bounds, runner: Runner, *, compare: bool = False,
+                 unclaimed: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+        self.bounds = bounds
+        self.runner = runner
+        self.compare = compare
+        self.unclaimed = unclaimed
+        self.alphabet = pod_alphabet(bounds)
+        self.bodies = dict(self.alphabet)
+        self.in_process = getattr(runner, "session_of", None)
+        # what the checks need of the reference's answers, when the runner is the reference
+        self.reference = None if compare else getattr(runner, "reference", None)
+
+    def _check(self, handle: Any, steps: list[dict[str, Any]], answers: list[Any]
+               ) -> str | None:
+        reference = None if self.reference is None else self.reference(handle, steps, answers)
+        return _check(self.bounds, steps, answers, self.compare, reference)
+
+    def _overlap(self, checks: SessionChecks, handle: Any, steps: list[dict[str, Any]],
+                 answers: list[Any]) -> int | None:
+        """F-MEM-OVERLAP's first step, as ``check_answers`` passes it on (before 1.32)."""
+        if checks.minor >= 32 or self.reference is None:
+            return None
+        return int(self.reference(handle, steps, answers)[3])
+
+    def _continue(self, checks: SessionChecks, handle: Any, steps: list[dict[str, Any]],
+                  answers: list[Any]) -> str | None:
+        """CHECK-3: ``_check`` on a path whose parent passed it, its checks continued from
+        the parent's (the same verdict: ``check_answers`` without a comparison checks the
+        session step by step, with what the reference's replay would add)."""
+        try:
+            checks.advance(steps, answers, self._overlap(checks, handle, steps, answers))
+            checks.end(steps, answers)
+        except AssertionError as exc:
+            return str(exc)
+        if self.bounds.affinity:
+            return affinity_violation(steps, answers)
+        return None
+
+    def run(self, create: dict[str, Any], limit: int, children: int | None = None) -> NodeRun:
+        """The node ``create`` explored to ``limit`` steps; with ``children``, stopped at that
+        many new states (the report's cap, ``max_states``, ``Fold.bounds``)."""
+        reason = self.unclaimed(create) if self.unclaimed is not None else None
+        if reason is not None:
+            return NodeRun("unclaimed", reason)
+        runner, bounds = self.runner, self.bounds
+        handle, (created, state) = runner.start(create)
+        if "ok" not in created:
+            return NodeRun("refused")
+        trace: list[dict[str, Any]] = [create, STATE]
+        answers: list[Any] = [created, state]
+        found = self._check(handle, trace, answers)
+        if found is not None:
+            return NodeRun("broken", counterexample=Counterexample(tuple(trace),
+                                                                   tuple(answers), found))
+        run = NodeRun("run")
+        # CHECK-3: along the reference's own paths the checks go on from where the parent's
+        # left off: its answers to the parent path are the parent's
+        checks = None
+        if self.reference is not None:
+            checks = SessionChecks(trace, answers)
+            checks.advance(trace, answers, self._overlap(checks, handle, trace, answers))
+        seen = {_key(state, frozenset())}
+        # CHECK-3: INV-10 depends on the machine, the configuration and the pods on the node
+        # alone, so once per set of pods of this node
+        allocatable: dict[frozenset[str], str | None] = {}
+        memo: dict[Any, Any] = {}
+        level = [(handle, frozenset[str](), trace, answers, checks)]
+        depth = steps_run = 0
+        distinct = 1
+        while level and depth < limit:
+            depth += 1
+            following = []
+            for parent, live, steps, said, checked in level:
+                for move in _moves(self.alphabet, live, bounds):
+                    child, child_answers = runner.extend(parent, said, move)
+                    answer, state = child_answers[-2:]
+                    steps_run += 1
+                    child_steps = [*steps, *move, STATE]
+                    if checked is None:
+                        child_checks = None
+                        found = self._check(child, child_steps, child_answers)
+                    else:
+                        child_checks = checked.copy()
+                        found = self._continue(child_checks, child, child_steps,
+                                               child_answers)
+                    after = _live_after(live, move[-1], answer)
+                    key = _key(state, after)
+                    new = key not in seen
+                    if found is None and new and self.in_process is not None:
+                        # CHECK-3: INV-10 in every distinct state, when a shortest path first
+                        # reaches it
+                        if after not in allocatable:
+                            allocatable[after] = allocatable_violation(
+                                self.in_process(child),
+                                {uid: self.bodies[uid] for uid in after}, memo)
+                        found = allocatable[after]
+                    if found is not None:
+                        run.violation = (depth, steps_run, distinct)
+                        run.counterexample = Counterexample(
+                            tuple(child_steps), tuple(child_answers), found)
+                        return run
+                    if not new:
+                        continue
+                    seen.add(key)
+                    distinct += 1
+                    following.append((child, after, child_steps, child_answers,
+                                      child_checks))
+                    if children is not None:
+                        run.marks.append((steps_run, depth))
+                        if distinct - 1 >= children:
+                            return run
+            level = following
+            run.levels.append((steps_run, distinct))
+            run.emptied = not level
+        return run
+
+
 def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
             max_states: int | None = None,
             unclaimed: Callable[[dict[str, Any]], str | None] | None = None,
@@ -235,81 +502,15 @@ def explore(bounds: Bounds, runner: Runner, *, compare: bool = False,
     CHECK-5: each initial node is explored breadth-first, so its first violation is on one of
     its shortest paths; once one is found, the remaining initial nodes are explored only to
     one step less, so the violation reported is a shortest one over all of them."""
-    report = Report(bounds)
     started = time.monotonic()
-    alphabet = pod_alphabet(bounds)
-    bodies = dict(alphabet)
-    in_process = getattr(runner, "session_of", None)
+    explorer = NodeExplorer(bounds, runner, compare=compare, unclaimed=unclaimed)
+    fold = Fold(bounds, max_states)
     nodes = list(initial_nodes(bounds))
-    limit = bounds.depth
-    cut = False
     for number, create in enumerate(nodes, 1):
-        report.initial_nodes += 1
-        reason = unclaimed(create) if unclaimed is not None else None
-        if reason is not None:
-            report.unclaimed_nodes += 1
-            report.unclaimed_reason = report.unclaimed_reason or reason
-            continue
-        handle, (created, state) = runner.start(create)
-        if "ok" not in created:
-            report.refused_nodes += 1  # kubelet would not start: nothing to explore
-            continue
-        trace: list[dict[str, Any]] = [create, STATE]
-        answers: list[Any] = [created, state]
-        found = _check(bounds, trace, answers, compare)
-        if found is not None:
-            report.counterexample = Counterexample(tuple(trace), tuple(answers), found)
-            break  # nothing is shorter than no step at all
-        seen = {_key(state, frozenset())}
-        report.distinct += 1
-        level = [(handle, frozenset[str](), trace, answers)]
-        depth = 0
-        violated = False
-        while level and depth < limit and not violated:
-            depth += 1
-            following = []
-            for parent, live, steps, said in level:
-                for move in _moves(alphabet, live, bounds):
-                    child, child_answers = runner.extend(parent, said, move)
-                    answer, state = child_answers[-2:]
-                    report.transitions += 1
-                    child_steps = [*steps, *move, STATE]
-                    found = _check(bounds, child_steps, child_answers, compare)
-                    after = _live_after(live, move[-1], answer)
-                    key = _key(state, after)
-                    new = key not in seen
-                    if found is None and new and in_process is not None:
-                        # CHECK-3: INV-10 depends on the pods and the node alone: checked once
-                        # per distinct state, when a shortest path first reaches it
-                        found = allocatable_violation(in_process(child),
-                                                      {uid: bodies[uid] for uid in after})
-                    if found is not None:
-                        report.counterexample = Counterexample(
-                            tuple(child_steps), tuple(child_answers), found)
-                        limit = depth - 1
-                        violated = True
-                        break
-                    if not new:
-                        continue
-                    seen.add(key)
-                    report.distinct += 1
-                    following.append((child, after, child_steps, child_answers))
-                    if max_states is not None and report.distinct >= max_states:
-                        cut = True
-                        break
-                if cut or violated:
-                    break
-            if cut:
-                break
-            level = following
-        report.depth = max(report.depth, depth)
-        if not cut and not violated and not level:
-            report.closed += 1
-        if progress is not None:
-            progress(number, len(nodes), report)
-        if cut or (violated and limit < 0):
+        run = explorer.run(create, *fold.bounds())
+        stop = fold.add(run)
+        if progress is not None and run.kind == "run":
+            progress(number, len(nodes), fold.report)
+        if stop:
             break
-    report.exhausted = (not cut and report.counterexample is None
-                        and report.unclaimed_nodes < report.initial_nodes)
-    report.seconds = time.monotonic() - started
-    return report
+    return fold.finish(started)

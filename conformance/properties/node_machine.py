@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -50,10 +51,13 @@ class ReferenceNode:
         return self.session.answer(json.dumps(request))
 
 
-def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]]) -> str | None:
+def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]],
+                          memo: dict[Any, Any] | None = None) -> str | None:
     """INV-10: what is wrong with the pods ``live`` (uid → pod body) on ``session``'s node:
     more pods than maxPods, or requests of a resource adding up to more than allocatable;
-    None if nothing.  It needs the node in process: no protocol answer carries allocatable."""
+    None if nothing.  It needs the node in process: no protocol answer carries allocatable.
+    ``memo``: kept by the caller across calls on nodes of one machine and configuration
+    (the allocatable, and each pod's requests, by its uid, are computed once)."""
     import attrs
 
     from numaspec.node.fit import node_allocatable, pod_requests
@@ -63,19 +67,25 @@ def allocatable_violation(session: NodeSession, live: dict[str, dict[str, Any]])
     assert node is not None
     if len(live) > node.config.max_pods:
         return f"INV-10: {len(live)} pods on a node for {node.config.max_pods}"
+    memo = {} if memo is None else memo
     used: dict[str, int] = {}
     # QOS-4: kubelet reads pod-level resources only with PodLevelResources on (ADMIT-11).
     pod_level = node.config.gates().get("PodLevelResources", False)
-    for pod in live.values():
-        decoded = decode_pod(pod)
-        if not pod_level:
-            decoded = attrs.evolve(decoded, resources=None)
-        for name, amount in pod_requests(decoded).items():
+    for uid, pod in live.items():
+        requests = memo.get(("requests", uid))
+        if requests is None:
+            decoded = decode_pod(pod)
+            if not pod_level:
+                decoded = attrs.evolve(decoded, resources=None)
+            requests = memo[("requests", uid)] = pod_requests(decoded)
+        for name, amount in requests.items():
             used[name] = used.get(name, 0) + amount
     # Allocatable recomputed from the node's machine and configuration, not read from the
     # node under test.
-    allocatable = node_allocatable(node.machine, node.config,
-                                   node.machine.healthy_device_counts())
+    allocatable = memo.get("allocatable")
+    if allocatable is None:
+        allocatable = memo["allocatable"] = node_allocatable(
+            node.machine, node.config, node.machine.healthy_device_counts())
     for name, amount in used.items():
         if name == "ephemeral-storage" or amount == 0:
             continue
@@ -151,6 +161,7 @@ def _held_once(held: dict[str, dict[str, list[str]]], live: dict[str, dict[str, 
                     holders[item] = (uid, name)
 
 
+@functools.lru_cache(maxsize=4096)
 def _whole(text: str) -> int:
     """A quantity as a whole number (``"2"``, ``"2000m"``, ``"+2"``: 2), else 0: what a
     container can hold whole CPUs or devices for (QTY-1)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from hypothesis import example, given, note
@@ -52,7 +51,7 @@ from numaspec.conformance.properties.node_strategies import (
 )
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["NodeSessionImplementation", "check_answers", "fitted", "judge_session",
+__all__ = ["NodeSessionImplementation", "SessionChecks", "check_answers", "fitted", "judge_session",
            "judge_startup", "node_sessions", "resize_sessions", "session_versions"]
 
 #: The releases a session is drawn at when the implementation declares them.
@@ -264,25 +263,57 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
                    overlap: int | None = None) -> None:
     """INV-1..INV-9 and ADMIT-10 on the implementation's own answers; from step ``overlap``
     on (F-MEM-OVERLAP), ADMIT-10 leaves the memory out."""
-    def fail_at(index: int) -> Callable[[str], None]:
+    checks = SessionChecks(steps, answers)
+    checks.advance(steps, answers, overlap)
+    checks.end(steps, answers)
+
+
+class SessionChecks:
+    """INV-1..INV-9 and ADMIT-10 on a session's answers, step by step (``_check_session``):
+    what the checks carry from one step to the next, so that a session's continuation is
+    checked from where its prefix left off (the model checker's paths, CHECK-3).  Each check
+    raises ``AssertionError`` naming the step."""
+
+    def __init__(self, steps: list[dict[str, Any]], answers: list[Any]) -> None:
+        assert "ok" in answers[0], f"the node did not start: {json.dumps(answers[0])[:300]}"
+        node = steps[0]["node"]
+        self.checks = StateChecks(node)
+        self.policy = node.get("config", {}).get("topologyManagerPolicy", "none")
+        self.live: dict[str, dict[str, Any]] = {}
+        self.initial = answers[1]
+        self.last_state: Any = None
+        self.refused: str | None = None  # the uid of a pod refused since the last state
+        self.errored = False  # a step answered with an error since the last state
+        self.changed = False  # a step that may change the node succeeded since the last state
+        # RESIZE-6: re-admitted, refused pods
+        self.deferred: list[tuple[str, frozenset[str]]] = []
+        self.minor = _minor(steps)
+        #: how many of the session's first steps are checked
+        self.checked = 0
+
+    def copy(self) -> SessionChecks:
+        """The checks so far, to continue on another continuation of the same prefix."""
+        twin = object.__new__(SessionChecks)
+        twin.__dict__.update(self.__dict__)
+        twin.live = dict(self.live)
+        twin.deferred = list(self.deferred)
+        return twin
+
+    def advance(self, steps: list[dict[str, Any]], answers: list[Any],
+                overlap: int | None = None) -> None:
+        """Check the steps after the ones checked so far (``steps`` and ``answers`` begin
+        with those)."""
+        for index in range(self.checked, len(steps)):
+            self._step(steps, index, answers[index], overlap)
+        self.checked = len(steps)
+
+    def _step(self, steps: list[dict[str, Any]], index: int, answer: Any,
+              overlap: int | None) -> None:
         def fail(message: str) -> None:
             raise AssertionError(f"step {index + 1} ({steps[index]['op']}): {message}")
-        return fail
 
-    assert "ok" in answers[0], f"the node did not start: {json.dumps(answers[0])[:300]}"
-    node = steps[0]["node"]
-    checks = StateChecks(node)
-    policy = node.get("config", {}).get("topologyManagerPolicy", "none")
-    live: dict[str, dict[str, Any]] = {}
-    initial = answers[1]
-    last_state: Any = None
-    refused: str | None = None  # the uid of a pod refused since the last state
-    errored = False  # a step answered with an error since the last state
-    changed = False  # a step that may change the node succeeded since the last state
-    deferred: list[tuple[str, frozenset[str]]] = []  # RESIZE-6: re-admitted, refused pods
-    minor = _minor(steps)
-    for index, (step, answer) in enumerate(zip(steps, answers, strict=True)):
-        fail = fail_at(index)
+        step = steps[index]
+        checks, live = self.checks, self.live
         op = step["op"]
         if op == "state":
             state = answer.get("state") if isinstance(answer, dict) else None
@@ -295,42 +326,43 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
             checks.cpus(state, live, fail)
             if "devices" in state:
                 checks.devices_held(state, live, fail)
-            if last_state is not None and not changed and (refused is not None or errored
-                                                             or deferred):
-                before, after = last_state, answer
+            if self.last_state is not None and not self.changed and (
+                    self.refused is not None or self.errored or self.deferred):
+                before, after = self.last_state, answer
                 if overlap is not None and index >= overlap:
                     before, after = without_memory(before), without_memory(after)
                 # RESIZE-6: only a Deferred resize that added init-container blocks may move
                 # reserved bytes as a refused admission's release does.
-                adjusted = deferred_resize_change(before, after, deferred) if deferred \
-                    else before
+                adjusted = deferred_resize_change(before, after, self.deferred) \
+                    if self.deferred else before
                 change = rejected_step_change(adjusted, after,
-                                              refused_admission=refused is not None
-                                              or adjusted is not before, uid=refused,
+                                              refused_admission=self.refused is not None
+                                              or adjusted is not before, uid=self.refused,
                                               uneven=checks.uneven)
                 if change is not None:
                     fail(f"ADMIT-10: a refused step changed the node: {change}")
-            last_state, refused, errored, changed = answer, None, False, False
-            deferred = []
-            continue
+            self.last_state, self.refused, self.errored, self.changed = \
+                answer, None, False, False
+            self.deferred = []
+            return
         if isinstance(answer, dict) and "error" in answer:
-            errored = True
-            continue
+            self.errored = True
+            return
         if op == "admit":
             decision = answer.get("decision") if isinstance(answer, dict) else None
             if not isinstance(decision, dict):
                 fail(f"admit answered {json.dumps(answer)[:200]}, not a decision")
             assert isinstance(decision, dict)
             if decision.get("admitted"):
-                changed = True
+                self.changed = True
                 live[step["pod"]["uid"]] = step["pod"]
-                checks.decision(step["pod"], decision, policy, fail)
+                checks.decision(step["pod"], decision, self.policy, fail)
             else:
                 if decision.get("containers"):
                     fail("ADMIT-6: a rejected pod lists containers")
-                refused = step["pod"]["uid"]
+                self.refused = step["pod"]["uid"]
         elif op == "remove" and answer == {"ok": True}:
-            changed = True
+            self.changed = True
             live.pop(step["uid"], None)
         elif op == "resize":
             resize = answer.get("resize") if isinstance(answer, dict) else None
@@ -338,21 +370,26 @@ def _check_session(steps: list[dict[str, Any]], answers: list[Any],
                 fail(f"resize answered {json.dumps(answer)[:200]}, not a resize status")
             assert isinstance(resize, dict)
             if resize.get("status") == "InProgress":
-                changed = True
-            elif resize.get("status") == "Deferred" and 33 <= minor <= 36 \
+                self.changed = True
+            elif resize.get("status") == "Deferred" and 33 <= self.minor <= 36 \
                     and step["uid"] in live:
                 # RESIZE-6 (finding 32): the second admission may give the pod's finished
                 # init containers memory blocks again, and they stay though it is refused.
                 pod = live[step["uid"]]
-                deferred.append((step["uid"], frozenset(
+                self.deferred.append((step["uid"], frozenset(
                     str(c.get("name")) for c in pod.get("initContainers") or ()
                     if isinstance(c, dict))))
             else:
-                errored = True  # RESIZE-7: Deferred, Infeasible or Unchanged change nothing
-    if not live and checks.groups_guaranteed() and not restored(initial, answers[-1],
-                                                                checks.uneven):
-        fail_at(len(steps) - 1)("INV-9: the state after removing every pod is not the "
-                                "initial one")
+                self.errored = True  # RESIZE-7: Deferred, Infeasible or Unchanged change nothing
+
+    def end(self, steps: list[dict[str, Any]], answers: list[Any]) -> None:
+        """INV-9: at the end of the session (the steps checked so far), no pod left: the
+        initial state again."""
+        if not self.live and self.checks.groups_guaranteed() and not restored(
+                self.initial, answers[-1], self.checks.uneven):
+            index = len(steps) - 1
+            raise AssertionError(f"step {index + 1} ({steps[index]['op']}): INV-9: the "
+                                 "state after removing every pod is not the initial one")
 
 
 def check_answers(steps: list[dict[str, Any]], answers: list[Any], *, compare: bool = True,

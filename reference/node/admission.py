@@ -193,6 +193,22 @@ class Node:
         self._device_numa = {(resource, d.id): d.numa
                              for resource, listed in machine.devices.items() for d in listed}
 
+    def fork(self) -> Node:
+        """NODE-6: a copy of the node that later steps on either leave the other as it is,
+        as a deep copy would be, at the cost of the mutable state alone: the pods, the stored
+        hints, the affinity terms and each manager's bookkeeping (its own record of the
+        Device Manager's choices too).  The machine, the configuration and what start-up
+        derived from them are never changed afterwards, and pods are frozen: they are shared."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.pods = dict(self.pods)
+        twin.hints = {uid: dict(stored) for uid, stored in self.hints.items()}
+        twin.terms = dict(self.terms)
+        twin.devices = self.devices.fork()
+        twin.cpu = None if self.cpu is None else self.cpu.snapshot()
+        twin.memory = None if self.memory is None else self.memory.snapshot()
+        return twin
+
     # -- start-up ------------------------------------------------------------------------------
 
     def _cpu_manager(self, gates: Mapping[str, bool]) -> StaticCPUManager | None:

@@ -11,7 +11,6 @@ Upstream: ``pkg/kubelet/cm/cpumanager/policy_static.go`` (``NewStaticPolicy``,
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 import attrs
@@ -172,7 +171,14 @@ class StaticCPUManager:
         self.to_reuse: dict[str, frozenset[int]] = {}
 
     def snapshot(self) -> StaticCPUManager:
-        return copy.deepcopy(self)
+        """NODE-6: what a deep copy gives, at the cost of the assignments alone: the
+        topology, options and reserved CPUs are never changed after start-up, and the CPU
+        sets are frozen."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.assignments = {uid: dict(ctrs) for uid, ctrs in self.assignments.items()}
+        twin.to_reuse = dict(self.to_reuse)
+        return twin
 
     # -- helpers -----------------------------------------------------------------------------
 

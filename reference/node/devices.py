@@ -11,7 +11,6 @@ says so (DEV-10).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 
 from numaspec.node.machine import Device, Machine
@@ -65,7 +64,25 @@ class DeviceManager:
     def snapshot(self) -> DeviceManager:
         # The copy shares numa_choices: a choice made by an admission that is then undone
         # still happened.
-        return copy.deepcopy(self, {id(self.numa_choices): self.numa_choices})
+        return self._copy(self.numa_choices)
+
+    def fork(self) -> DeviceManager:
+        """An independent copy, with its own record of the choices made so far."""
+        return self._copy(list(self.numa_choices))
+
+    def _copy(self, choices: list[str]) -> DeviceManager:
+        """NODE-6: what a deep copy gives, at the cost of the mutable bookkeeping alone: the
+        machine's devices, the plugins and the version are never changed after start-up, and
+        the device ids are frozen sets."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.healthy = {resource: set(ids) for resource, ids in self.healthy.items()}
+        twin.unregistered = set(self.unregistered)
+        twin.pod_devices = {uid: {name: dict(held) for name, held in ctrs.items()}
+                            for uid, ctrs in self.pod_devices.items()}
+        twin.to_reuse = {uid: dict(held) for uid, held in self.to_reuse.items()}
+        twin.numa_choices = choices
+        return twin
 
     # -- bookkeeping ---------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ and ``memory_manager.go`` (``AddContainer``; the reserved-memory validation).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 import attrs
@@ -126,7 +125,21 @@ class MemoryManager:
         self.reusable: dict[str, dict[tuple[int, ...], dict[str, int]]] = {}
 
     def snapshot(self) -> MemoryManager:
-        return copy.deepcopy(self)
+        """NODE-6: what a deep copy gives, at the cost of the NUMA node map, the blocks and
+        the reusable memory alone (the version is never changed; a block is frozen)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.nodes = {n: NodeState(state.assignments, state.cells,
+                                   {t: MemoryTable(table.total, table.system_reserved,
+                                                   table.allocatable, table.reserved,
+                                                   table.free)
+                                    for t, table in state.tables.items()})
+                      for n, state in self.nodes.items()}
+        twin.blocks = {uid: {name: list(held) for name, held in ctrs.items()}
+                       for uid, ctrs in self.blocks.items()}
+        twin.reusable = {uid: {nodes: dict(sizes) for nodes, sizes in masks.items()}
+                         for uid, masks in self.reusable.items()}
+        return twin
 
     # -- hints ---------------------------------------------------------------------------------
 

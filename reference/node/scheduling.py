@@ -10,8 +10,6 @@ would succeed, so resource fit, hint width and the Topology Manager policy all c
 
 from __future__ import annotations
 
-import copy
-
 import attrs
 
 from numaspec.errors import InvalidFieldError, NumaspecError, UnknownPodError
@@ -42,6 +40,13 @@ class NodeScheduler:
         self.node = node
         self.reserved: dict[str, Pod] = {}
 
+    def fork(self, node: Node) -> NodeScheduler:
+        """NODE-6: a copy of the scheduler's view of ``node`` (this one's node, or a copy of
+        it) with the same reservations."""
+        twin = NodeScheduler(node)
+        twin.reserved = dict(self.reserved)
+        return twin
+
     def _view(self) -> Node:
         """SCHED-2: the node's state with every reserved pod admitted on top, in reservation
         order; one the copy refuses is left out (the node will most likely refuse it too).
@@ -49,7 +54,7 @@ class NodeScheduler:
         rejected one the node cannot report: the caller says so with :meth:`settle`)."""
         for uid in [u for u in self.reserved if u in self.node.pods]:
             del self.reserved[uid]
-        view = copy.deepcopy(self.node)
+        view = self.node.fork()
         for pod in self.reserved.values():
             try:
                 view.admit(pod)

@@ -8,7 +8,7 @@ field path.  The same format drives the Go node probe over real kubelet code.
 
 from __future__ import annotations
 
-import copy
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -341,6 +341,20 @@ class NodeSession:
         self.explain = explain
         self.node: Node | None = None
         self.scheduler: NodeScheduler | None = None
+        #: NWIRE-2: when set, the pods decoded so far by their JSON text, shared by the
+        #: sessions that set the same dict (a pod is frozen): the model checker sends the same
+        #: few pods many thousand times (CHECK-2).
+        self.pod_memo: dict[str, Pod] | None = None
+
+    def _pod(self, value: object) -> Pod:
+        memo = self.pod_memo
+        if memo is None:
+            return decode_pod(value)
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = decode_pod(value)
+        return found
 
     def _ops(self) -> str:
         known = "create, admit, hints, remove, state, restart, register, resize"
@@ -355,9 +369,9 @@ class NodeSession:
         if node is None or not isinstance(request, dict) or request.get("op") in (
                 "create", "state"):
             return self._handle(request)  # nothing to restore: create only assigns at the end
-        memo: dict[int, Any] = {id(node): node}  # what points at the node keeps pointing at it
-        fields = copy.deepcopy(vars(node), memo)
-        scheduler = copy.deepcopy(self.scheduler, memo)
+        # what points at the node keeps pointing at it
+        fields = vars(node.fork())
+        scheduler = None if self.scheduler is None else self.scheduler.fork(node)
         try:
             return self._handle(request)
         except BaseException:
@@ -365,6 +379,18 @@ class NodeSession:
             vars(node).update(fields)
             self.scheduler = scheduler
             raise
+
+    def fork(self) -> NodeSession:
+        """NODE-6, CHECK-2: a copy of the session that later requests on either leave the
+        other as it is (as a deep copy would be), at the cost of the node's mutable state
+        alone (:meth:`Node.fork`)."""
+        twin = NodeSession(affinity=self.affinity, explain=self.explain)
+        twin.pod_memo = self.pod_memo
+        if self.node is not None:
+            twin.node = self.node.fork()
+            if self.scheduler is not None:
+                twin.scheduler = self.scheduler.fork(twin.node)
+        return twin
 
     def _handle(self, request: object) -> dict[str, Any]:
         body = _object(request, "", {"op"}, {"node", "pod", "uid", "container",
@@ -381,7 +407,7 @@ class NodeSession:
                                     "{\"op\": \"create\", ...} first)", where="op")
         if op == "admit":
             _object(body, "", {"op", "pod"}, set())
-            pod = decode_pod(body["pod"])
+            pod = self._pod(body["pod"])
             trace = AdmissionTrace() if self.explain else None
             decision = self.node.admit(pod) if trace is None else self.node.admit(pod, trace)
             if self.scheduler is not None:
@@ -392,7 +418,7 @@ class NodeSession:
             return answer
         if op == "hints":
             _object(body, "", {"op", "pod"}, {"container"})
-            pod = decode_pod(body["pod"])
+            pod = self._pod(body["pod"])
             container = _str(body["container"], "container") if "container" in body else None
             return encode_hints(self.node.provider_hints(pod, container))
         if op == "remove":
@@ -432,12 +458,12 @@ class NodeSession:
         if self.scheduler is not None:
             if op == "schedule":
                 _object(body, "", {"op", "pod"}, set())
-                verdict = self.scheduler.check(decode_pod(body["pod"]))
+                verdict = self.scheduler.check(self._pod(body["pod"]))
                 return {"schedule": {"passes": verdict.passes, "reason": verdict.reason,
                                      "message": verdict.message}}
             if op == "reserve":
                 _object(body, "", {"op", "pod"}, set())
-                self.scheduler.reserve(decode_pod(body["pod"]))
+                self.scheduler.reserve(self._pod(body["pod"]))
                 return {"ok": True}
             if op == "unreserve":
                 _object(body, "", {"op", "uid"}, set())
