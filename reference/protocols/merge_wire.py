@@ -64,7 +64,7 @@ class _RunMerge(msgspec.Struct, forbid_unknown_fields=True):
     cmd: str
     seq: int
     op: str
-    case: msgspec.Raw
+    case: _Request
 
 
 _REQUEST = msgspec.json.Decoder(_Request)
@@ -209,16 +209,13 @@ def read_merge_request(line: bytes) -> MergeRequest | None:
 
 def read_run_merge(line: bytes) -> tuple[int, MergeRequest] | None:
     """WIRE-7 under the adapter protocol: ``(seq, request)`` of a ``run`` request of the
-    merge operation, or ``None`` when the line is any other request or the strict decoders
-    must read it (PROTO-3)."""
+    merge operation, read in one pass, or ``None`` when the line is any other request or the
+    strict decoders must read it (PROTO-3)."""
     try:
         run = _RUN.decode(line)
-    except (msgspec.MsgspecError, ValueError):
+        if run.cmd != "run" or run.op != "merge":
+            return None
+        request, keys = _request(run.case)
+    except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
         return None
-    if run.cmd != "run" or run.op != "merge":
-        return None
-    case = bytes(run.case)
-    request = read_merge_request(case)
-    if request is None or line.count(b":") - case.count(b":") != 4:
-        return None
-    return run.seq, request
+    return (run.seq, request) if line.count(b":") == keys + 4 else None

@@ -188,8 +188,8 @@ def _sorted_step(words: Words, hints: Words, n: int, tuning: Tuning, big: bool) 
     chunk = max(1, (1 << 22) // max(1, len(hints)))
     result: Words = np.zeros(0, dtype=np.uint64)
     for start in range(0, len(words), chunk):
-        part = np.unique(np.bitwise_and.outer(words[start:start + chunk], hints).ravel())
-        result = np.union1d(result, part)
+        part = np.bitwise_and.outer(words[start:start + chunk], hints).ravel()
+        result = _distinct_words(np.concatenate((result, part)))
         if big and len(result) > tuning.max_distinct:
             raise _too_large(n, f"more than {tuning.max_distinct} distinct partial affinities")
     return _Sorted(result)
