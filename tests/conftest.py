@@ -1,8 +1,15 @@
 """Shared set-up: the Hypothesis profile (dev locally, ci under CI; see
-numaspec.conformance.running.profiles)."""
+numaspec.conformance.running.profiles), and a local Ray instance for the modules that use
+Ray (``ray_instance``)."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,3 +67,23 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             "CrossHair verdicts: " + ", ".join(
                 f"{count} {verdict.rstrip('.').lower()}"
                 for verdict, count in sorted(_CROSSHAIR.items())))
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[None]:
+    """A local Ray instance of two CPUs for one test module (the Ray tests of
+    tests/test_sharding.py and tests/test_checking.py), skipped without the ``ray`` extra."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("ray is not installed (pip install 'numaspec[ray]')")
+    ray = importlib.import_module("ray")  # not `import ray`: mypy runs without the extra too
+    # A short directory of its own (Ray's socket paths must stay under 108 bytes), removed
+    # after: Ray's session files would otherwise stay in /tmp/ray.
+    temp = tempfile.mkdtemp(prefix="numaspec-ray-")
+    started = time.monotonic()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    print(f"ray.init: {time.monotonic() - started:.1f} s")
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)

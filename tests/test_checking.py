@@ -4,16 +4,11 @@ shortest counterexample (CHECK-5), and ``numaspec check`` reports both readably 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -533,23 +528,6 @@ def test_jobs_give_the_counterexample_of_one_process(tmp_path: Path) -> None:
     assert _json(alone)["counterexample"] is not None
     assert (tmp_path / "alone.jsonl").read_text("utf-8") == (
         tmp_path / "shared.jsonl").read_text("utf-8")
-
-
-@pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    """A local Ray instance of two CPUs, as tests/test_sharding.py starts one."""
-    if importlib.util.find_spec("ray") is None:
-        pytest.skip("ray is not installed (pip install 'numaspec[ray]')")
-    ray = importlib.import_module("ray")  # not `import ray`: mypy runs without the extra too
-    # A short directory of its own (Ray's socket paths must stay under 108 bytes), removed
-    # after: Ray's session files would otherwise stay in /tmp/ray.
-    temp = tempfile.mkdtemp(prefix="numaspec-ray-")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.mark.usefixtures("ray_instance")

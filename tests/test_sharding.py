@@ -9,10 +9,7 @@ import importlib
 import importlib.util
 import json
 import shlex
-import shutil
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
@@ -207,24 +204,6 @@ def test_an_unreachable_cluster_is_one_line(capsys: pytest.CaptureFixture[str]) 
     err = capsys.readouterr().err.strip()
     assert err.startswith("numaspec differential: --ray: cannot connect to Ray at 127.0.0.1:1")
     assert len(err.splitlines()) == 1
-
-
-@pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    if importlib.util.find_spec("ray") is None:
-        pytest.skip("ray is not installed (pip install 'numaspec[ray]')")
-    ray = importlib.import_module("ray")  # not `import ray`: mypy runs without the extra too
-    # A short directory of its own (Ray's socket paths must stay under 108 bytes), removed
-    # after: Ray's session files would otherwise stay in /tmp/ray.
-    temp = tempfile.mkdtemp(prefix="numaspec-ray-")
-    started = time.monotonic()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
-    print(f"ray.init: {time.monotonic() - started:.1f} s")
-    try:
-        yield
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.mark.usefixtures("ray_instance")
