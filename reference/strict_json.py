@@ -27,6 +27,7 @@ __all__ = [
     "decode_json_line",
     "expect",
     "finite_float",
+    "long_integer_in",
     "string_map",
     "type_name",
 ]
@@ -71,6 +72,14 @@ def finite_float(text: str) -> float:
 #: A run of more digits than an integer may have (WIRE-5): only a line holding one needs each
 #: integer literal checked as it is read.
 _LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+_LONG_DIGIT_BYTES = re.compile(_LONG_DIGITS.pattern.encode())
+
+
+def long_integer_in(line: str | bytes) -> bool:
+    """WIRE-5: whether ``line`` holds a run of more digits than an integer may have (then
+    each integer literal of it is checked as it is read; otherwise none can be too long)."""
+    pattern = _LONG_DIGIT_BYTES if isinstance(line, bytes) else _LONG_DIGITS
+    return pattern.search(line) is not None  # type: ignore[arg-type]
 
 
 def decode_json_line(line: str | bytes) -> Any:
@@ -83,12 +92,13 @@ def decode_json_line(line: str | bytes) -> Any:
             raise MalformedJSONError(msg) from None
     if not line.strip():
         raise MalformedJSONError("the line is empty")
-    if _LONG_DIGITS.search(line) is None:
+    long = long_integer_in(line)
+    if not long:
         found = _parsed_whole(line)
         if found is not _DECLINED:
             return found
     try:
-        if _LONG_DIGITS.search(line) is None:  # no integer can be too long: parse them in C
+        if not long:  # no integer can be too long: parse them in C
             return json.loads(line, object_pairs_hook=_no_duplicate_keys,
                               parse_constant=_reject_constant, parse_float=finite_float)
         return json.loads(line, object_pairs_hook=_no_duplicate_keys,

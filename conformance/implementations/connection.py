@@ -49,11 +49,10 @@ from numaspec.conformance.implementations.adapter import (
 from numaspec.conformance.implementations.claims import Claims, claims_of
 from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
-from numaspec.limits import MAX_INT_DIGITS
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.protocols.adapter_protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_error
-from numaspec.strict_json import bounded_int, finite_float
+from numaspec.strict_json import bounded_int, finite_float, long_integer_in
 
 __all__ = [
     "DEFAULT_MAX_LINE",
@@ -263,7 +262,7 @@ def load_answer(line: bytes) -> Any:
     """RUN-13: one answer line as JSON, or ``ValueError``: ``NaN``, ``Infinity``, integers
     past WIRE-5's bound, numbers past a double and values nested deeper than
     :data:`MAX_ANSWER_DEPTH` are not JSON an implementation may send."""
-    if _LONG_DIGITS.search(line) is None:  # no integer past the bound: msgspec reads it
+    if not long_integer_in(line):  # no integer past the bound: msgspec reads it
         try:
             value = msgspec.json.decode(line)
         except (msgspec.MsgspecError, RecursionError):
@@ -282,9 +281,6 @@ def load_answer(line: bytes) -> Any:
     return value
 
 
-#: WIRE-5: a run of more digits than an integer may have (only such a line needs each
-#: integer checked as it is read).
-_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
 _ENCODER = msgspec.json.Encoder()
 
 

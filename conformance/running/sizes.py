@@ -247,10 +247,10 @@ def _mib(timing: Timing) -> str:
     return "—" if timing.peak_bytes is None else f"{timing.peak_bytes / (1 << 20):,.1f} MiB"
 
 
-def show_ratio(slow: Timing, fast: Timing) -> str:
+def show_ratio(slow: Timing, fast: Timing, digits: int = 0) -> str:
     if slow.seconds is None or not fast.seconds:
         return "—"
-    return f"{slow.seconds / fast.seconds:,.0f}x"
+    return f"{slow.seconds / fast.seconds:,.{digits}f}x"
 
 
 #: Rows faster than these are left out of the fits: fixed costs dominate them (decoding in
@@ -309,18 +309,14 @@ def render_protocol(rows: Sequence[Row]) -> str:
         lines.append(
             f"| {row.shape} | {_size(row.line_bytes)} | {show_ms(row.parse)} ({row.parser}) "
             f"| {show_ms(row.serve) if row.serve.seconds is not None else row.serve.note or '—'} "
-            f"| {_times(row.serve, row.parse)} | {show_ms(row.read)} | {show_ms(row.fast)} |")
+            f"| {show_ratio(row.serve, row.parse, 2)} | {show_ms(row.read)} "
+            f"| {show_ms(row.fast)} |")
     return "\n".join(lines)
 
 
 def _size(count: int) -> str:
     return f"{count / 1e6:,.1f} MB" if count >= 100_000 else f"{count:,} B"
 
-
-def _times(slow: Timing, fast: Timing) -> str:
-    if slow.seconds is None or not fast.seconds:
-        return "—"
-    return f"{slow.seconds / fast.seconds:,.2f}x"
 
 
 def sizes(shapes: Sequence[Shape], *, impl: str | None, impl_name: str,

@@ -38,6 +38,7 @@ from numaspec.node.predict import scheduler_view
 from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES, reference_allocate
 from numaspec.protocols.cpus_protocol import reference_cpus
 from numaspec.protocols.merge_protocol import (
+    MergeRequest,
     decode_merge_request,
     encode_error,
     encode_line,
@@ -123,8 +124,7 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     """
     if op == "merge":
         try:
-            return encode_outcome(evaluate_request(decode_merge_request(case),
-                                                   definitional=definitional))
+            return _merge_result(decode_merge_request(case), definitional=definitional)
         except NumaspecError as exc:
             return encode_error(exc)
     if op in _NODE_OPS:
@@ -143,6 +143,14 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
         except NumaspecError as exc:
             return encode_error(exc)
     raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPERATIONS)})", where="op")
+
+
+def _merge_result(request: MergeRequest, *, definitional: bool = False) -> dict[str, Any]:
+    """PROTO-3: a merge's result, the refusal's error object when the reference refuses."""
+    try:
+        return encode_outcome(evaluate_request(request, definitional=definitional))
+    except NumaspecError as exc:
+        return encode_error(exc)
 
 
 def sent_case(op: str, case: Any) -> Any:
@@ -196,10 +204,8 @@ class ReferenceAdapter:
             return None
         seq, request = found
         try:
-            result = encode_outcome(evaluate_request(request))
-        except NumaspecError as exc:
-            result = encode_error(exc)
-        except Exception:
+            result = _merge_result(request)
+        except Exception:  # the strict path answers it, traceback and all
             return None
         return {"seq": seq, "result": result}
 
@@ -247,16 +253,13 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
             if isinstance(line, NumaspecError):
                 raise line
             answer = fast(line) if fast is not None else None
-            if answer is not None:
-                stdout.write(encode_line(answer))
-                stdout.flush()
-                continue
-            request = decode_json_line(line)
-            if not isinstance(request, dict):
-                raise MalformedJSONError("a request is a JSON object")
-            if request.get("cmd") == "stop":
-                return 0
-            answer = _answer(adapter, request)
+            if answer is None:  # not a merge the fast reading takes whole (WIRE-7)
+                request = decode_json_line(line)
+                if not isinstance(request, dict):
+                    raise MalformedJSONError("a request is a JSON object")
+                if request.get("cmd") == "stop":
+                    return 0
+                answer = _answer(adapter, request)
         except NumaspecError as exc:
             answer = {"seq": None, "errored": True, "context": {"message": exc.describe()}}
         except Exception as exc:  # a bug in the reference must not end the stream

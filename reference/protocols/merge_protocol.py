@@ -43,6 +43,7 @@ __all__ = [
     "encode_outcome",
     "evaluate_request",
     "merge_steps",
+    "node_key",
     "permutation_count",
     "request_lines",
 ]
@@ -134,13 +135,19 @@ def _provider(value: object, where: str) -> ProviderHints:
     return resources
 
 
+def node_key(key: str) -> bool:
+    """WIRE-3: whether ``key`` is a NUMA node id written as a distance row's key: decimal
+    ASCII digits, no leading zero."""
+    return key.isascii() and key.isdigit() and (len(key) == 1 or key[0] != "0")
+
+
 def _distances(value: object, where: str) -> dict[int, tuple[int, ...]]:
     expect(value, dict, "an object of node id to distance row", where)
     assert isinstance(value, dict)
     rows: dict[int, tuple[int, ...]] = {}
     for key, row in value.items():
         here = f"{where}.{key}"
-        if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):
+        if not node_key(key):
             raise InvalidFieldError("a distance row is keyed by a decimal NUMA node id",
                                     where=here)
         node = int(key)

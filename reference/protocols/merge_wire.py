@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from numaspec.errors import NumaspecError
-from numaspec.protocols.merge_protocol import MergeRequest
+from numaspec.protocols.merge_protocol import MergeRequest, node_key
 from numaspec.topology.hints import HintArray, ProviderHints, TopologyHint
 from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
@@ -101,14 +101,9 @@ def _hint_objects(hints: list[_Hint]) -> tuple[TopologyHint, ...]:
 
 
 def _new_hint(affinity: tuple[int, ...] | None, preferred: bool) -> TopologyHint:
-    if affinity is None:
-        return TopologyHint(None, preferred)
-    if not _ids(affinity):
-        raise _NotWhole
-    word = 0
-    for node in affinity:
-        word |= 1 << node
-    return TopologyHint(NumaMask._trusted(word), preferred)
+    """A hint read for the first time; an id out of range raises (MASK-1) and the line goes
+    to the strict decoder."""
+    return TopologyHint(None if affinity is None else NumaMask.of(affinity), preferred)
 
 
 _AFFINITY = operator.attrgetter("numa_affinity")
@@ -176,8 +171,8 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
         keys += len(wire.numa_distances)
         distances = {}
         for key, row in wire.numa_distances.items():
-            if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0") \
-                    or len(key) > 2 or int(key) > MAX_NUMA_ID or (row and min(row) < 0):
+            if not node_key(key) or len(key) > 2 or int(key) > MAX_NUMA_ID \
+                    or (row and min(row) < 0):
                 raise _NotWhole
             distances[int(key)] = tuple(row)
     options = wire.policy_options if isinstance(wire.policy_options, dict) else {}
@@ -195,7 +190,6 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
                            version=version, numa_distances=distances, policy_options=options,
                            feature_gates=gates, _numa=[numa])
     return request, keys + provider_keys
-
 
 
 def read_merge_request(line: bytes) -> MergeRequest | None:

@@ -7,6 +7,7 @@ each predicate names the rule it gates, so ``grep`` finds every version-dependen
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -77,18 +78,15 @@ SUPPORTED_VERSIONS = tuple(KubeletVersion(m) for m in range(OLDEST.minor, NEWEST
 def parse_version(text: object, *, where: str = "kubelet_version") -> KubeletVersion:
     """VER-1: ``"1.30"``, ``"v1.30"``, ``"1.30.4"`` and ``"v1.30.4-rc.0"`` all mean 1.30."""
     if where == "kubelet_version" and type(text) is str:
-        known = _PARSED.get(text)
-        if known is not None:
-            return known
-        version = _parse_version(text, where)
-        if len(_PARSED) < 4096:
-            _PARSED[text] = version
-        return version
+        return _parse_text(text)
     return _parse_version(text, where)
 
 
-#: Versions already read, by their text (a case stream repeats a handful of them).
-_PARSED: dict[str, KubeletVersion] = {}
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> KubeletVersion:
+    """A version's text, read once: a case stream repeats a handful of them (a refusal is
+    not kept, and is read again)."""
+    return _parse_version(text, "kubelet_version")
 
 
 def _parse_version(text: object, where: str) -> KubeletVersion:
