@@ -32,8 +32,12 @@ REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO  # the repository
 TABLE = REPO / "adapters" / "kubelet" / "COVERAGE.md"
 _RANGE = re.compile(r"^1\.(\d+)\s*[\u2013-]\s*1\.(\d+)\b")
-#: the node differential's releases (tests/test_node_differential.py)
-_DIFFERENTIAL = ("1.30", "1.37")
+#: Tests that run a rule against kubelet's own Go code (beside the vectors), and the pinned
+#: releases each runs it at: a rule whose Checked by line names one of them is run there.
+#: The node differential (tests/test_node_differential.py) runs at 1.30 and 1.37.
+GO_CHECKS: dict[str, tuple[str, ...]] = {
+    "tests/test_node_differential.py": ("1.30", "1.37"),
+}
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
 #: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).
 KUBELET_CLAIMS = Claims()
@@ -89,8 +93,10 @@ def rows() -> list[tuple[str, str, str, str]]:
         match = _RANGE.match(holds)
         span = set(range(int(match.group(1)), int(match.group(2)) + 1)) if match else set()
         run = set(reached.get(rule.id, set()))
-        if "tests/test_node_differential.py" in rule.meta.get("Checked by", ""):
-            run |= {_minor(r) for r in _DIFFERENTIAL} & span
+        checked_by = rule.meta.get("Checked by", "")
+        for test, releases in GO_CHECKS.items():
+            if test in checked_by:
+                run |= {_minor(r) for r in releases} & span
         run &= span
         upstream = rule.meta.get("Upstream", "")
         if upstream.startswith("none"):
