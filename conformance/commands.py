@@ -120,18 +120,23 @@ def _rule(args: argparse.Namespace) -> int:
     from rich.markdown import Markdown
 
     console = Console(highlight=False)
-    for n, rule in enumerate(rules):
-        if n:
-            console.rule()
-        console.print(f"[bold]{rule.id}: {rule.title}[/bold]  (spec/{rule.file}:{rule.line})")
-        for key in ("Holds in", "Upstream", "Judged", "Checked by"):
-            if key in rule.meta:
-                console.print(f"[bold]{key}:[/bold] {rule.meta[key]}", overflow="fold")
-        console.print()
-        console.print(Markdown(rule.statement()))
-        link = rule_link(rule.id)
-        if link:
-            console.print(f"\n{link}", overflow="fold")
+    # Rich pads wrapped and Markdown lines to the width: print them without the padding.
+    with console.capture() as captured:
+        for n, rule in enumerate(rules):
+            if n:
+                console.rule()
+            console.print(f"[bold]{rule.id}: {rule.title}[/bold]  "
+                          f"(spec/{rule.file}:{rule.line})")
+            for key in ("Holds in", "Upstream", "Judged", "Checked by"):
+                if key in rule.meta:
+                    console.print(f"[bold]{key}:[/bold] {rule.meta[key]}", overflow="fold")
+            console.print()
+            console.print(Markdown(rule.statement()))
+            link = rule_link(rule.id)
+            if link:
+                console.print(f"\n{link}", overflow="fold")
+    sys.stdout.write("".join(line.rstrip() + "\n"
+                             for line in captured.get().splitlines()))
     return 0
 
 

@@ -75,7 +75,7 @@ def find_rule(rule_id: str) -> Rule:
     close = difflib.get_close_matches(rule_id.strip().upper(), list(rules), n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(close)}?" if close else (
         f" (known prefixes: {', '.join(sorted({r.split('-')[0] for r in rules}))})")
-    raise InvalidFieldError(f"no rule {rule_id!r} in the spec{hint}", where="rule")
+    raise InvalidFieldError(f"no rule {rule_id!r} in the spec{hint}", where="")
 
 
 def rule_link(rule_id: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -161,9 +162,20 @@ def test_rule_prints_the_rule_and_refuses_an_unknown_id() -> None:
     out = subprocess.run([sys.executable, "-m", "numaspec", "rule", "MERGE-88"],
                          capture_output=True, text=True)
     assert out.returncode == 4
-    assert "no rule 'MERGE-88'" in out.stderr
-    assert "did you mean" in out.stderr
+    # One prefix: the command names itself once (issue 38: "numaspec rule: rule: no rule").
+    assert out.stderr.startswith("numaspec rule: no rule 'MERGE-88' in the spec; did you mean ")
     assert "Traceback" not in out.stderr
+
+
+def test_rule_text_has_no_trailing_spaces() -> None:
+    out = subprocess.run([sys.executable, "-m", "numaspec", "rule", "MERGE-8", "MERGE-4"],
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "72"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("MERGE-8: ")
+    assert any(line.startswith("MERGE-4: ") for line in lines)
+    assert [line for line in lines if line != line.rstrip()] == []
+    assert max(map(len, lines)) <= 72
 
 
 def test_vectors_list_names_each_vector() -> None:
