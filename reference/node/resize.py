@@ -4,7 +4,8 @@ counts for the pod once it accepts.
 
 Upstream: ``pkg/apis/core/validation/validation.go`` (``ValidatePodResize``,
 ``validatePodLevelResourcesResize``), ``pkg/registry/core/pod/strategy.go`` (the resize
-strategy: which pod-level changes it keeps),
+strategy: which pod-level changes it keeps), ``plugin/pkg/admission/podresize`` (the
+``PodResizeValidator`` admission plugin; 1.36+),
 ``pkg/kubelet/kubelet.go`` (``handlePodResourcesResize``, ``canResizePod``; 1.33),
 ``pkg/kubelet/allocation/allocation_manager.go`` (``handlePodResourcesResize``,
 ``canResizePod``, ``canAdmitPod``; 1.34+), ``pkg/kubelet/allocation/handlers.go`` (the resize
@@ -134,6 +135,26 @@ def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize],
                                 f"({qos_class(pod).value} to {qos_class(desired).value})",
                                 where="containers")
     return desired
+
+
+def _beyond_allocatable(node: Node, desired: Pod) -> None:
+    """RESIZE-2 (1.36+): the API server's ``PodResizeValidator`` admission plugin, on by
+    default and active while ``InPlacePodVerticalScaling`` is on, refuses a resize whose
+    requests (``PodRequests``: init containers and pod-level requests as ADMIT-8 and ADMIT-11
+    count them) alone exceed the node's allocatable (its status, ADMIT-8), cpu then memory,
+    every short resource named.  The API server answers Forbidden; numaspec reports it as
+    every API-server refusal, ``invalid-field``, in the plugin's words."""
+    if node.version.minor < 36:
+        return
+    wanted = pod_requests(desired)
+    short = []
+    for name in ("cpu", "memory"):
+        asked, allocatable = wanted.get(name, 0), node.allocatable.get(name, 0)
+        if asked > allocatable:
+            short.append(f"{name}, requested: {asked}, allocatable: {allocatable}")
+    if short:
+        raise InvalidFieldError("node didn't have enough allocatable resources: "
+                                + "; ".join(short))
 
 
 def _changed(pod: Pod, desired: Pod, resource: str) -> bool:
@@ -288,6 +309,7 @@ def resize(node: Node, uid: str, changes: Sequence[ContainerResize],
     desired = _desired(node, pod, changes, resources)
     if desired == pod:
         return ResizeResult("Unchanged")
+    _beyond_allocatable(node, desired)
     message = _infeasible(node, pod, desired)
     if message is not None:
         return ResizeResult("Infeasible", message=message)

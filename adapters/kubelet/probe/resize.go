@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
@@ -49,6 +50,10 @@ type ResizeKubelet interface {
 	// PodLevel is the pod's spec.resources (nil when unset); the field is
 	// the release's (1.29 and 1.30 have none), so the shim reads it.
 	PodLevel(pod *v1.Pod) *v1.ResourceRequirements
+	// AdmitResize runs the release's API-server admission plugins that
+	// judge a resize against the node (1.36+: PodResizeValidator, RESIZE-2):
+	// the refusal's text, "" when none refuses.
+	AdmitResize(old, desired *v1.Pod, node *v1.Node) (string, error)
 }
 
 // absoluteAllocatable is getNodeAllocatableAbsoluteImpl over the capacity:
@@ -178,6 +183,18 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize, podLevel *c
 	}
 	if v1qos.ComputePodQOS(desired) != v1qos.GetPodQOS(pod) {
 		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "containers: Pod QOS Class may not change as a result of resizing"))
+	}
+	// The API server's validating admission (after validation): the
+	// release's own PodResizeValidator (1.36+) refuses a resize whose
+	// requests alone exceed the node's allocatable (RESIZE-2).
+	if !apiequality.Semantic.DeepEqual(pod.Spec, desired.Spec) {
+		refusal, err := k.AdmitResize(pod, desired, p.fitNode())
+		if err != nil {
+			return common.ErrResponse(common.Errf("probe", "resize", "admission: %v", err))
+		}
+		if refusal != "" {
+			return common.ErrResponse(common.ErrNS("invalid-field", "forbidden", "resize", "%s", refusal))
+		}
 	}
 	desired.Generation = pod.Generation + 1
 	env := ResizeEnv{TM: p.tm, FitNode: p.fitNode(), Update: p.pluginResources, CPUPolicy: p.cpuPolicy,
