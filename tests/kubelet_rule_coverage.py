@@ -8,8 +8,10 @@ line format are not claimed by them, PROTO-7), less the instances its
 expectations manifest skips, and, for rules the node differential checks
 (tests/test_node_differential.py in their Checked-by line), at 1.30 and 1.37 too.  A rule
 whose upstream is ``none`` is numaspec's own, one from Katalyst's proposal (AFF, SCHED) is
-not kubelet's, and DRA's are the scheduler's allocator (run against adapters/dra/): none has
-kubelet behaviour to run.
+not kubelet's, DRA's are the scheduler's allocator (run against adapters/dra/), and a rule whose
+upstream is the NodeResourceTopology exporter's (``resource-topology-exporter ...``) describes
+the exporter: none has kubelet behaviour to run.  A rule run at no pinned release says why in
+adapters/kubelet/not-run.json (its reason is the table's last column).
 
 ``python tests/regenerate.py`` rewrites the table (this file alone:
 ``python tests/kubelet_rule_coverage.py``).
@@ -31,12 +33,16 @@ from numaspec.rules import parse_rules
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO  # the repository
 TABLE = REPO / "adapters" / "kubelet" / "COVERAGE.md"
+#: Why a rule is run against no pinned release: {rule: reason}.
+NOT_RUN = REPO / "adapters" / "kubelet" / "not-run.json"
 _RANGE = re.compile(r"^1\.(\d+)\s*[\u2013-]\s*1\.(\d+)\b")
 #: Tests that run a rule against kubelet's own Go code (beside the vectors), and the pinned
 #: releases each runs it at: a rule whose Checked by line names one of them is run there.
 #: The node differential (tests/test_node_differential.py) runs at 1.30 and 1.37.
 GO_CHECKS: dict[str, tuple[str, ...]] = {
     "tests/test_node_differential.py": ("1.30", "1.37"),
+    # MASK-3: kubelet's IterateBitMasks at every pinned release (its run's rotation).
+    "tests/test_kubelet_mask_order.py": tuple(TABLE_RELEASES),
 }
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
 #: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).
@@ -53,6 +59,12 @@ def _skipped() -> set[tuple[str, str]]:
                 base, at = split_id(entry["vector"])
                 out.add((base, at or minor))
     return out
+
+
+def not_run_reasons() -> dict[str, str]:
+    """adapters/kubelet/not-run.json's reasons, by rule."""
+    reasons: dict[str, str] = json.loads(NOT_RUN.read_text(encoding="utf-8"))["reasons"]
+    return reasons
 
 
 def _minor(release: str) -> int:
@@ -72,7 +84,8 @@ def _ranges(minors: set[int]) -> str:
 
 
 def rows() -> list[tuple[str, str, str, str]]:
-    """(rule, holds in, pinned releases run, pinned releases in range not run) per rule."""
+    """(rule, holds in, pinned releases run, pinned releases in range not run) per rule; a
+    rule run nowhere: ``none``."""
     skipped = _skipped()
     reached: dict[str, set[int]] = {}
     for vector in load_vectors():
@@ -109,6 +122,10 @@ def rows() -> list[tuple[str, str, str, str]]:
             out.append((rule.id, holds, "the scheduler's DRA allocator (adapters/dra/, no "
                                         "kubelet behaviour)", ""))
             continue
+        if upstream.startswith("resource-topology-exporter"):
+            out.append((rule.id, holds, "the NodeResourceTopology exporter's (no kubelet "
+                                        "behaviour)", ""))
+            continue
         missing = {_minor(m) for m in TABLE_RELEASES} & span - run
         out.append((rule.id, holds, _ranges(run) or "none", _ranges(missing)))
     return out
@@ -123,12 +140,20 @@ def render() -> str:
         "Per rule: where it holds, the pinned releases whose adapter runs it (a vector citing it "
         "is sent there and not skipped by the release's manifest, or the node differential "
         "checks it), and the pinned releases in its range that nothing sends it to.  1.31 is "
-        "not pinned (releases.json, `uncovered`).",
+        "not pinned (releases.json, `uncovered`).  A rule run at none says why (adapters/kubelet/"
+        "not-run.json).",
         "",
-        "| rule | holds in | run against kubelet | pinned in range, not run |",
-        "|---|---|---|---|",
+        "| rule | holds in | run against kubelet | pinned in range, not run | why not run |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| {r} | {h} | {run} | {missing} |" for r, h, run, missing in rows()]
+    reasons = not_run_reasons()
+    table = rows()
+    lines += [f"| {r} | {h} | {run} | {missing} | {reasons.get(r, '') if run == 'none' else ''} |"
+              for r, h, run, missing in table]
+    bare = [r for r, _, run, _ in table if run == "none" and r not in reasons]
+    lines += ["", "Run against nothing: "
+              + (f"{len(bare)} rules without a reason ({', '.join(bare)})." if bare else
+                 "every such rule says why above.")]
     return "\n".join(lines) + "\n"
 
 

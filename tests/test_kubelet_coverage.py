@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from kubelet_builds import EVERY_RUN, GROUPS, TABLE_RELEASES, UNCOVERED, Release, select
-from kubelet_rule_coverage import TABLE, render
+from kubelet_rule_coverage import TABLE, not_run_reasons, render, rows
 from regenerate import COMMAND
 
 from numaspec.node.nodeconfig import NODE_VERSIONS
@@ -134,3 +134,14 @@ def test_the_rule_coverage_table_is_current() -> None:
     the vectors, the manifests and the spec (regenerate: python tests/regenerate.py)."""
     assert TABLE.read_text(encoding="utf-8") == render(), \
         f"adapters/kubelet/COVERAGE.md is stale: run {COMMAND}"
+
+
+def test_every_reason_for_not_running_a_rule_is_current() -> None:
+    """adapters/kubelet/not-run.json says why a rule is run against no pinned release: each
+    of its rules exists and is still run nowhere (a rule that now runs loses its reason)."""
+    run = {rule: where for rule, _, where, _ in rows()}
+    reasons = not_run_reasons()
+    assert reasons, "adapters/kubelet/not-run.json holds no reason"
+    stale = {rule: run.get(rule, "no such rule") for rule in reasons if run.get(rule) != "none"}
+    assert stale == {}, f"reasons for rules that run or do not exist: {stale}"
+    assert all(len(reason) > 40 for reason in reasons.values())
