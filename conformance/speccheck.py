@@ -52,7 +52,7 @@ def _test_citations(tests: Path) -> dict[str, set[str]]:
 
 # Rules about numaspec's own interfaces, and those whose properties arrive with the node
 # model (issue 3), are checked by tests.
-_TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "QTY", "QOS", "CPU", "NODE", "ADMIT", "DEV", "MEM",
+_TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "MASK-3", "QTY", "QOS", "CPU", "NODE", "ADMIT", "DEV", "MEM",
                   "INV", "NWIRE", "PROTO", "RUN", "AFF", "SCHED", "AWIRE", "NRT", "PRED", "EXPLAIN",
                   "FAST", "SYSFS", "KCONF", "CKPT", "OPS", "RESIZE", "CHECK", "DRA")
 
