@@ -52,9 +52,9 @@ def _test_citations(tests: Path) -> dict[str, set[str]]:
 
 # Rules about numaspec's own interfaces, and those whose properties arrive with the node
 # model (issue 3), are checked by tests.
-_TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "MASK-3", "QTY", "QOS", "CPU", "NODE", "ADMIT", "DEV", "MEM",
-                  "INV", "NWIRE", "PROTO", "RUN", "AFF", "SCHED", "AWIRE", "NRT", "PRED", "EXPLAIN",
-                  "FAST", "SYSFS", "KCONF", "CKPT", "OPS", "RESIZE", "CHECK", "DRA")
+_TEST_CHAPTERS = ("WIRE", "VER", "MASK-1", "MASK-3", "QTY", "QOS", "CPU", "NODE", "ADMIT", "DEV",
+                  "MEM", "INV", "NWIRE", "PROTO", "RUN", "AFF", "SCHED", "AWIRE", "NRT", "PRED",
+                  "EXPLAIN", "FAST", "SYSFS", "KCONF", "CKPT", "OPS", "RESIZE", "CHECK", "DRA")
 
 
 def expected_checks(rules: Iterable[Rule], tests: Path | None) -> dict[str, list[str]]:

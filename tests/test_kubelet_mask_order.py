@@ -71,7 +71,10 @@ def test_the_go_test_holds_the_reference_order() -> None:
     assert "{[]int{2, 0}, [][]int{{2}, {0}, {0, 2}}}," in source
 
 
-@pytest.mark.parametrize("minor", sorted(TABLE_RELEASES, key=lambda m: int(m.split(".")[1])))
+_MINORS: list[str] = sorted((str(m) for m in TABLE_RELEASES), key=lambda m: int(m.split(".")[1]))
+
+
+@pytest.mark.parametrize("minor", _MINORS)
 def test_kubelet_walks_subsets_in_the_reference_order(minor: str, tmp_path: Path) -> None:
     """MASK-3: kubelet's IterateBitMasks gives the reference's subsets in its order."""
     test_file = tmp_path / "numaspec_mask_order_test.go"
