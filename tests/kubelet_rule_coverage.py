@@ -43,6 +43,8 @@ GO_CHECKS: dict[str, tuple[str, ...]] = {
     "tests/test_node_differential.py": ("1.30", "1.37"),
     # MASK-3: kubelet's IterateBitMasks at every pinned release (its run's rotation).
     "tests/test_kubelet_mask_order.py": tuple(TABLE_RELEASES),
+    # QTY-*: apimachinery v0.30.14's ParseQuantity (kubelet 1.30's) writes the quantity table.
+    "tests/test_kubelet_quantity_go.py": ("1.30",),
 }
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
 #: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).
