@@ -45,6 +45,13 @@ GO_CHECKS: dict[str, tuple[str, ...]] = {
     "tests/test_kubelet_mask_order.py": tuple(TABLE_RELEASES),
     # QTY-*: apimachinery v0.30.14's ParseQuantity (kubelet 1.30's) writes the quantity table.
     "tests/test_kubelet_quantity_go.py": ("1.30",),
+    # SYSFS-*: cadvisor's sysfs reading and topology.Discover; KCONF-*: kubelet's config
+    # loading, defaulting and validation (the release shim's machine and kconf modes: every
+    # node release, each with its run's rotation).
+    "tests/test_kubelet_machine.py": tuple(m for m, r in TABLE_RELEASES.items()
+                                           if "node" in r.ops),
+    "tests/test_kubelet_config_go.py": tuple(m for m, r in TABLE_RELEASES.items()
+                                             if "node" in r.ops),
 }
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
 #: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).

@@ -45,6 +45,10 @@ func ReleaseMain(adapter Release, oracle Evaluator, newProbe func() NodeProbe) {
 	case "merge":
 		oracleMain(oracle, args)
 	default:
+		if run := registeredMode(mode); run != nil {
+			run(args)
+			return
+		}
 		fmt.Fprintf(os.Stderr, "unknown mode %q: give none (adapter protocol), \"node\" or \"merge\"\n", mode)
 		os.Exit(2)
 	}

@@ -19,17 +19,28 @@ from numaspec.operators.importers.files import field_at, type_phrase
 from numaspec.operators.importers.kube_objects import load_documents, read_kubelet_version
 from numaspec.topology.versions import KubeletVersion, parse_version
 
-__all__ = ["API_VERSION", "DEFAULT_EVICTION_HARD", "KIND", "node_config_from_mapping",
-           "read_kubelet_config", "read_kubelet_version"]
+__all__ = ["API_VERSION", "DEFAULT_EVICTION_HARD", "KIND", "default_eviction_hard",
+           "node_config_from_mapping", "read_kubelet_config", "read_kubelet_version"]
 
 #: KCONF-2: the one group/version and kind kubelet reads its configuration file as.
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KIND = "KubeletConfiguration"
 #: KCONF-3: kubelet's hard eviction thresholds when the file sets none (Linux;
-#: ``pkg/kubelet/eviction/defaults_linux.go``, the same at 1.29-1.37).
+#: ``pkg/kubelet/eviction/defaults_linux.go``) from 1.30; 1.29 lacks ``imagefs.inodesFree``
+#: (found by tests/test_kubelet_config_go.py: default_eviction_hard).
 DEFAULT_EVICTION_HARD: Mapping[str, str] = {
     "memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
     "imagefs.available": "15%", "imagefs.inodesFree": "5%"}
+#: KCONF-3: the release whose defaults first have ``imagefs.inodesFree``.
+_IMAGEFS_INODES_FROM = 30
+
+
+def default_eviction_hard(version: KubeletVersion) -> dict[str, str]:
+    """KCONF-3: kubelet's hard eviction thresholds at ``version`` when the file sets none."""
+    defaults = dict(DEFAULT_EVICTION_HARD)
+    if version.minor < _IMAGEFS_INODES_FROM:
+        del defaults["imagefs.inodesFree"]
+    return defaults
 #: KCONF-3: ``mergeDefaultEvictionSettings`` exists from 1.33.
 _MERGE_EVICTION_FROM = 33
 
@@ -147,9 +158,9 @@ def _eviction_hard(body: dict[str, Any], version: KubeletVersion, source: str,
                                    kubelet_message=message)
     merge = _field(body, source, prefix, "mergeDefaultEvictionSettings", bool, default=False)
     if eviction is None:
-        eviction = dict(DEFAULT_EVICTION_HARD)
+        eviction = default_eviction_hard(version)
     elif merge and version.minor >= _MERGE_EVICTION_FROM:
-        eviction = {**DEFAULT_EVICTION_HARD, **eviction}
+        eviction = {**default_eviction_hard(version), **eviction}
     memory = eviction.get("memory.available")
     if memory is not None and memory.strip().endswith("%"):
         raise NotModelledError(f"a percentage memory eviction threshold ({memory}) is not "

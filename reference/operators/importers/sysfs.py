@@ -51,6 +51,9 @@ _INT = re.compile(r"^-?\d{1,20}$")
 _PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _HEX = re.compile(r"^(?:0x)?([0-9a-f]{1,6})$")
 _MEMTOTAL = re.compile(r"MemTotal:\s*([0-9]{1,20}) kB")
+#: SYSFS-6: the files cadvisor reads of each cache index (``GetCacheInfo``), and a size.
+_CACHE_FILES = ("id", "size", "level", "type", "shared_cpu_map")
+_CACHE_SIZE = re.compile(r"^\d{1,20}K$")
 
 
 # --- reading files ---------------------------------------------------------------------------
@@ -355,12 +358,19 @@ def _group_cores(cpus: list[_Cpu]) -> list[list[_Cpu]]:
 def _uncore_caches(groups: list[list[_Cpu]]) -> list[int | None]:
     """SYSFS-6: per core, the id of the first cache above level 2 that cadvisor files as the
     core's uncore cache (shared by a CPU count other than the node's cores times this core's
-    threads), read from the core's first thread; ``None`` without cache information."""
+    threads), read from the core's first thread; ``None`` without cache information.
+
+    cadvisor reads every ``index*`` of the core's first thread (``id``, ``size``, ``level``,
+    ``type``, ``shared_cpu_map``); when one is missing (or the ``cache`` directory is) it stops
+    reading caches for the node (``addCacheInfo`` returns), so that core and the node's later
+    cores (in listing order) have none, while the earlier ones keep theirs."""
     result: list[int | None] = []
+    stopped = False
     for threads in groups:
         first = threads[0]
         cache_dir = first.path / "cache"
-        if not cache_dir.is_dir():
+        if stopped or not cache_dir.is_dir():
+            stopped = True
             result.append(None)
             continue
         per_node = len(groups) * len(threads)
@@ -369,13 +379,19 @@ def _uncore_caches(groups: list[list[_Cpu]]) -> list[int | None]:
             if not name.startswith("index"):
                 continue
             index = cache_dir / name
-            level = _int(index / "level")
-            if level <= 2:
-                continue
+            if not all((index / f).is_file() for f in _CACHE_FILES):
+                stopped = True
+                break
             cache_id = _int(index / "id")
-            if _cpumap_bits(index / "shared_cpu_map") != per_node and uncore is None:
+            size = _read(index / "size").strip()
+            if not _CACHE_SIZE.match(size):
+                raise InputFileError(f"not a cache size in kB: {size[:40]!r}",
+                                     where=str(index / "size"))
+            level = _int(index / "level")
+            bits = _cpumap_bits(index / "shared_cpu_map")
+            if level > 2 and bits != per_node and uncore is None:
                 uncore = cache_id
-        result.append(uncore)
+        result.append(None if stopped else uncore)
     return result
 
 
@@ -463,7 +479,12 @@ def _no_numa(cpu_dir: Path, online: set[int] | None) -> list[NumaNode]:
     by_package: dict[int, list[_Cpu]] = {}
     for cpu, name in _numbered(cpu_dir, _CPU_DIR):
         if online is not None and cpu not in online:
-            continue
+            # getCPUTopology counts every cpuN directory, offline ones too, as the machine's
+            # CPUs (MachineInfo.NumCores: kubelet's cpu capacity, topology.Discover's NumCPUs)
+            raise NotModelledError(
+                f"CPU {cpu} is offline on a machine without NUMA node directories: cadvisor "
+                "then counts it in the machine's CPUs (kubelet's cpu capacity) though no core "
+                "has it, which numaspec's machine cannot hold", where=str(cpu_dir / "online"))
         info = _read_cpu(cpu_dir / name, cpu)
         by_package.setdefault(info.package, []).append(info)
     if not by_package:
