@@ -178,9 +178,9 @@ def _edit(root: Path, how: str) -> None:
         for cpu in _cpu_dirs(root):
             index = cpu / "cache" / "index3"
             if index.is_dir():
-                node = next(p.name for p in cpu.iterdir() if p.name.startswith("node"))
+                name = next(p.name for p in cpu.iterdir() if p.name.startswith("node"))
                 mates = sorted(int(p.name[3:]) for p in
-                               (system / "node" / node).glob("cpu[0-9]*"))
+                               (system / "node" / name).glob("cpu[0-9]*"))
                 (index / "shared_cpu_map").write_text(f"{sum(1 << c for c in mates):x}\n")
     elif how == "one-core-without-cache-size":
         # cadvisor stops reading the node's caches at the first core whose first thread
