@@ -45,6 +45,9 @@ GO_CHECKS: dict[str, tuple[str, ...]] = {
     "tests/test_kubelet_mask_order.py": tuple(TABLE_RELEASES),
     # QTY-*: apimachinery v0.30.14's ParseQuantity (kubelet 1.30's) writes the quantity table.
     "tests/test_kubelet_quantity_go.py": ("1.30",),
+    # CKPT-*: kubelet's state-file writers and readers (adapters/kubelet/checkpoints; 1.36
+    # with its rotation group).
+    "tests/test_kubelet_checkpoints_go.py": ("1.30", "1.36", "1.37"),
     # SYSFS-*: cadvisor's sysfs reading and topology.Discover; KCONF-*: kubelet's config
     # loading, defaulting and validation (the release shim's machine and kconf modes: every
     # node release, each with its run's rotation).

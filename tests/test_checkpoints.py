@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,7 @@ from numaspec.operators.importers.checkpoints import (
     FORMAT_READ_BY,
     MemoryBlockRecord,
     MemoryTableRecord,
+    as_read_by,
     fnv32a,
     hashed_texts,
     read_cpu_manager_state,
@@ -366,9 +369,11 @@ def test_wrong_shapes_name_the_field(tmp_path: Path, name: str, body: str, where
     is CorruptCheckpointError (itself an InputFileError)."""
     path = tmp_path / name
     path.write_text(body)
-    reader = {"cpu_manager_state": read_cpu_manager_state,
-              "memory_manager_state": read_memory_manager_state,
-              "kubelet_internal_checkpoint": read_device_checkpoint}[name]
+    readers: dict[str, Callable[[Path], object]] = {
+        "cpu_manager_state": read_cpu_manager_state,
+        "memory_manager_state": read_memory_manager_state,
+        "kubelet_internal_checkpoint": read_device_checkpoint}
+    reader = readers[name]
     with pytest.raises(InputFileError) as err:
         reader(path)
     assert err.value.where == f"{path}: {where}"
@@ -438,3 +443,53 @@ def test_written_files_are_kubelets_own(tmp_path: Path) -> None:
             for name in ("cpu_manager_state", "memory_manager_state"):
                 kubelets = (STATE / release / "guaranteed" / name).read_text("utf-8").strip()
                 assert texts[name] == kubelets, name
+
+
+def _edited(source: Path, target: Path, field: str, value: int | None) -> Path:
+    """``source`` with ``field`` set to ``value`` (None: one more than it was)."""
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    doc[field] = doc[field] + 1 if value is None else value
+    target.write_text(json.dumps(doc), encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize("name", ["cpu_manager_state", "memory_manager_state"])
+def test_a_1_37_file_as_older_releases_read_it(name: str, tmp_path: Path) -> None:
+    """CKPT-1, CKPT-2, CKPT-4 (finding 43): 1.29-1.36 read a 1.37 file through its top-level
+    fields and checksum alone; 1.37 through data and dataChecksum alone (as kubelet's own
+    readers do: tests/test_kubelet_checkpoints_go.py)."""
+    source = STATE / "v1_37" / "guaranteed" / name
+    reader: Callable[..., Any] = (read_cpu_manager_state if name.startswith("cpu")
+                                  else read_memory_manager_state)
+    path = _edited(source, tmp_path / name, "dataChecksum", None)
+    with pytest.raises(CorruptCheckpointError, match="dataChecksum"):
+        reader(path)
+    with pytest.raises(CorruptCheckpointError, match="dataChecksum"):
+        reader(path, minor=37)
+    older = reader(path, minor=36)
+    assert older.format == ("v2" if name.startswith("cpu") else "v1")
+    assert older.entries == reader(source).entries
+    path = _edited(source, tmp_path / name, "checksum", None)
+    assert reader(path).entries == reader(source).entries
+    for minor in (30, 36):
+        with pytest.raises(CorruptCheckpointError, match=r"1\.29-1\.36"):
+            reader(path, minor=minor)
+    with pytest.raises(CorruptCheckpointError, match=r"1\.29-1\.36"):
+        as_read_by(reader(path), 30)
+
+
+def test_a_memory_checksum_of_0_before_1_36(tmp_path: Path) -> None:
+    """CKPT-4 (finding 43): a v1 memory_manager_state whose checksum is 0 is refused by
+    1.29-1.35 and accepted from 1.36 on."""
+    path = _edited(STATE / "v1_30" / "guaranteed" / "memory_manager_state",
+                   tmp_path / "memory_manager_state", "checksum", 0)
+    assert read_memory_manager_state(path).zero_checksum
+    for minor in (29, 35):
+        with pytest.raises(CorruptCheckpointError, match="checksum is 0"):
+            read_memory_manager_state(path, minor=minor)
+    assert read_memory_manager_state(path, minor=36).entries == \
+        read_memory_manager_state(path).entries
+    cpu, mem, _ = read_state_dir(STATE / "v1_30" / "guaranteed", minor=30)
+    assert cpu is not None
+    assert mem is not None
+    assert not mem.zero_checksum

@@ -107,6 +107,13 @@ def restore_state(node: Node, pods: Sequence[RunningPod], *,
             raise exc.relocated(_join(running.source, exc.where)) from None
         active[uid] = effective
     stale: list[str] = []
+    if cpu is not None or memory is not None:
+        from numaspec.operators.importers.checkpoints import as_read_by
+
+        # CKPT-1, CKPT-2, CKPT-4: the files as this release reads them (1.29-1.36 read a
+        # 1.37 file's top-level fields; 1.29-1.35 refuse a memory checksum of 0)
+        cpu = as_read_by(cpu, node.version.minor) if cpu is not None else None
+        memory = as_read_by(memory, node.version.minor) if memory is not None else None
     for record, file in ((cpu, "cpu_manager_state"), (memory, "memory_manager_state")):
         if record is not None:
             _readable(node, file, record.format, record.path)

@@ -24,7 +24,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import attrs
 
@@ -41,6 +41,7 @@ __all__ = [
     "MemoryManagerState",
     "MemoryNodeRecord",
     "MemoryTableRecord",
+    "as_read_by",
     "encode_cpu_manager_state",
     "encode_device_checkpoint",
     "encode_memory_manager_state",
@@ -89,6 +90,10 @@ class CPUManagerState:
     container_entries: Mapping[str, frozenset[int]] = attrs.field(factory=dict)
     #: v3/v4 with PodLevelResourceManagers: pod UID -> the pod's CPUs.
     pod_entries: Mapping[str, frozenset[int]] = attrs.field(factory=dict)
+    #: v4 only: the file as 1.29-1.36 read it (its top-level ``v2`` fields and ``checksum``),
+    #: or None when they refuse it (:attr:`older_refusal` says why).  See :func:`as_read_by`.
+    older: CPUManagerState | None = None
+    older_refusal: str | None = None
 
 
 @attrs.frozen
@@ -125,6 +130,12 @@ class MemoryManagerState:
     machine_state: Mapping[int, MemoryNodeRecord]
     entries: Mapping[str, Mapping[str, tuple[MemoryBlockRecord, ...]]]
     pod_entries: Mapping[str, tuple[MemoryBlockRecord, ...]] = attrs.field(factory=dict)
+    #: ``v1`` accepted with a checksum of 0, which only 1.36 and later accept (CKPT-4).
+    zero_checksum: bool = False
+    #: v3 only: the file as 1.29-1.36 read it (its top-level ``v1`` fields and ``checksum``),
+    #: or None when they refuse it (:attr:`older_refusal` says why).  See :func:`as_read_by`.
+    older: MemoryManagerState | None = None
+    older_refusal: str | None = None
 
 
 @attrs.frozen
@@ -245,8 +256,10 @@ def _reject_constant(name: str) -> NoReturn:
 
 
 class _Reader:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, minor: int | None = None) -> None:
         self.path = path
+        #: the kubelet minor reading (None: 1.37, the newest); 1.29-1.36 ignore ``data``
+        self.minor = minor
         #: the text whose FNV-32a matched, by checksum field (for :func:`hashed_texts`)
         self.hashed: dict[str, str] = {}
 
@@ -431,10 +444,15 @@ def _cpu_v1_spew(policy: str, default: str, entries: Mapping[str, str] | None) -
         ("Entries", _smap("map[string]string", entries, _s)), ("Checksum", _checksum_zero())))))
 
 
-def read_cpu_manager_state(path: str | os.PathLike[str]) -> CPUManagerState:
+def read_cpu_manager_state(path: str | os.PathLike[str], *,
+                           minor: int | None = None) -> CPUManagerState:
     """CKPT-1, CKPT-4: read ``cpu_manager_state`` in whichever format a modelled kubelet reads,
-    verifying its checksum as kubelet does."""
-    return _read_cpu(_Reader(os.fspath(path)))
+    verifying its checksum as kubelet does: as kubelet 1.``minor`` reads it when given
+    (:func:`as_read_by`; a ``v4`` file's ``data`` is then not even decoded by 1.29-1.36),
+    else as 1.37 does."""
+    r = _Reader(os.fspath(path), minor)
+    state = _read_cpu(r)
+    return state if minor is None else as_read_by(state, minor)
 
 
 def _read_cpu(r: _Reader) -> CPUManagerState:
@@ -449,8 +467,16 @@ def _read_cpu(r: _Reader) -> CPUManagerState:
         # v4 (1.37): only data and dataChecksum count; no fall back to older formats.
         legacy = _cpu_entries_v2(r, top["entries"], "entries") if "entries" in top else {}
         # the v2 fields' checksum is what 1.29-1.36 verify in this file; 1.37 ignores it
-        r.check("checksum", checksum, [_cpu_v2_spew(
-            "CPUManagerCheckpoint", policy, default, legacy, pods=None, v3=False)])
+        legacy_text = _cpu_v2_spew("CPUManagerCheckpoint", policy, default, legacy, pods=None,
+                                   v3=False)
+        older: CPUManagerState | None = None
+        refusal: str | None = None
+        if r.check("checksum", checksum, [legacy_text], zero_ok=True):
+            older = _cpu_state(r, "v2", policy, default, legacy, pods=None, prefix="")
+        else:
+            refusal = _mismatch("v2", checksum, fnv32a(legacy_text), "1.29-1.36")
+        if r.minor is not None and r.minor <= 36:  # they never look at data
+            return _legacy_only(r, "v4", older, refusal)
         if not r.check("dataChecksum", data_checksum, [_data_spew(data)]):
             r.checksum_mismatch("v4", "dataChecksum", data_checksum, fnv32a(_data_spew(data)))
         try:
@@ -461,7 +487,8 @@ def _read_cpu(r: _Reader) -> CPUManagerState:
         default = r.string(inner.get("defaultCpuSet"), "data.defaultCpuSet")
         entries = _cpu_entries_v2(r, inner.get("entries"), "data.entries")
         pods = _cpu_pod_entries(r, inner.get("podEntries"), "data.podEntries")
-        return _cpu_state(r, "v4", policy, default, entries, pods=pods, prefix="data.")
+        return attrs.evolve(_cpu_state(r, "v4", policy, default, entries, pods=pods,
+                                       prefix="data."), older=older, older_refusal=refusal)
 
     if "entries" in top and isinstance(top["entries"], _Obj) and top["entries"] and all(
             isinstance(v, str) for _, v in top["entries"]):
@@ -635,9 +662,13 @@ def _records(blocks: tuple[_Block, ...] | None) -> tuple[MemoryBlockRecord, ...]
     return tuple(MemoryBlockRecord(b.numa or (), b.type, b.size) for b in blocks or ())
 
 
-def read_memory_manager_state(path: str | os.PathLike[str]) -> MemoryManagerState:
-    """CKPT-2, CKPT-4: read ``memory_manager_state`` as a modelled kubelet reads it."""
-    return _read_mem(_Reader(os.fspath(path)))
+def read_memory_manager_state(path: str | os.PathLike[str], *,
+                              minor: int | None = None) -> MemoryManagerState:
+    """CKPT-2, CKPT-4: read ``memory_manager_state`` as kubelet 1.``minor`` reads it (1.37
+    when not given; :func:`as_read_by`)."""
+    r = _Reader(os.fspath(path), minor)
+    state = _read_mem(r)
+    return state if minor is None else as_read_by(state, minor)
 
 
 def _read_mem(r: _Reader) -> MemoryManagerState:
@@ -647,10 +678,22 @@ def _read_mem(r: _Reader) -> MemoryManagerState:
     data_checksum = r.integer(top.get("dataChecksum"), "dataChecksum", unsigned=True)
     policy, machine, entries, pods = _mem_parts(r, top, "")
     fmt = "v1"
+    zero = False
+    older: MemoryManagerState | None = None
+    refusal: str | None = None
     if data or data_checksum:
         fmt = "v3"
         # the v1 fields' checksum is what 1.29-1.36 verify in this file; 1.37 ignores it
-        r.check("checksum", checksum, [_mem_spew(policy, machine, entries, pods=None, v2=False)])
+        legacy = [_mem_spew(policy, machine, entries, pods=None, v2=False),
+                  _mem_spew(policy, machine, entries, pods=None, v2=False,
+                            name="MemoryManagerCheckpointV1")]
+        if r.check("checksum", checksum, legacy, zero_ok=True):
+            older = _mem_state(r, "v1", policy, machine, entries, pods={},
+                               zero=checksum == 0)
+        else:
+            refusal = _mismatch("v1", checksum, fnv32a(legacy[0]), "1.29-1.36")
+        if r.minor is not None and r.minor <= 36:  # they never look at data
+            return _legacy_only(r, "v3", older, refusal)
         if not r.check("dataChecksum", data_checksum, [_data_spew(data)]):
             r.checksum_mismatch("v3", "dataChecksum", data_checksum, fnv32a(_data_spew(data)))
         try:
@@ -668,16 +711,60 @@ def _read_mem(r: _Reader) -> MemoryManagerState:
         elif r.check("checksum", checksum, [v1, v1_named], zero_ok=True):
             # v1; a checksum of 0 is accepted from 1.36 on only (CKPT-4)
             pods = {}
+            zero = checksum == 0 and not r.check("checksum", checksum, [v1, v1_named])
         else:
             fmt = "v2" if pods else "v1"
             r.checksum_mismatch(fmt, "checksum", checksum, fnv32a(v2 if pods else v1))
+    return attrs.evolve(_mem_state(r, fmt, policy, machine, entries, pods=pods, zero=zero),
+                        older=older, older_refusal=refusal)
+
+
+def _mem_state(r: _Reader, fmt: str, policy: str, machine: Mapping[int, _Node] | None,
+               entries: Mapping[str, Any] | None, *, pods: Mapping[str, Any] | None,
+               zero: bool) -> MemoryManagerState:
     return MemoryManagerState(
         path=r.path, format=fmt, policy_name=policy,
         machine_state={n: MemoryNodeRecord(s.assignments, s.cells or (), dict(s.tables or {}))
                        for n, s in (machine or {}).items()},
         entries={pod: {c: _records(b) for c, b in (cs or {}).items()}
                  for pod, cs in (entries or {}).items()},
-        pod_entries={pod: _records(b) for pod, b in (pods or {}).items()})
+        pod_entries={pod: _records(b) for pod, b in (pods or {}).items()}, zero_checksum=zero)
+
+
+def _legacy_only(r: _Reader, fmt: str, older: _State | None, refusal: str | None) -> _State:
+    """A 1.37 file (``fmt``) as 1.29-1.36 read it: its top-level fields alone."""
+    if older is None:
+        raise CorruptCheckpointError(refusal or f"format {fmt}: refused", where=r.where(
+            "checksum"))
+    return older
+
+
+_State = TypeVar("_State", CPUManagerState, MemoryManagerState)
+
+
+def _mismatch(fmt: str, found: int, computed: int, releases: str) -> str:
+    return (f"checksum mismatch (format {fmt}, as kubelet {releases} read this file): the "
+            f"file says {found}, kubelet computes {computed}; kubelet {releases} refuse it")
+
+
+def as_read_by(state: _State, minor: int) -> _State:
+    """CKPT-1, CKPT-2, CKPT-4: ``state`` (as the reader gave it: what 1.37 reads) as kubelet
+    1.``minor`` reads the same file.  1.29-1.36 read a ``v4`` CPU or ``v3`` memory file
+    through its top-level fields and ``checksum``, ignoring ``data`` (and ``dataChecksum``);
+    1.29-1.35 refuse a ``v1`` memory file whose checksum is 0.  Raises
+    :class:`~numaspec.errors.CorruptCheckpointError` where that release refuses the file.
+    Whether the release reads the format at all is ``FORMAT_READ_BY``'s."""
+    if minor <= 36 and state.older_refusal is not None:
+        raise CorruptCheckpointError(state.older_refusal, where=f"{state.path}: checksum")
+    if minor <= 36 and state.older is not None:
+        older: _State = state.older
+        state = older
+    if isinstance(state, MemoryManagerState) and state.zero_checksum and minor <= 35:
+        raise CorruptCheckpointError(
+            "checksum is 0: kubelet 1.29-1.35 verify it as any other (only 1.36 and later "
+            "accept 0 in a v1 memory_manager_state); kubelet refuses this file",
+            where=f"{state.path}: checksum")
+    return state
 
 
 # --- kubelet_internal_checkpoint (CKPT-3) -------------------------------------------------------
@@ -803,11 +890,12 @@ def hashed_texts(path: str | os.PathLike[str]) -> Mapping[str, str]:
 # --- a kubelet root directory (CKPT-5) ----------------------------------------------------------
 
 
-def read_state_dir(directory: str | os.PathLike[str]) -> tuple[
+def read_state_dir(directory: str | os.PathLike[str], *, minor: int | None = None) -> tuple[
         CPUManagerState | None, MemoryManagerState | None, DeviceCheckpoint | None]:
     """CKPT-5: the three state files of a kubelet root directory (``/var/lib/kubelet``); a file
     that is not there is ``None``: kubelet would start with fresh state.  The device checkpoint
-    is looked for in ``device-plugins/`` first, then at the top level."""
+    is looked for in ``device-plugins/`` first, then at the top level.  ``minor``: read as
+    kubelet 1.``minor`` reads them (as 1.37 when not given)."""
     root = os.fspath(directory)
     if not os.path.isdir(root):
         raise InputFileError("not a directory", where=root)
@@ -820,8 +908,8 @@ def read_state_dir(directory: str | os.PathLike[str]) -> tuple[
     mem = present("memory_manager_state")
     dev = present("device-plugins", "kubelet_internal_checkpoint") or present(
         "kubelet_internal_checkpoint")
-    return (read_cpu_manager_state(cpu) if cpu else None,
-            read_memory_manager_state(mem) if mem else None,
+    return (read_cpu_manager_state(cpu, minor=minor) if cpu else None,
+            read_memory_manager_state(mem, minor=minor) if mem else None,
             read_device_checkpoint(dev) if dev else None)
 
 

@@ -279,13 +279,17 @@ func writeMemoryGroupRelease(r Release, dir string) {
 // Main is each release's program: usage `go run . OUTDIR [SCENARIO...]`; writes
 // OUTDIR/<scenario>/... for empty, guaranteed, memory-group-release and, where the release
 // has the PodLevelResourceManagers gate, guaranteed-podlevel (only the SCENARIOs named, if
-// any are).
+// any are); `go run . read DIR` reads DIR's state files instead (read.go).
 func Main(r Release) {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: checkpoints OUTDIR [SCENARIO...]")
 		os.Exit(2)
 	}
 	out := os.Args[1]
+	if out == "read" && len(os.Args) == 3 { // read.go
+		ReadMain(r, os.Args[2])
+		return
+	}
 	wanted := map[string]bool{}
 	for _, name := range os.Args[2:] {
 		wanted[name] = true
