@@ -15,11 +15,21 @@ so nothing in it is written twice.
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
   spec's vector files and the property registry;
 * the comparison of implementations (``adapters/comparison/matrix.md``) when the checkout
-  has it;
-* the guides, the one part written by hand (``docs/guides/*.md``), under "Guides".  A guide's
-  links are written relative to ``docs/guides/`` so that they also work when browsing the
-  repository: a link to another guide or to a spec chapter becomes the site's page, a link to
-  any other file of the checkout a GitHub link.
+  has it, under a line naming the numaspec that produced it and the one the site is;
+* "How to cite" (``cite.md``), from ``CITATION.cff`` and the build's version and commit;
+* the entry page (``docs/index.md``) and the guides (``docs/guides/*.md``), the parts written
+  by hand.  Their links are written relative to their own folder so that they also work when
+  browsing the repository: a link to a guide or to a spec chapter becomes the site's page, a
+  link to any other file of the checkout a GitHub link at the build's commit.
+
+Every page's footer names numaspec's version (the installed distribution's metadata) and the
+commit it was built from (``git rev-parse HEAD``; "unknown" outside a checkout).  The site
+works where it is opened: every internal link is a file link (``merge.html#MERGE-8``), search
+runs from ``file://`` (the theme's offline plugin inlines the index; ``docs/assets/`` has the
+shim that runs the search worker in a frame, since browsers refuse a worker script from
+disk), and nothing is loaded from the network.  For the published site's older addresses
+(``merge/#MERGE-8``, which ``numaspec.rules.rule_link`` and earlier citations use) each page
+also has a folder whose index sends the reader on, anchor kept.
 
 Strict: a rule ID of a known prefix that is not a rule, a link to a page, a file or an anchor
 that does not exist, and any MkDocs warning stop the build with one line per problem.
@@ -28,10 +38,12 @@ that does not exist, and any MkDocs warning stop the build with one line per pro
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import posixpath
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -43,9 +55,12 @@ import yaml
 from numaspec.rules import Rule, parse_rules
 
 REPO = Path(__file__).resolve().parent.parent
-GITHUB = "https://github.com/numaspec/numaspec/blob/main/"
+REPOSITORY = "https://github.com/numaspec/numaspec"
 KUBERNETES = "https://github.com/kubernetes/kubernetes/blob/"
 GUIDES = REPO / "docs" / "guides"
+#: The entry page and the site's own assets (written by hand, like the guides).
+HOME = REPO / "docs" / "index.md"
+ASSETS = REPO / "docs" / "assets"
 #: The guides in the site's order; a guide not named here follows them, by file name.
 GUIDE_ORDER = ("reference.md", "adapters.md", "operators.md", "fuzzing.md",
                "kubelet-and-peers.md", "model-checking.md", "what-is-checked.md",
@@ -92,10 +107,15 @@ def main(argv: list[str] | None = None) -> int:
 def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUIDES) -> int:
     """Generate the Markdown from ``spec`` and ``guides`` and build it with MkDocs strictly
     into ``out``."""
+    version, commit = provenance()
     with tempfile.TemporaryDirectory(prefix="numaspec-docs-") as tmp:
         source = Path(tmp) / "docs"
-        nav = generate(spec, source, guides)
+        nav = generate(spec, source, guides, version=version, commit=commit)
         config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+        theme = Path(tmp) / "theme"
+        _footer(theme, version, commit)
+        config["theme"]["custom_dir"] = str(theme)
+        config.setdefault("extra", {}).update(numaspec_version=version, numaspec_commit=commit)
         config.update(docs_dir=str(source), site_dir=str(out.resolve()), nav=nav,
                       strict=True)
         config_file = Path(tmp) / "mkdocs.yml"
@@ -103,7 +123,66 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         if keep:
             shutil.copytree(tmp, keep, dirs_exist_ok=True)
         _mkdocs(config_file)
+        _forwarders(out.resolve())
         return sum(1 for _ in source.rglob("*.md"))
+
+
+def provenance() -> tuple[str, str]:
+    """numaspec's version, from the installed distribution's metadata, and the commit of the
+    checkout the site is built from ("unknown" outside a git checkout)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    from numaspec import __version__
+
+    try:
+        version = installed("numaspec")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        version = __version__
+    try:
+        done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "HEAD"],
+                              capture_output=True, text=True, timeout=30, check=False)
+    except OSError:  # no git on this machine
+        return version, "unknown"
+    commit = done.stdout.strip()
+    return version, commit if done.returncode == 0 and re.fullmatch(
+        r"[0-9a-f]{40}", commit) else "unknown"
+
+
+def _footer(theme: Path, version: str, commit: str) -> None:
+    """The theme's copyright partial, overridden: every page's footer names numaspec's version
+    and commit and links "How to cite"."""
+    (theme / "partials").mkdir(parents=True)
+    at = (f'<a href="{REPOSITORY}/tree/{commit}"><code>{commit[:12]}</code></a>'
+          if commit != "unknown" else "commit unknown (built outside a git checkout)")
+    (theme / "partials" / "copyright.html").write_text(
+        '<div class="md-copyright">\n  <div class="md-copyright__highlight numaspec-build">\n'
+        f"    numaspec {html.escape(version)} at {at} \u00b7 "
+        "<a href=\"{{ 'cite.html' | url }}\">How to cite</a> \u00b7 Apache-2.0\n"
+        "  </div>\n</div>\n", encoding="utf-8")
+
+
+def _forwarders(site: Path) -> None:
+    """For every page ``x.html`` (but the entry page), ``x/index.html`` sending the reader on
+    to it with the anchor kept: the published site's older addresses (``merge/#MERGE-8``)
+    keep working."""
+    for page in sorted(site.rglob("*.html")):
+        relative = page.relative_to(site)
+        if page.name in ("index.html", "404.html") or relative.parts[0] in ("assets", "search"):
+            continue
+        folder = page.with_suffix("")
+        if folder.exists():
+            continue
+        folder.mkdir()
+        target = f"../{page.name}"
+        (folder / "index.html").write_text(
+            '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(relative.as_posix())}</title>"
+            f'<link rel="canonical" href="{target}">'
+            f'<meta http-equiv="refresh" content="0; url={target}">'
+            f"<script>location.replace({json.dumps(target)} + location.hash)</script>"
+            f'</head><body><a href="{target}">{html.escape(relative.as_posix())}</a>'
+            "</body></html>\n", encoding="utf-8")
 
 
 def _mkdocs(config_file: Path) -> None:
@@ -136,12 +215,15 @@ def _mkdocs(config_file: Path) -> None:
 # --- the pages -------------------------------------------------------------------------------
 
 
-def generate(spec: Path, docs: Path, guides: Path = GUIDES) -> list[object]:
+def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "unknown",
+             commit: str = "unknown") -> list[object]:
     """Write the site's Markdown into ``docs``; the navigation, in order."""
     rules = parse_rules(spec)
     site = _Site(spec, {r.id: r.file.removesuffix(".md") for r in rules},
-                 {r.id: r.meta for r in rules})
+                 {r.id: r.meta for r in rules}, version=version, commit=commit)
     docs.mkdir(parents=True)
+    if ASSETS.is_dir():
+        shutil.copytree(ASSETS, docs / "assets")
     for folder in ("schemas", "data"):
         if (spec / folder).is_dir():
             shutil.copytree(spec / folder, docs / folder,
@@ -151,9 +233,12 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES) -> list[object]:
         shutil.copy(path, docs / "vectors" / path.name)
     chapters = site.chapters()
     nav: list[object] = [{"Home": "index.md"}]
-    (docs / "index.md").write_text(site.page((spec / "README.md").read_text(encoding="utf-8"),
-                                             "README.md"), encoding="utf-8")
     guide_names = _guides(guides)
+    home = HOME.read_text(encoding="utf-8") if HOME.is_file() else None
+    (docs / "index.md").write_text(
+        site.guide(home, "index.md", guide_names, folder="docs") if home is not None
+        else site.page((spec / "README.md").read_text(encoding="utf-8"), "README.md"),
+        encoding="utf-8")
     if guide_names:
         (docs / "guides").mkdir()
         for name in guide_names:
@@ -162,6 +247,10 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES) -> list[object]:
                                                 encoding="utf-8")
         nav.append({"Guides": [f"guides/{name}" for name in guide_names]})
     spec_nav: list[object] = []
+    if home is not None:
+        (docs / SPEC_PAGE).write_text(site.page(
+            (spec / "README.md").read_text(encoding="utf-8"), "README.md"), encoding="utf-8")
+        spec_nav.append({"Its chapters, and how a rule reads": SPEC_PAGE})
     for part, names in site.parts():
         for name in names:
             text = (spec / name).read_text(encoding="utf-8")
@@ -186,6 +275,8 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES) -> list[object]:
     if comparison.is_file():
         (docs / "comparison.md").write_text(site.comparison(comparison), encoding="utf-8")
         nav.append({"Implementations compared": "comparison.md"})
+    (docs / "cite.md").write_text(site.cite_page(), encoding="utf-8")
+    nav.append({"How to cite": "cite.md"})
     if site.problems:
         raise SiteError("\n".join(sorted(set(site.problems))))
     return nav
@@ -197,10 +288,22 @@ def _guides(folder: Path) -> list[str]:
     return [n for n in GUIDE_ORDER if n in found] + sorted(found - set(GUIDE_ORDER))
 
 
+#: Where the site puts spec/README.md (the chapters' table and how a rule reads) when the
+#: entry page is docs/index.md.
+SPEC_PAGE = "specification.md"
+#: The pages the generator writes that a hand-written page may link (as ``docs/<page>``).
+GENERATED = ("matrix.md", "checks.md", "properties.md", "comparison.md", "cite.md", SPEC_PAGE)
+
+
 class _Site:
     def __init__(self, spec: Path, chapter_of: dict[str, str],
-                 meta: dict[str, dict[str, str]]) -> None:
+                 meta: dict[str, dict[str, str]], *, version: str = "unknown",
+                 commit: str = "unknown") -> None:
         self.spec = spec
+        self.version = version
+        self.commit = commit
+        #: numaspec's own files are linked at the build's commit (main outside a checkout)
+        self.github = f"{REPOSITORY}/blob/{commit if commit != 'unknown' else 'main'}/"
         self.chapter_of = chapter_of
         self.meta = meta
         self.prefixes = {rule.split("-")[0] for rule in chapter_of}
@@ -296,7 +399,7 @@ class _Site:
             return f"[{vid}]({depth}checks.md#{vid})"
         if item.startswith("test "):
             path = item.removeprefix("test ")
-            return f"[{path}]({GITHUB}{path})"
+            return f"[{path}]({self.github}{path})"
         if item in self.properties:
             return f"[{item}]({depth}properties.md#{item})"
         self.problems.append(f"{where}: Checked by names {item!r}, which is neither a vector, "
@@ -369,26 +472,29 @@ class _Site:
         resolved = Path(posixpath.normpath((base / path).as_posix())) if path else \
             Path("spec") / name
         if resolved.parts[0] != "spec" or len(resolved.parts) == 1:
-            return f"{GITHUB}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
+            return f"{self.github}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
         inside = Path(*resolved.parts[1:]).as_posix()
         if (self.spec / inside).is_dir():
             if (self.spec / inside / "README.md").is_file():
                 return _relative(f"{inside}/README.md", name)
-            return f"{GITHUB.replace('/blob/', '/tree/')}{resolved.as_posix()}"
+            return f"{self.github.replace('/blob/', '/tree/')}{resolved.as_posix()}"
         if inside.endswith(".md") or inside.endswith(".json"):
             relative = _relative(inside, name)
             return relative + (self._fragment("#" + fragment) if fragment else "")
-        return f"{GITHUB}{resolved.as_posix()}"
+        return f"{self.github}{resolved.as_posix()}"
 
     # -- guides ------------------------------------------------------------------------------
 
-    def guide(self, text: str, name: str, guides: list[str]) -> str:
-        """A hand-written guide (``docs/guides/<name>``) as the site needs it: its links
-        rewritten and checked, rule IDs linked and checked, code blocks left alone."""
+    def guide(self, text: str, name: str, guides: list[str],
+              folder: str = "docs/guides") -> str:
+        """A hand-written page (``<folder>/<name>``: a guide, or the entry page in docs/) as
+        the site needs it: its links rewritten and checked, rule IDs linked and checked, code
+        blocks left alone."""
         out: list[str] = []
         fenced = False
+        page = posixpath.join(posixpath.relpath(folder, "docs"), name).removeprefix("./")
         for number, line in enumerate(text.splitlines(), 1):
-            where = f"docs/guides/{name}:{number}"
+            where = f"{folder}/{name}:{number}"
             if line.lstrip().startswith("```"):
                 fenced = not fenced
                 out.append(line)
@@ -396,20 +502,24 @@ class _Site:
             if fenced:
                 out.append(line)
                 continue
-            out.append(self.inline(line, f"guides/{name}", where,
-                                   partial(self.guide_target, guides=guides, where=where)))
+            out.append(self.inline(line, page, where, partial(
+                self.guide_target, guides=guides, where=where, folder=folder)))
         return "\n".join(out) + "\n"
 
-    def guide_target(self, target: str, guides: list[str], where: str) -> str:
-        """A guide's link, written relative to docs/guides/, as the site needs it: another
-        guide or a spec chapter (or a file the site copies from spec/) is the site's page, any
-        other file of the checkout its GitHub page; a file that is not there is a problem.
-        Anchors are left to MkDocs, which checks them."""
+    def guide_target(self, target: str, guides: list[str], where: str,
+                     folder: str = "docs/guides") -> str:
+        """A hand-written page's link, written relative to its folder, as the site needs it:
+        a guide, the entry page, a spec chapter (or a file the site copies from spec/) or
+        the site's own generated pages (``matrix.md``, ``cite.md``: docs/ has no such file,
+        the site does) is the site's page, any other file of the checkout its GitHub page;
+        a file that is not there is a problem.  Anchors are left to MkDocs, which checks
+        them."""
         if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
             return target
         path, _, fragment = target.partition("#")
         anchor = f"#{fragment}" if fragment else ""
-        resolved = posixpath.normpath(posixpath.join("docs/guides", path))
+        resolved = posixpath.normpath(posixpath.join(folder, path))
+        up = "../" * (folder.count("/"))  # from the page's folder to the site's root
         if path.startswith("/") or resolved == ".." or resolved.startswith("../"):
             self.problems.append(f"{where}: {target!r} points outside the repository")
             return target
@@ -417,13 +527,15 @@ class _Site:
             guide = posixpath.basename(resolved)
             if guide not in guides:
                 self.problems.append(f"{where}: {target!r} is not a guide")
-            return guide + anchor
+            return up + "guides/" + guide + anchor
+        if resolved in ("docs/index.md", *(f"docs/{page}" for page in GENERATED)):
+            return up + resolved.removeprefix("docs/") + anchor
         local = REPO / resolved
         if resolved == "spec" or resolved.startswith("spec/"):
             inside = resolved.removeprefix("spec").lstrip("/")
             site = self._spec_page(inside)
             if site is not None:
-                return "../" + site + (self._fragment(anchor) if anchor else "")
+                return up + site + (self._fragment(anchor) if anchor else "")
             local = self.spec / inside
             if not local.exists():
                 self.problems.append(f"{where}: {target!r} is not in the spec")
@@ -432,12 +544,12 @@ class _Site:
             self.problems.append(f"{where}: {target!r} is not in the checkout")
             return target
         kind = "tree" if local.is_dir() else "blob"
-        return f"{GITHUB.replace('/blob/', f'/{kind}/')}{resolved}{anchor}"
+        return f"{self.github.replace('/blob/', f'/{kind}/')}{resolved}{anchor}"
 
     def _spec_page(self, inside: str) -> str | None:
         """Where the site has a file of spec/ (``inside`` that folder), if it has it."""
         if inside in ("", "README.md"):
-            return "index.md"
+            return SPEC_PAGE if HOME.is_file() else "index.md"
         if (self.spec / inside).is_dir():
             readme = f"{inside}/README.md"
             return readme if (self.spec / readme).is_file() else None
@@ -461,33 +573,122 @@ class _Site:
     # -- generated pages ---------------------------------------------------------------------
 
     def version_matrix(self, rules: Iterable[Rule], chapters: list[str]) -> str:
+        """Where each rule holds, one row a rule and never a blank one: its ``Holds in``
+        range, the pinned kubelet releases inside it, where the test run runs it against
+        kubelet (``adapters/kubelet/COVERAGE.md``, when the checkout has it) and a strip of
+        one mark per minor."""
         minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 38)))
-        head = "| rule | " + " | ".join(f"1.{m}" for m in minors) + " |"
+        pinned = {int(m.split(".")[1]) for m in self.releases}
+        run = _coverage(REPO / "adapters" / "kubelet" / "COVERAGE.md")
+        first, last = minors[0], minors[-1]
         lines = ["# Where each rule holds", "",
-                 "Each rule against each kubelet minor, read from the rule's `Holds in` "
-                 "line: ● it holds there and a release of that minor is pinned in "
-                 "`adapters/kubelet` (whether that build runs the rule's cases depends on "
-                 "the operations it serves: `adapters/kubelet/COVERAGE.md`); ○ it holds "
-                 "there and no release of that minor is built; blank: it does not hold "
+                 "Each rule with the kubelet minors where it holds (its `Holds in` line), the "
+                 "pinned kubelet releases inside that range (`adapters/kubelet/releases.json`: "
+                 "the releases numaspec builds kubelet's own code at), and the releases the "
+                 "test run actually sends the rule's cases to (`adapters/kubelet/COVERAGE.md`"
+                 "; a rule with no kubelet behaviour says whose it is)."
+                 if run else "Each rule with the kubelet minors where it holds (its `Holds "
+                 "in` line) and the pinned kubelet releases inside that range "
+                 "(`adapters/kubelet/releases.json`).", "",
+                 f"The last column has one mark per minor, 1.{first} on the left to 1.{last} "
+                 "on the right: ● the rule holds there and a release of that minor is pinned; "
+                 "○ it holds there and no release of that minor is built; · it does not hold "
                  "there.", ""]
         by_chapter: dict[str, list[Rule]] = {}
         for rule in rules:
             by_chapter.setdefault(rule.file, []).append(rule)
-        pinned = {int(m.split(".")[1]) for m in self.releases}
+        head = ["rule", "holds in", "pinned releases in range"]
+        if run:
+            head.append("run against kubelet")
+        head.append(f"1.{first} \u2192 1.{last}")
         for chapter in chapters:
             if chapter not in by_chapter:
                 continue
-            lines += [f"## {chapter.removesuffix('.md')}", "", head,
-                      "|---|" + "---|" * len(minors)]
+            lines += [f"## {chapter.removesuffix('.md')}", "",
+                      "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
             for rule in by_chapter[chapter]:
                 rid = rule.id
-                low, high = self.span(rid) or (0, -1)
-                cells = ["●" if low <= m <= high and m in pinned else
-                         "○" if low <= m <= high else "" for m in minors]
-                lines.append(f'| <span id="{rid}"></span>[{rid}]({chapter}#{rid}) | '
-                             + " | ".join(cells) + " |")
+                span = self.span(rid)
+                holds = rule.meta.get("Holds in", "").replace("|", "\\|") or "(no range)"
+                inside = [m for m in sorted(pinned) if span and span[0] <= m <= span[1]]
+                strip = "".join("·" if span is None or not span[0] <= m <= span[1] else
+                                "●" if m in pinned else "○" for m in minors)
+                cells = [f'<span id="{rid}"></span>[{rid}]({chapter}#{rid})', holds,
+                         _minor_ranges(inside) or "none"]
+                if run:
+                    cells.append(run.get(rid, "not in COVERAGE.md"))
+                cells.append(f'<span class="numaspec-strip" title="1.{first} to 1.{last}">'
+                             f"{strip}</span>")
+                lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         return "\n".join(lines) + "\n"
+
+    def cite_page(self) -> str:
+        """How to cite: the rule's ID and the release, numaspec's version and commit, from
+        CITATION.cff and the build."""
+        cff = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+        title = str(cff.get("title", "numaspec"))
+        authors = " and ".join(str(a.get("name", "")) for a in cff.get("authors", []))
+        url = str(cff.get("repository-code", REPOSITORY))
+        released = str(cff.get("date-released", ""))
+        year = released[:4] or "n.d."
+        commit = self.commit
+        at = f"commit {commit}" if commit != "unknown" else "commit unknown (built outside a " \
+            "git checkout: cite the version alone)"
+        note = (f"version {self.version}, commit {commit[:12]}" if commit != "unknown"
+                else f"version {self.version}")
+        example = self.chapter_of.get("MERGE-8")
+        rule_line = (f"[MERGE-8]({example}.md#MERGE-8) (its `Holds in`: "
+                     f"{self.meta['MERGE-8'].get('Holds in', '')})" if example else "a rule")
+        mismatch = ("" if str(cff.get("version", "")) == self.version else
+                    f"\n!!! warning \"CITATION.cff names version {cff.get('version')}\"\n"
+                    f"    This site was built from numaspec {self.version}; cite the version "
+                    "the site names.\n")
+        return f"""# How to cite
+
+This site is **numaspec {self.version}** at **{at}**.  A rule's wording, the kubelet
+releases it was checked against and the vectors that check it are fixed by that version, so a
+citation names three things:
+
+1. **the rule's ID**, for example {rule_line}: IDs are stable, a rule that stops holding has
+   its range closed, never its ID reused;
+2. **the kubelet release** the claim is about (a minor inside the rule's `Holds in`, e.g.
+   "kubelet 1.30"): the rule's page links the upstream code at the pinned release it was
+   checked against;
+3. **numaspec's version and commit**, as in every page's footer.
+
+In prose: "kubelet 1.30 never chooses an empty affinity (numaspec {self.version}, rule
+MERGE-4)".
+{mismatch}
+## BibTeX
+
+```bibtex
+@software{{numaspec,
+  title   = {{{{{title}}}}},
+  author  = {{{{{authors}}}}},
+  year    = {{{year}}},
+  version = {{{self.version}}},
+  url     = {{{url}}},
+  note    = {{{note}; rule MERGE-8 at kubelet 1.30}}
+}}
+```
+
+## CITATION.cff
+
+The repository's [CITATION.cff]({self.github}CITATION.cff)
+says the same in the Citation File Format, which GitHub and reference managers read:
+
+```yaml
+cff-version: {cff.get("cff-version", "1.2.0")}
+title: "{title}"
+type: software
+authors:
+  - name: "{authors}"
+version: {self.version}
+commit: "{commit}"
+repository-code: "{url}"
+```
+"""
 
     def vectors_page(self) -> str:
         from numaspec.conformance.cases.vectors import holds_in, load_vector_file
@@ -526,19 +727,80 @@ class _Site:
         return "\n".join(lines) + "\n"
 
     def comparison(self, path: Path) -> str:
+        """The comparison report under a line naming the numaspec that produced it (the
+        report's ``tool_version``) and the one this site is; rule IDs linked; long code
+        cells (the "run by" commands) breakable at their slashes only."""
         text = path.read_text(encoding="utf-8")
         base = "adapters/comparison/"
+        produced = None
+        report = path.with_suffix(".json")
+        if report.is_file():
+            try:
+                produced = json.loads(report.read_text(encoding="utf-8")).get("tool_version")
+            except (ValueError, AttributeError):
+                produced = None
+        made = (f"by numaspec {produced}" if produced else "by numaspec")
+        note = (f"This report was produced {made}; this site is numaspec {self.version}"
+                + (f" at commit `{self.commit[:12]}`" if self.commit != "unknown" else "")
+                + (".  The report predates this version: `python tests/regenerate.py --all` "
+                   "remakes it." if produced and produced != self.version else ".")
+                + "  Its table scrolls sideways, the rule column stays in place.")
 
-        def link(match: re.Match[str]) -> str:
-            label, target = match.group(1), match.group(2)
+        def link(target: str) -> str:
             if target.startswith(("./", "runs/")):
-                target = GITHUB + base + target.removeprefix("./")
-            elif target.startswith(GITHUB + "spec/"):
-                chapter, _, fragment = target.removeprefix(GITHUB + "spec/").partition("#")
-                target = chapter + self._fragment("#" + fragment) if fragment else chapter
-            return f"[{label}]({target})"
+                return self.github + base + target.removeprefix("./")
+            found = re.match(r"^https://github\.com/numaspec/numaspec/blob/[^/]+/spec/(.*)$",
+                             target)
+            if found:
+                chapter, _, fragment = found.group(1).partition("#")
+                return chapter + self._fragment("#" + fragment) if fragment else chapter
+            return target
 
-        return _LINK.sub(link, text)
+        def breakable(match: re.Match[str]) -> str:
+            code = html.escape(match.group(1))
+            return "<code>" + code.replace("/", "/<wbr>") + "</code>"
+
+        out: list[str] = []
+        for number, source in enumerate(text.splitlines(), 1):
+            line = self.inline(source, "comparison.md", f"{base}matrix.md:{number}", link)
+            if line.startswith("|"):
+                line = re.sub(r"`([^`|]{24,})`", breakable, line)
+            out.append(line)
+            if number == 1 and line.startswith("# "):
+                out += ["", f'<p class="numaspec-provenance">{note}</p>']
+        return "\n".join(out) + "\n"
+
+
+def _coverage(path: Path) -> dict[str, str]:
+    """Per rule, the "run against kubelet" cell of ``adapters/kubelet/COVERAGE.md`` (found by
+    its header, so the table may gain columns); empty when the checkout has no such table."""
+    if not path.is_file():
+        return {}
+    out: dict[str, str] = {}
+    columns: list[str] | None = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if columns is None:
+            columns = cells
+            continue
+        if "rule" in columns and "run against kubelet" in columns and \
+                not set(cells) <= {"---", ""} and len(cells) == len(columns):
+            out[cells[columns.index("rule")]] = cells[columns.index("run against kubelet")]
+    return out
+
+
+def _minor_ranges(minors: list[int]) -> str:
+    """Minors as text, consecutive minors as one range (1.32\u20131.37)."""
+    runs: list[list[int]] = []
+    for minor in sorted(minors):
+        if runs and minor == runs[-1][-1] + 1:
+            runs[-1].append(minor)
+        else:
+            runs.append([minor])
+    return ", ".join(f"1.{r[0]}" if len(r) == 1 else f"1.{r[0]}\u20131.{r[-1]}" for r in runs)
 
 
 def _relative(target: str, page: str) -> str:

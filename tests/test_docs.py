@@ -32,27 +32,108 @@ def test_every_rule_s_anchor_is_its_id(site: Path) -> None:
     pages: dict[str, str] = {}
     for rule in rules:
         chapter = rule.file.removesuffix(".md")
-        html = pages.setdefault(chapter, (site / chapter / "index.html").read_text("utf-8"))
+        html = pages.setdefault(chapter, (site / f"{chapter}.html").read_text("utf-8"))
         assert f'id="{rule.id}"' in html, rule.id
     # the anchor is the ID whatever the title: MERGE-8's heading is not a slug of its title
     assert 'id="MERGE-8"' in pages["merge"]
 
 
 def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
-    merge = (site / "merge" / "index.html").read_text("utf-8")
+    merge = (site / "merge.html").read_text("utf-8")
     # upstream citations are permalinks at a pinned release tag, never at a branch
     links = re.findall(r'href="(https://github.com/kubernetes/kubernetes/blob/[^"]+)"', merge)
     assert links
     assert all(re.match(r".*/blob/v1\.\d+\.\d+/", link) for link in links)
-    assert 'href="../checks/#merge-target-width-1.24"' in merge
-    assert 'href="../properties/#P-EQUIVALENCE"' in merge
-    checks = (site / "checks" / "index.html").read_text("utf-8")
+    assert 'href="checks.html#merge-target-width-1.24"' in merge
+    assert 'href="properties.html#P-EQUIVALENCE"' in merge
+    checks = (site / "checks.html").read_text("utf-8")
     assert 'id="merge-target-width-1.24"' in checks
-    matrix = (site / "matrix" / "index.html").read_text("utf-8")
+    matrix = (site / "matrix.html").read_text("utf-8")
     assert 'id="MERGE-3"' in matrix
-    assert (site / "findings" / "index.html").is_file()
-    assert (site / "adapter-protocol" / "index.html").is_file()
-    assert (site / "comparison" / "index.html").is_file()
+    assert (site / "findings.html").is_file()
+    assert (site / "adapter-protocol.html").is_file()
+    assert (site / "comparison.html").is_file()
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True)
+    return done.stdout.strip() if done.returncode == 0 else "main"
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("numaspec")
+
+
+def test_every_page_names_numaspec_s_version_and_commit(site: Path) -> None:
+    commit = _commit()
+    pages = sorted(p for p in site.rglob("*.html")
+                   if p.parent.name not in ("assets", "search") and p.name != "404.html"
+                   and 'http-equiv="refresh"' not in p.read_text("utf-8"))
+    assert len(pages) > 30
+    for page in pages:
+        html = page.read_text("utf-8")
+        footer = html[html.index('class="md-copyright__highlight numaspec-build"'):]
+        assert f"numaspec {_version()} at" in footer, page
+        assert commit[:12] in footer, page
+        assert "cite.html" in footer, page
+    # the comparison names the numaspec that produced it and the one the site is
+    comparison = (site / "comparison.html").read_text("utf-8")
+    assert f"this site is numaspec {_version()}" in comparison
+    assert "0.1.0" not in comparison
+
+
+def test_the_site_works_from_disk(site: Path) -> None:
+    """File links, not folder links; the search index inlined for file://; no font or
+    script from the network; the older folder addresses forward."""
+    for page in [site / "index.html", site / "merge.html", site / "guides" / "reference.html"]:
+        html = page.read_text("utf-8")
+        hrefs = re.findall(r'href="([^"#]*)[^"]*"', html)
+        internal = [h for h in hrefs if h and not re.match(r"^[a-z]+:", h)]
+        assert internal
+        assert not [h for h in internal if h.endswith("/")], page
+        assert not re.findall(r'<script[^>]+src="https?:', html), page
+        assert "fonts.googleapis.com" not in html
+        assert "unpkg.com" not in html
+    assert (site / "search" / "search_index.js").read_text("utf-8").startswith("var __index")
+    assert (site / "assets" / "javascripts" / "iframe-worker.js").is_file()
+    forward = (site / "merge" / "index.html").read_text("utf-8")
+    assert 'location.replace("../merge.html" + location.hash)' in forward
+
+
+def test_the_matrix_never_leaves_a_row_blank(site: Path) -> None:
+    matrix = (site / "matrix.html").read_text("utf-8")
+    row = matrix[matrix.index('<span id="MERGE-8">'):]
+    row = row[:row.index("</tr>")]
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.split(r"<td[^>]*>", row)]
+    assert cells[0] == "MERGE-8"
+    assert all(cells), cells
+    assert cells[1].startswith("1.24\u20131.37")
+    # no table of twenty release columns: one column per question
+    assert matrix.count("<th>1.2") == 0
+
+
+def test_the_entry_page_and_how_to_cite(site: Path) -> None:
+    home = (site / "index.html").read_text("utf-8")
+    assert "Who this is for" in home
+    assert "What a rule page says" in home
+    assert "This directory is the specification" not in home
+    assert "This directory is the specification" in (site / "specification.html").read_text(
+        "utf-8")
+    cite = re.sub(r"<[^>]+>", "", (site / "cite.html").read_text("utf-8"))
+    assert f"numaspec {_version()}" in cite
+    assert _commit() in cite
+    assert "@software{numaspec" in cite
+    assert "cff-version" in cite
+
+
+def test_citation_cff_names_the_package_s_version() -> None:
+    import yaml
+
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text("utf-8"))
+    assert str(cff["version"]) == _version()
 
 
 def _spec_copy(tmp_path: Path) -> Path:
@@ -85,22 +166,22 @@ def test_the_guides_are_on_the_site(site: Path) -> None:
     guides = sorted(p.stem for p in GUIDES.glob("*.md"))
     assert "adapters" in guides
     for name in guides:
-        assert (site / "guides" / name / "index.html").is_file(), name
+        assert (site / "guides" / f"{name}.html").is_file(), name
     # in the navigation, as its own section, before the chapters grouped by spec/README.md's
     # five parts
     home = (site / "index.html").read_text("utf-8")
     assert home.index("Guides") < home.index("Part I: the Topology Manager")
     assert home.index("Part I: the Topology Manager") < home.index("Part V: operators")
-    reference = (site / "guides" / "reference" / "index.html").read_text("utf-8")
+    reference = (site / "guides" / "reference.html").read_text("utf-8")
     # a link to a chapter, written relative to docs/guides/, is the chapter's page; a rule ID
     # links to its anchor; another guide is the guide's page
-    assert 'href="../../merge-protocol/"' in reference
-    assert 'href="../../merge/#MERGE-8"' in reference
-    assert 'href="../fuzzing/"' in reference
-    peers = (site / "guides" / "kubelet-and-peers" / "index.html").read_text("utf-8")
-    # any other file of the checkout is its GitHub page
-    assert 'href="https://github.com/numaspec/numaspec/blob/main/adapters/kubelet/README.md"' \
-        in peers
+    assert 'href="../merge-protocol.html"' in reference
+    assert 'href="../merge.html#MERGE-8"' in reference
+    assert 'href="fuzzing.html"' in reference
+    peers = (site / "guides" / "kubelet-and-peers.html").read_text("utf-8")
+    # any other file of the checkout is its GitHub page, at the commit the site is built from
+    assert f'href="https://github.com/numaspec/numaspec/blob/{_commit()}/adapters/kubelet/' \
+        'README.md"' in peers
 
 
 def test_the_readme_links_every_guide() -> None:
