@@ -29,7 +29,7 @@ from numaspec.protocols.merge_protocol import MergeRequest, decode_merge_request
 from numaspec.topology.policies import topology_merge
 from numaspec.topology.trace import MergeTrace
 
-__all__ = ["explain_admission", "explain_case", "explain_merge", "summarize"]
+__all__ = ["chosen_by", "explain_admission", "explain_case", "explain_merge", "summarize"]
 
 
 def explain_merge(request: MergeRequest | Mapping[str, Any]) -> dict[str, Any]:
@@ -92,15 +92,25 @@ def _hint_text(hint: Mapping[str, Any]) -> str:
     return f"{where}{'' if hint.get('preferred') else ' (not preferred)'}"
 
 
+def chosen_by(trace: Mapping[str, Any]) -> str:
+    """EXPLAIN-2: the rule that decided a merge: the one ranking the winner above the
+    runner-up (``chosen_by``); for a trace written before that field, the last kept
+    entry's rule."""
+    if trace.get("chosen_by"):
+        return str(trace["chosen_by"])
+    kept = trace.get("kept") or []
+    return str(kept[-1].get("rule") or "") if kept else str(trace.get("nothing_kept") or "")
+
+
 def _merge_text(trace: Mapping[str, Any]) -> str:
     if "error" in trace:
         return f"kubelet refuses to start: {trace['error'].get('kind')}"
     result = trace.get("result") or {}
-    kept = trace.get("kept") or []
-    why = kept[-1]["rule"] if kept else trace.get("nothing_kept", "")
+    why = chosen_by(trace)
     walked = trace.get("candidates")
     return (f"merged {_hint_text(result.get('hint', {}))}"
-            + (f" of {walked} candidates, kept by {why}" if walked is not None and why else "")
+            + (f" of {walked} candidates, chosen by {why}" if walked is not None and why
+               else "")
             + f"; {trace.get('decided_by', '?')} "
             + ("admits" if result.get("admit") else "refuses"))
 

@@ -108,6 +108,11 @@ class _Chooser:
         self._numa = numa
 
     @property
+    def closest(self) -> bool:
+        """MERGE-9 applies: prefer-closest-numa-nodes, and not single-numa-node."""
+        return self._closest
+
+    @property
     def rule(self) -> str:
         """The rule that compares two candidates' masks: MERGE-9 with prefer-closest."""
         return "MERGE-9" if self._closest else "MERGE-6"
@@ -146,6 +151,65 @@ def _better_non_preferred(
     return choose.masks(current, candidate)
 
 
+def _same(a: TopologyHint, b: TopologyHint) -> bool:
+    return a.numa_affinity == b.numa_affinity and a.preferred == b.preferred
+
+
+def _ranked(a: TopologyHint, b: TopologyHint, modern: bool, choose: _Chooser | None,
+            target: int) -> tuple[TopologyHint, str]:
+    """EXPLAIN-2: the better of two distinct non-empty candidates, and the rule that ranks it
+    above the other: MERGE-5 (preferred over not), MERGE-6 (the narrower of two preferred),
+    MERGE-7 (the narrower of two non-preferred, up to 1.23), MERGE-8 (the target-width
+    ranking, from 1.24), MERGE-9 (the closer of two of one width under
+    prefer-closest-numa-nodes)."""
+    if a.preferred != b.preferred:
+        return (a if a.preferred else b), "MERGE-5"
+    mask_a, mask_b = a.numa_affinity, b.numa_affinity
+    assert mask_a is not None and mask_b is not None
+    if not modern or choose is None:
+        winner = b if mask_b.is_narrower_than(mask_a) else a
+        return winner, "MERGE-6" if a.preferred else "MERGE-7"
+    tie = mask_a.count() == mask_b.count()
+    if a.preferred:
+        return choose.masks(a, b), "MERGE-9" if tie and choose.closest else "MERGE-6"
+    return (_better_non_preferred(a, b, target, choose),
+            "MERGE-9" if tie and choose.closest else "MERGE-8")
+
+
+class _Podium:
+    """EXPLAIN-2: the best candidate and the runner-up (the best of the rest), kept only for a
+    trace, so that the rule that ranks the winner above the runner-up can be named."""
+
+    def __init__(self, modern: bool, choose: _Chooser | None, target: int) -> None:
+        self._modern, self._choose, self._target = modern, choose, target
+        self.best: TopologyHint | None = None
+        self.second: TopologyHint | None = None
+
+    def _better(self, a: TopologyHint, b: TopologyHint) -> TopologyHint:
+        return _ranked(a, b, self._modern, self._choose, self._target)[0]
+
+    def see(self, candidate: TopologyHint) -> None:
+        if self.best is None:
+            self.best = candidate
+        elif _same(candidate, self.best):
+            return
+        elif self._better(self.best, candidate) is candidate:
+            self.best, self.second = candidate, self.best
+        elif self.second is None or (not _same(candidate, self.second) and
+                                     self._better(self.second, candidate) is candidate):
+            self.second = candidate
+
+    def rule(self, empty: int) -> str:
+        """The rule that decided: the one ranking the winner above the runner-up; with a
+        single distinct candidate, MERGE-4 when others were discarded as empty, else MERGE-1
+        (the only candidate); MERGE-10 when there is none."""
+        if self.best is None:
+            return "MERGE-10"
+        if self.second is None:
+            return "MERGE-4" if empty else "MERGE-1"
+        return _ranked(self.best, self.second, self._modern, self._choose, self._target)[1]
+
+
 def best_hint(
     lists: Sequence[Sequence[TopologyHint]],
     numa: NumaInfo,
@@ -171,6 +235,7 @@ def best_hint(
     choose = _Chooser(numa, mode, options)
     target = target_count(lists)
     best: TopologyHint | None = None
+    podium = None if keep is None else _Podium(True, choose, target)
     walked = empty = 0
     for permutation in permutations(lists):
         walked += 1
@@ -179,6 +244,8 @@ def best_hint(
         if candidate.numa_affinity.is_empty():
             empty += 1
             continue
+        if podium is not None:
+            podium.see(candidate)
         before = best
         if best is None:
             best, rule = candidate, "MERGE-4"
@@ -192,8 +259,8 @@ def best_hint(
             best, rule = _better_non_preferred(best, candidate, target, choose), "MERGE-8"
         if keep is not None and best is not before:
             keep(best, permutation, rule, walked, empty)
-    if keep is not None:
-        keep(None, (), "MERGE-10" if best is None else "", walked, empty)
+    if keep is not None and podium is not None:
+        keep(None, (), podium.rule(empty), walked, empty)
     return best if best is not None else TopologyHint(default, False)
 
 
@@ -204,6 +271,7 @@ def _best_hint_pre_124(
     """MERGE-5, MERGE-6, MERGE-7 as ``mergeFilteredHints`` did up to 1.23: start from the
     machine mask, not preferred, and replace it by anything preferred-er or narrower."""
     best = TopologyHint(default, False)
+    podium = None if keep is None else _Podium(False, None, 0)
     walked = empty = 0
     for permutation in permutations(lists):
         walked += 1
@@ -213,6 +281,8 @@ def _best_hint_pre_124(
         if mask.is_empty():
             empty += 1
             continue
+        if podium is not None:
+            podium.see(candidate)
         if candidate.preferred != best.preferred:
             if candidate.preferred:
                 best = candidate
@@ -224,6 +294,9 @@ def _best_hint_pre_124(
             if keep is not None:
                 keep(best, permutation, "MERGE-6" if best.preferred else "MERGE-7", walked,
                      empty)
-    if keep is not None:
-        keep(None, (), "", walked, empty)
+    if keep is not None and podium is not None:
+        # the walk starts from the machine, not preferred: when nothing replaced it, MERGE-10
+        kept = podium.best is not None and not (_same(podium.best, best) and best.numa_affinity
+                                                == default and not best.preferred)
+        keep(None, (), podium.rule(empty) if kept else "MERGE-10", walked, empty)
     return best

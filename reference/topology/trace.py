@@ -70,6 +70,7 @@ class MergeTrace:
             self.data["empty_candidates"] = empty
             if not self.data["kept"]:
                 self.data["nothing_kept"] = "MERGE-10"
+            self.data["chosen_by"] = "MERGE-10" if not self.data["kept"] else rule
             return
         kept: list[dict[str, Any]] = self.data["kept"]
         if len(kept) >= MAX_KEPT:
@@ -86,10 +87,14 @@ class MergeTrace:
         self.data["regime"] = found.regime
         self.data["candidates"] = found.permutations
         self.data["distinct_candidates"] = found.distinct
+        # the fast merge names the rule ranking the winner first among its kind; one
+        # distinct preferred candidate is ranked above every other by MERGE-5
+        self.data["chosen_by"] = "MERGE-5" if found.rule == "MERGE-4" else found.rule
         if found.rule == "MERGE-10":
             self.data["nothing_kept"] = "MERGE-10"
             return
         if found.witness == ():
+            self.data["chosen_by"] = "MERGE-10"
             return  # up to 1.23: the machine mask the walk starts from stands
         self.data["kept"] = [{"hint": hint_json(found.hint), "rule": found.rule,
                               "permutation": None if found.witness is None
