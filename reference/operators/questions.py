@@ -88,9 +88,7 @@ def _rules(trace: Mapping[str, Any]) -> list[str]:
     for step in trace.get("steps") or ():
         add(step.get("rule"))
         merge = step.get("merge") or {}
-        for kept in merge.get("kept") or ():
-            add(kept.get("rule"))
-        add(merge.get("nothing_kept"))
+        add(merge.get("chosen_by"))  # EXPLAIN-2: the rule that decided, not each kept one
         add(merge.get("decided_by"))
     refused = trace.get("refused")
     if refused:
@@ -117,7 +115,8 @@ def _node_summary(node: Node, files: NodeFiles) -> dict[str, Any]:
 
 
 def _free(node: Node) -> dict[str, Any]:
-    """What the node has free for exclusive use, per NUMA node."""
+    """What the node has free for exclusive use, per NUMA node, before the pod's admission
+    (OPS-12)."""
     free: dict[str, Any] = {}
     for numa in node.machine.numa_ids:
         entry: dict[str, Any] = {}
@@ -181,12 +180,16 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
             "the state files, each at what it holds exclusively; pods that hold nothing "
             "exclusive are not counted by the resource-fit check (ADMIT-8), so a pod shown "
             "admitted may still be refused for capacity")
-    return {"kind": "explanation", "node": _node_summary(node, files),
-            "restored": restored, "free": _free(node),
-            "pod": {"uid": pod.uid, "name": pod.name, "qos": qos_class(pod).value,
-                    "containers": [_container_json(c, pod) for c in pod.all_containers()]},
-            "notes": notes, **({"dra": dra_answer} if dra_answer is not None else {}),
-            **_explain_on(node, pod)}
+    from numaspec.operators.reason import asked, reason
+
+    answer: dict[str, Any] = {
+        "kind": "explanation", "node": _node_summary(node, files),
+        "restored": restored, "free": _free(node), "asked": asked(node, pod),
+        "pod": {"uid": pod.uid, "name": pod.name, "qos": qos_class(pod).value,
+                "containers": [_container_json(c, pod) for c in pod.all_containers()]},
+        "notes": notes, **({"dra": dra_answer} if dra_answer is not None else {}),
+        **_explain_on(node, pod)}
+    return {"reason": reason(answer), **answer}  # OPS-12: the reason first
 
 
 def _container_json(container: Container, pod: Pod) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The operator's answers as text on a terminal (spec chapter ``operators.md``, OPS-6..OPS-8),
-rendered with Rich: tables for the hints, the rules named with their titles and links.
+"""The operator's answers as text on a terminal (spec chapter ``operators.md``, OPS-6..OPS-8,
+OPS-12), rendered with Rich: the reason in plain words first, tables for the hints, the rules
+named with their titles and links.
 
 Only presentation: the answers are the JSON of :mod:`numaspec.operators.questions`, and ``--json``
 prints them as they are.
@@ -15,14 +16,38 @@ from rich.table import Table
 from rich.text import Text
 
 from numaspec.node.nodeconfig import format_cpuset
+from numaspec.operators.reason import CHOSEN
+from numaspec.protocols.explain import chosen_by
 
-__all__ = ["render"]
+__all__ = ["DEFAULT_WIDTH", "render", "width"]
+
+
+#: OPS-12: the width when the output is no terminal and COLUMNS is not set.
+DEFAULT_WIDTH = 100
+
+
+def width(out: TextIO, environ: Mapping[str, str] | None = None) -> int:
+    """OPS-12: the width to render at: COLUMNS when set (a positive integer), else the
+    terminal's own width when ``out`` is one, else :data:`DEFAULT_WIDTH`."""
+    import os
+    import shutil
+
+    env = os.environ if environ is None else environ
+    columns = env.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if out.isatty():
+            size = os.get_terminal_size(out.fileno()).columns
+            return size if size > 0 else shutil.get_terminal_size().columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return DEFAULT_WIDTH
 
 
 def render(answer: Mapping[str, Any], out: TextIO) -> None:
     """Print an explanation, a what-if or a largest-pod answer to ``out``."""
-    console = Console(file=out, highlight=False, soft_wrap=False,
-                      width=None if out.isatty() else 100)
+    console = Console(file=out, highlight=False, soft_wrap=False, width=width(out))
     kind = answer.get("kind")
     if kind == "what-if":
         _what_if(console, answer)
@@ -159,7 +184,37 @@ def _decision(console: Console, answer: Mapping[str, Any]) -> None:
         console.print(f"  refused by: {refused.get('by')}, rule {refused.get('rule')}")
 
 
-def _steps(console: Console, trace: Mapping[str, Any]) -> None:
+#: OPS-12: a provider without hints, by what its silence means (the provider's code).
+_SILENT = {
+    ("cpu", None): "no preference: it manages nothing this asks (no exclusive CPUs)",
+    ("memory", None): "no preference: it manages nothing this asks (not a Guaranteed pod, "
+                      "or memory it does not pin)",
+    ("devices", None): "no preference: it manages nothing this asks",
+    ("devices", False): "no preference: it manages nothing this asks (no device)",
+    ("memory", False): "nothing fits: no set of NUMA nodes passes its check for the memory "
+                       "asked (the merge reads this as no preference)",
+    ("cpu", False): "nothing fits: no set of NUMA nodes has the CPUs asked free",
+}
+
+
+def _silent(provider: str, hints: object) -> str:
+    """OPS-12: ``None`` (no preference: nothing it manages is asked) and ``{}`` (the Device
+    Manager: no device asked; the Memory Manager: no placement fits) said apart."""
+    key = (provider, None if hints is None else False)
+    return _SILENT.get(key, "no preference" if hints is None else "no hints")
+
+
+def _off(node: Mapping[str, Any]) -> list[str]:
+    """OPS-12: the hint providers switched off (policy none): kubelet asks them nothing."""
+    off = []
+    if (node.get("cpu_manager") or {}).get("policy") == "none":
+        off.append("cpu")
+    if (node.get("memory_manager") or {}).get("policy") in ("none", "None"):
+        off.append("memory")
+    return off
+
+
+def _steps(console: Console, trace: Mapping[str, Any], off: Sequence[str] = ()) -> None:
     for step in trace.get("steps") or []:
         who = step.get("container")
         title = f"container {who}" if who else "the pod (pod scope)"
@@ -172,22 +227,26 @@ def _steps(console: Console, trace: Mapping[str, Any]) -> None:
         table.add_column("provider")
         table.add_column("resource")
         table.add_column("hints")
-        for provider, hints in (step.get("hints") or {}).items():
-            if hints is None:
-                table.add_row(provider, "-", "no opinion")
-                continue
-            if not hints:
-                table.add_row(provider, "-", "no hints (nothing it manages, or nothing fits)")
+        given = step.get("hints") or {}
+        for provider, hints in given.items():
+            if hints is None or not hints:
+                table.add_row(provider, "-", _silent(provider, hints))
                 continue
             for resource, listed in hints.items():
-                table.add_row(provider, resource, _hints(listed))
+                table.add_row(provider, resource, _hints(listed)
+                              if listed is not None else "no preference (no NUMA topology "
+                              "for this resource)")
+        for provider in off:
+            if provider not in given:
+                table.add_row(provider, "-", "off (policy none): gives no hints")
         console.print(table)
         merge = step.get("merge") or {}
         result = merge.get("result") or {}
-        kept = merge.get("kept") or []
-        why = kept[-1].get("rule") if kept else merge.get("nothing_kept")
+        why = chosen_by(merge)
+        words = CHOSEN.get(why)
         console.print(f"  merged hint: {_hint(result.get('hint'))}"
-                      + (f" (chosen by {why})" if why else "")
+                      + (f" (chosen by {why}: {words})" if why and words
+                         else f" (chosen by {why})" if why else "")
                       + f"; {merge.get('decided_by')} "
                       + ("admits" if result.get("admit") else "refuses"))
         because = _why(step.get("hints") or {}, result.get("hint"))
@@ -198,7 +257,8 @@ def _steps(console: Console, trace: Mapping[str, Any]) -> None:
 def _free(console: Console, free: Mapping[str, Any]) -> None:
     if not free:
         return
-    console.print(Text("Free for exclusive use, per NUMA node", style="bold"))
+    console.print(Text("Free for exclusive use, per NUMA node, before admission",
+                       style="bold"))
     for numa, entry in free.items():
         parts = []
         if "cpus" in entry:
@@ -284,6 +344,9 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
         error = answer["startup_error"]
         console.print(Text(f"kubelet would not start: {error.get('message')}", style="bold red"))
         return
+    if answer.get("reason"):
+        console.print(Text("Why: ", style="bold") + Text(str(answer["reason"])))
+        console.print()
     _header(console, answer)
     for note in answer.get("notes") or []:
         console.print(Text(f"  note: {note}", style="yellow"))
@@ -293,7 +356,7 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
     if answer.get("dra"):
         _dra(console, answer["dra"])
         console.print()
-    _steps(console, answer.get("trace") or {})
+    _steps(console, answer.get("trace") or {}, _off(answer.get("node") or {}))
     console.print()
     _rules(console, answer.get("rules") or [])
     console.print()
