@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         answer = _answer(args)
     except NumaspecError as exc:
-        print(f"numaspec explain: {exc.kind}: {exc.describe()}", file=err)
+        print(f"numaspec explain: {exc.kind}: {exc.describe()}{_no_numa_folder(args)}", file=err)
         return EXIT_ERROR
     if args.json:
         json.dump(answer, out, indent=2)
@@ -97,6 +97,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         render(answer, out)
     decision = _final_decision(answer)
     return EXIT_OK if decision else EXIT_REJECTED
+
+
+def _no_numa_folder(args: argparse.Namespace) -> str:
+    """SYSFS-7: a sysfs copy without ``devices/system/node`` is read as cadvisor reads a kernel
+    built without NUMA (a node per socket); the answer, or an error that follows, says so,
+    since a copy that left the folder out is the likelier cause."""
+    if not args.sysfs or not Path(args.sysfs).is_dir():
+        return ""
+    folder = Path(args.sysfs) / "devices" / "system" / "node"
+    if folder.is_dir():
+        return ""
+    return (f" (note: {folder} is missing, so the machine was read as a kernel built "
+            "without NUMA is: one node per socket; if the copy left it out, copy it too)")
 
 
 def _final_decision(answer: dict[str, Any]) -> bool:
@@ -120,10 +133,17 @@ def _answer(args: argparse.Namespace) -> dict[str, Any]:
         if changes:
             raise InvalidFieldError("--largest and --set are separate questions: ask one",
                                     where="--largest")
-        return largest_pod(files, pod, args.largest, container=args.container)
-    if changes:
-        return what_if(files, pod, changes, resource_claims=claims, dra=dra)
-    return explain_pod(files, pod, resource_claims=claims, dra=dra)
+        answer = largest_pod(files, pod, args.largest, container=args.container)
+    elif changes:
+        answer = what_if(files, pod, changes, resource_claims=claims, dra=dra)
+    else:
+        answer = explain_pod(files, pod, resource_claims=claims, dra=dra)
+    from numaspec.operators.pod_shape import qos_warnings
+
+    warnings = qos_warnings(pod)
+    if warnings:
+        answer["warnings"] = [*answer.get("warnings", []), *warnings]
+    return answer
 
 
 def _dra_question(args: argparse.Namespace, imported: Any, files: Any) -> Any:
@@ -166,6 +186,8 @@ def node_files(args: argparse.Namespace) -> Any:
         version = parse_version(version, where="--kubelet-version")
     if args.node:
         version = kubelet_config.read_kubelet_version(args.node)
+    if version is None:
+        version = _version_from_state(args, sources)
     config = kubelet_config.read_kubelet_config(args.kubelet_config, kubelet_version=version)
     sources["config"] = args.kubelet_config
     running = []
@@ -179,7 +201,8 @@ def node_files(args: argparse.Namespace) -> Any:
     if args.state_dir:
         if not Path(args.state_dir).is_dir():
             raise InputFileError("not a directory", where=args.state_dir)
-        cpu, memory, devices = checkpoints.read_state_dir(args.state_dir)
+        cpu, memory, devices = checkpoints.read_state_dir(args.state_dir,
+                                                          minor=config.kubelet_version.minor)
         sources["state"] = args.state_dir
         if not args.pods:
             # OPS-10: the pods only as the state files know them; the answer says so.
@@ -188,6 +211,46 @@ def node_files(args: argparse.Namespace) -> Any:
             running = list(pods_from_state(cpu, memory, devices))
             sources["pods"] = "the state files only (no --pods)"
     return NodeFiles(machine, config, tuple(running), cpu, memory, devices, sources)
+
+
+_ASK_VERSION = ("give the node's kubelet release with --kubelet-version (such as 1.30.14) or "
+                "its Node object with --node FILE (kubectl get node NAME -o yaml: "
+                "status.nodeInfo.kubeletVersion)")
+
+
+def _version_from_state(args: argparse.Namespace, sources: dict[str, str]) -> Any:
+    """OPS-13: no ``--kubelet-version`` nor ``--node``: the release the state files' formats
+    settle, when only one modelled release writes them (CKPT-1..3, ``FORMAT_READ_BY``);
+    otherwise an error naming both flags and what the files narrowed it to."""
+    from numaspec.operators.importers import checkpoints
+    from numaspec.topology.versions import parse_version
+
+    if not args.state_dir:
+        raise InvalidFieldError("the kubelet version is not part of a kubelet configuration: "
+                                + _ASK_VERSION, where="--kubelet-version")
+    try:
+        files = [f for f in checkpoints.read_state_dir(args.state_dir) if f is not None]
+    except NumaspecError:
+        files = []  # read again, as the release reads them, once the version is given
+    low, high = 29, 37
+    said = []
+    for state in files:
+        name = Path(state.path).name
+        writers = checkpoints.FORMAT_READ_BY.get((name, state.format), (None, None))[1]
+        if writers is None:
+            continue
+        low, high = max(low, writers[0]), min(high, writers[1])
+        said.append(f"{name} format {state.format}")
+    if files and low == high:
+        sources["kubelet version"] = (f"1.{low}, from the state files ({', '.join(said)}: "
+                                      f"written only by kubelet 1.{low}; give "
+                                      "--kubelet-version to say otherwise)")
+        return parse_version(f"1.{low}", where="--state-dir")
+    narrowed = (f"; the state files ({', '.join(said)}) were written by kubelet "
+                f"1.{low}\u20131.{high}" if said and low <= high else "")
+    raise InvalidFieldError("the kubelet version is not part of a kubelet configuration nor "
+                            f"settled by the state files{narrowed}: " + _ASK_VERSION,
+                            where="--kubelet-version")
 
 
 def _machine(args: argparse.Namespace, sources: dict[str, str]) -> Any:
@@ -216,7 +279,7 @@ def _machine(args: argparse.Namespace, sources: dict[str, str]) -> Any:
     if args.sysfs:
         from numaspec.operators.importers.sysfs import read_sysfs
 
-        sources["machine"] = args.sysfs
+        sources["machine"] = args.sysfs + _no_numa_folder(args)
         return read_sysfs(args.sysfs, devices=devices)
     from numaspec.operators.importers.hwloc import read_lstopo_xml
 

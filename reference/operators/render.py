@@ -141,6 +141,12 @@ def _header(console: Console, answer: Mapping[str, Any]) -> None:
     options = ", ".join(f"{k}={v}" for k, v in (tm.get("options") or {}).items())
     console.print(Text(f"Pod {pod.get('name')} ({pod.get('qos')}) on kubelet "
                        f"{node.get('kubelet_version')}", style="bold"))
+    sources = node.get("sources") or {}
+    for key in ("kubelet version", "devices"):
+        if key in sources:  # OPS-13, OPS-14: what numaspec inferred, said before the answer
+            console.print(Text(f"  {key}: {sources[key]}", style="yellow"))
+    for line in answer.get("warnings") or []:
+        console.print(Text(f"  warning: {line}", style="bold yellow"))
     cpu = node.get("cpu_manager") or {}
     console.print(f"  Topology Manager {tm.get('policy')}, scope {tm.get('scope')}"
                   + (f", options {options}" if options else ""))
