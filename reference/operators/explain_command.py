@@ -86,7 +86,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         answer = _answer(args)
     except NumaspecError as exc:
-        print(f"numaspec explain: {exc.kind}: {exc.describe()}{_no_numa_folder(args)}", file=err)
+        print(f"numaspec explain: {exc.kind}: {exc.describe()}{_no_numa_folder(args)}"
+              f"{_no_plugin_hint(args, exc)}", file=err)
         return EXIT_ERROR
     if args.json:
         json.dump(answer, out, indent=2)
@@ -97,6 +98,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         render(answer, out)
     decision = _final_decision(answer)
     return EXIT_OK if decision else EXIT_REJECTED
+
+
+def _no_plugin_hint(args: argparse.Namespace, exc: NumaspecError) -> str:
+    """OPS-15: a resource no device on the machine backs: name the flag that maps them."""
+    if "no device plugin on this node serves" not in exc.describe() or args.machine:
+        return ""
+    return ": give --devices FILE (which PCI devices back each extended resource)"
 
 
 def _no_numa_folder(args: argparse.Namespace) -> str:
@@ -280,6 +288,13 @@ def _machine(args: argparse.Namespace, sources: dict[str, str]) -> Any:
         from numaspec.operators.importers.sysfs import read_sysfs
 
         sources["machine"] = args.sysfs + _no_numa_folder(args)
+        if devices is None and args.state_dir and Path(args.state_dir).is_dir():
+            # OPS-15: no --devices: the device checkpoint's PCI addresses, placed by sysfs.
+            from numaspec.operators.importers.device_inference import infer_from_state_dir
+
+            inference = infer_from_state_dir(args.sysfs, args.state_dir)
+            devices = dict(inference.selectors)
+            sources["devices"] = inference.source_line()
         return read_sysfs(args.sysfs, devices=devices)
     from numaspec.operators.importers.hwloc import read_lstopo_xml
 

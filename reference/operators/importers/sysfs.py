@@ -304,7 +304,8 @@ def _pci_devices(root: Path) -> dict[str, PciDevice]:
             file = path / field
             ids[field] = _hex_id(_read(file).strip().lower(), str(file), digits)
         numa_file = path / "numa_node"
-        numa = _int(numa_file)
+        # SYSFS-8: no numa_node file (a kernel without NUMA): no NUMA node, as for -1.
+        numa = _int(numa_file) if numa_file.exists() else -1
         if numa < -1:
             raise InputFileError(f"a NUMA node is -1 (none) or an id, not {numa}",
                                  where=str(numa_file))
