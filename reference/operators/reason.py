@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from numaspec.node.admission import Node
     from numaspec.node.pods import Container, Pod
 
-__all__ = ["CHOSEN", "asked", "reason"]
+__all__ = ["CHOSEN", "asked", "reason", "size_text"]
 
 #: OPS-12: why the merge chose its set, in words, by the rule that decided (EXPLAIN-2).
 CHOSEN = {
@@ -73,7 +73,8 @@ def asked(node: Node, pod: Pod) -> list[dict[str, Any]]:
             for c in effective.all_containers()]
 
 
-def _size(amount: int) -> str:
+def size_text(amount: int) -> str:
+    """Bytes as an operator reads them: whole Gi or Mi, else two decimals."""
     for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20)):
         if amount and amount % size == 0:
             return f"{amount // size}{suffix}"
@@ -87,9 +88,9 @@ def _what(resource: str, amount: int) -> str:
     if resource == "cpu":
         return f"{amount} exclusive CPU" + ("" if amount == 1 else "s")
     if resource == "memory":
-        return f"{_size(amount)} of memory"
+        return f"{size_text(amount)} of memory"
     if resource.startswith("hugepages-"):
-        return f"{_size(amount)} of {resource}"
+        return f"{size_text(amount)} of {resource}"
     return f"{amount} {resource}"
 
 
@@ -102,7 +103,7 @@ def _free_of(entry: Mapping[str, Any], resource: str) -> int:
 
 
 def _shown(resource: str, amount: int) -> str:
-    return _size(amount) if resource == "memory" or resource.startswith("hugepages-") \
+    return size_text(amount) if resource == "memory" or resource.startswith("hugepages-") \
         else str(amount)
 
 

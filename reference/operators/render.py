@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from numaspec.node.nodeconfig import format_cpuset
-from numaspec.operators.reason import CHOSEN
+from numaspec.operators.reason import CHOSEN, size_text
 from numaspec.protocols.explain import chosen_by
 
 __all__ = ["DEFAULT_WIDTH", "render", "width"]
@@ -38,8 +38,8 @@ def width(out: TextIO, environ: Mapping[str, str] | None = None) -> int:
         return int(columns)
     try:
         if out.isatty():
-            size = os.get_terminal_size(out.fileno()).columns
-            return size if size > 0 else shutil.get_terminal_size().columns
+            size = os.get_terminalsize_text(out.fileno()).columns
+            return size if size > 0 else shutil.get_terminalsize_text().columns
     except (AttributeError, OSError, ValueError):
         pass
     return DEFAULT_WIDTH
@@ -106,16 +106,6 @@ def _cpus(cpus: Sequence[int]) -> str:
     return format_cpuset(cpus) or "-"
 
 
-def _size(amount: int) -> str:
-    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20)):
-        if amount and amount % size == 0:
-            return f"{amount // size}{suffix}"
-    for suffix, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if amount >= size:
-            return f"{amount / size:.2f}{suffix}"
-    return str(amount)
-
-
 def _rules(console: Console, rules: Sequence[str]) -> None:
     if not rules:
         return
@@ -175,7 +165,7 @@ def _decision(console: Console, answer: Mapping[str, Any]) -> None:
         for column in ("container", "NUMA affinity", "CPUs", "memory", "devices"):
             table.add_column(column)
         for c in decision.get("containers") or []:
-            memory = ", ".join(f"{b['type']} {_size(b['size'])} on NUMA "
+            memory = ", ".join(f"{b['type']} {size_text(b['size'])} on NUMA "
                                f"{','.join(map(str, b['numa']))}" for b in c.get("memory") or [])
             devices = ", ".join(f"{r}: {', '.join(ids)}"
                                 for r, ids in (c.get("devices") or {}).items())
@@ -270,7 +260,7 @@ def _free(console: Console, free: Mapping[str, Any]) -> None:
         if "cpus" in entry:
             parts.append(f"CPUs {_cpus(entry['cpus'])} ({len(entry['cpus'])})")
         for kind, amount in (entry.get("memory") or {}).items():
-            parts.append(f"{kind} {_size(amount)}")
+            parts.append(f"{kind} {size_text(amount)}")
         for resource, ids in (entry.get("devices") or {}).items():
             parts.append(f"{resource} {len(ids)}")
         console.print(f"  NUMA {numa}: " + ("; ".join(parts) or "-"))
