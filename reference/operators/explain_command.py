@@ -60,6 +60,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="changes", metavar="KEY=VALUE", action="append",
                         default=[], help="what-if: change a KubeletConfiguration field (or "
                                          "kubeletVersion) and show what changes; repeatable")
+    parser.add_argument("--request", dest="requests", metavar="CONTAINER.RESOURCE=AMOUNT",
+                        action="append", default=[],
+                        help="what-if: the pod with one container asking AMOUNT of RESOURCE "
+                             "(app.cpu=16, app.memory=8Gi; a limit it sets follows, so a "
+                             "Guaranteed pod stays Guaranteed); repeatable, and with --set")
     parser.add_argument("--largest", metavar="RESOURCE",
                         help="the largest amount of RESOURCE (cpu, memory, hugepages-2Mi, an "
                              "extended resource) the pod can ask for and still be admitted, "
@@ -130,20 +135,28 @@ def _final_decision(answer: dict[str, Any]) -> bool:
 
 
 def _answer(args: argparse.Namespace) -> dict[str, Any]:
-    from numaspec.operators.questions import explain_pod, largest_pod, parse_change, what_if
+    from numaspec.operators.questions import (
+        explain_pod,
+        largest_pod,
+        parse_change,
+        parse_request,
+        what_if,
+    )
 
     changes = [parse_change(text) for text in args.changes]
     files = node_files(args)
     imported = _the_pod(args.pod, args.name)
     pod, claims = imported.pod, imported.resource_claims
     dra = _dra_question(args, imported, files)
+    requests = [parse_request(text, pod) for text in args.requests]
     if args.largest:
-        if changes:
-            raise InvalidFieldError("--largest and --set are separate questions: ask one",
-                                    where="--largest")
+        if changes or requests:
+            raise InvalidFieldError("--largest and a what-if (--set, --request) are separate "
+                                    "questions: ask one", where="--largest")
         answer = largest_pod(files, pod, args.largest, container=args.container)
-    elif changes:
-        answer = what_if(files, pod, changes, resource_claims=claims, dra=dra)
+    elif changes or requests:
+        answer = what_if(files, pod, changes, resource_claims=claims, dra=dra,
+                         requests=requests)
     else:
         answer = explain_pod(files, pod, resource_claims=claims, dra=dra)
     from numaspec.operators.pod_shape import qos_warnings

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
         MemoryManagerState,
     )
 
-__all__ = ["SETTABLE", "Change", "NodeFiles", "build_node", "explain_pod", "largest_pod",
-           "parse_change", "what_if"]
+__all__ = ["SETTABLE", "Change", "NodeFiles", "PodChange", "apply_requests", "build_node",
+           "explain_pod", "largest_pod", "parse_change", "parse_request", "what_if"]
 
 
 @attrs.frozen
@@ -250,6 +250,48 @@ def parse_change(text: str) -> Change:
     raise InvalidFieldError(f"cannot set {key!r}; known: {', '.join(SETTABLE)}", where="--set")
 
 
+@attrs.frozen
+class PodChange:
+    """OPS-16: one ``--request CONTAINER.RESOURCE=AMOUNT``: what one container asks."""
+
+    container: str
+    resource: str
+    text: str
+    amount: Fraction
+
+    def __str__(self) -> str:
+        return f"{self.container}.{self.resource}={self.text}"
+
+
+def parse_request(text: str, pod: Pod) -> PodChange:
+    """``CONTAINER.RESOURCE=AMOUNT`` → a :class:`PodChange` of a container ``pod`` has; the
+    amount a Kubernetes quantity, not negative (container names hold no dot: the first one
+    ends it; resource names may hold more)."""
+    target, sep, amount = text.partition("=")
+    container, dot, resource = target.strip().partition(".")
+    if not sep or not dot or not container or not resource.strip() or not amount.strip():
+        raise InvalidFieldError(f"{text!r} is not CONTAINER.RESOURCE=AMOUNT (such as "
+                                "app.cpu=16 or app.memory=8Gi)", where="--request")
+    names = [c.name for c in pod.all_containers()]
+    if container not in names:
+        raise InvalidFieldError(f"the pod has no container {container!r} (it has: "
+                                f"{', '.join(names)})", where="--request")
+    quantity = parse_quantity(amount.strip(), where=f"--request {target.strip()}")
+    if quantity < 0:
+        raise InvalidFieldError(f"{amount.strip()!r} is negative: a request is zero or more",
+                                where=f"--request {target.strip()}")
+    return PodChange(container, resource.strip(), amount.strip(), quantity)
+
+
+def apply_requests(pod: Pod, changes: Iterable[PodChange]) -> Pod:
+    """OPS-16: ``pod`` with each container's request changed; a limit the container sets for
+    that resource follows it, so a Guaranteed pod stays Guaranteed (as ``--largest`` grows
+    one, OPS-8)."""
+    for change in changes:
+        pod = _scaled(pod, change.container, change.resource, change.amount)
+    return pod
+
+
 def apply_changes(config: NodeConfig, changes: Iterable[Change]) -> NodeConfig:
     """OPS-7: the configuration with ``changes`` applied in order (each value read as the
     KubeletConfiguration field it names)."""
@@ -351,9 +393,10 @@ def _brief(value: object) -> str:
 
 
 def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
-            resource_claims: Sequence[str] = (), dra: DraQuestion | None = None
-            ) -> dict[str, Any]:
-    """OPS-7: the explanation before and after ``changes``, and what changed.  A change
+            resource_claims: Sequence[str] = (), dra: DraQuestion | None = None,
+            requests: Sequence[PodChange] = ()) -> dict[str, Any]:
+    """OPS-7, OPS-16: the explanation before and after ``changes`` to the configuration and
+    ``requests`` to the pod, and what changed.  A change
     kubelet would not start with on this node's state (a manager's policy or a reservation
     the state files contradict) is answered for the drained node, and says so; a change
     kubelet would not start with at all is the answer (``after.startup_error``)."""
@@ -362,8 +405,11 @@ def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
     before = explain_pod(files, pod, node=node, report=report, resource_claims=claims,
                          dra=dra)
     changed = attrs.evolve(files, config=apply_changes(files.config, changes))
-    answer: dict[str, Any] = {"kind": "what-if", "changes": [str(c) for c in changes],
-                              "note": None, "before": before}
+    asked = pod
+    pod = apply_requests(pod, requests)
+    answer: dict[str, Any] = {"kind": "what-if", "changes": [
+        *(str(c) for c in changes), *(_request_text(asked, pod, r) for r in requests)],
+        "note": None, "before": before}
     try:
         try:
             answer["after"] = explain_pod(changed, pod, resource_claims=claims, dra=dra)
@@ -383,6 +429,25 @@ def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
         return answer
     answer["differences"] = _differences(before, answer["after"])
     return answer
+
+
+def _request_text(before: Pod, after: Pod, change: PodChange) -> str:
+    """``app.cpu=16 (requests and limits, was 18)``: what ``--request`` changed."""
+    def of(pod: Pod) -> Container:
+        return next(c for c in pod.all_containers() if c.name == change.container)
+
+    old, new = of(before), of(after)
+    was = old.requests.get(change.resource)
+    which = "requests and limits" if change.resource in new.limits else "requests"
+    if was is None:
+        said = "not asked"
+    elif change.resource == "memory" or change.resource.startswith("hugepages-"):
+        from numaspec.operators.reason import size_text
+
+        said = size_text(int(was))
+    else:
+        said = _quantity_text(was)
+    return f"{change} ({which}, was {said})"
 
 
 # --- the largest pod ----------------------------------------------------------------------
