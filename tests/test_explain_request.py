@@ -31,7 +31,8 @@ def test_a_request_with_a_configuration_change(capsys: pytest.CaptureFixture[str
                               capsys)
     assert answer["changes"] == ["topologyManagerPolicy=best-effort",
                                  "train.cpu=6 (requests and limits, was 8)"]
-    assert status == 0 and answer["after"]["decision"]["admitted"] is True
+    assert status == 0
+    assert answer["after"]["decision"]["admitted"] is True
 
 
 @pytest.mark.parametrize(("request_text", "error"), [
@@ -53,4 +54,5 @@ def test_a_bad_request_is_one_line_naming_it(capsys: pytest.CaptureFixture[str],
 def test_largest_is_a_separate_question(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run(two_socket_args(GPU_POD, "--request", "train.cpu=6",
                                          "--largest", "cpu"), capsys)
-    assert status == 2 and "separate questions" in err
+    assert status == 2
+    assert "separate questions" in err

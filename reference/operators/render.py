@@ -38,8 +38,8 @@ def width(out: TextIO, environ: Mapping[str, str] | None = None) -> int:
         return int(columns)
     try:
         if out.isatty():
-            size = os.get_terminalsize_text(out.fileno()).columns
-            return size if size > 0 else shutil.get_terminalsize_text().columns
+            size = os.get_terminal_size(out.fileno()).columns
+            return size if size > 0 else shutil.get_terminal_size().columns
     except (AttributeError, OSError, ValueError):
         pass
     return DEFAULT_WIDTH
