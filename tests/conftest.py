@@ -87,3 +87,11 @@ def ray_instance() -> Iterator[None]:
     finally:
         ray.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text answers are as wide as ``COLUMNS`` (OPS-12): a test reads them at the default width
+    whatever terminal ran pytest; a test of the width sets it itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
