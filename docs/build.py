@@ -7,7 +7,7 @@ so nothing in it is written twice.
 
 * a page per chapter of ``spec/`` (in spec/README.md's order, grouped by the parts its bold
   "**Part ...**" lines name), where each rule's heading carries its ID as its anchor
-  (``merge/#MERGE-8``), whatever its title;
+  (``merge.html#MERGE-8``), whatever its title;
 * under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
   was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
   the rule's ``Holds in``), and its ``Checked by`` entries linked to the vectors, the
@@ -28,7 +28,7 @@ works where it is opened: every internal link is a file link (``merge.html#MERGE
 runs from ``file://`` (the theme's offline plugin inlines the index; ``docs/assets/`` has the
 shim that runs the search worker in a frame, since browsers refuse a worker script from
 disk), and nothing is loaded from the network.  For the published site's older addresses
-(``merge/#MERGE-8``, which ``numaspec.rules.rule_link`` and earlier citations use) each page
+(``merge/#MERGE-8``, which earlier citations use) each page
 also has a folder whose index sends the reader on, anchor kept.
 
 Strict: a rule ID of a known prefix that is not a rule, a link to a page, a file or an anchor

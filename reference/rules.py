@@ -79,10 +79,11 @@ def find_rule(rule_id: str) -> Rule:
 
 
 def rule_link(rule_id: str) -> str | None:
-    """The URL of a rule in the published spec (``…/merge/#MERGE-8``: the chapter's page
-    and the rule's ID, never its title), or None for an unknown rule."""
+    """The URL of a rule in the published spec (``…/merge.html#MERGE-8``: the chapter's page
+    and the rule's ID, never its title), or None for an unknown rule.  The site's file links
+    work from disk as well as served; the older ``…/merge/#MERGE-8`` forwards to it."""
     rule = rules_by_id().get(rule_id)
-    return None if rule is None else f"{SITE_URL}{rule.file.removesuffix('.md')}/#{rule.id}"
+    return None if rule is None else f"{SITE_URL}{rule.file.removesuffix('.md')}.html#{rule.id}"
 
 
 def spec_dir() -> Path:

@@ -226,7 +226,7 @@ def test_rule_links_point_at_the_site_s_anchors() -> None:
 
     config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text("utf-8"))
     assert config["site_url"] == SITE_URL
-    assert rule_link("MERGE-8") == f"{SITE_URL}merge/#MERGE-8"
+    assert rule_link("MERGE-8") == f"{SITE_URL}merge.html#MERGE-8"
     assert rule_link("NO-1") is None
 
 

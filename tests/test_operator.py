@@ -124,7 +124,7 @@ def test_a_rejected_pod_names_the_hints_the_merged_hint_and_the_rules(
     assert (status, err) == (1, "")
     for expected in ("REJECTED: TopologyAffinityError", "nvidia.com/gpu", "preferred {2}",
                      "MERGE-10", "POLICY-4", "ADMIT-3",
-                     "numaspec.github.io/numaspec/policies/#POLICY-4",
+                     "numaspec.github.io/numaspec/policies.html#POLICY-4",
                      "no placement is preferred by every provider"):
         assert expected in text, expected
 

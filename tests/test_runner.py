@@ -434,7 +434,7 @@ def test_reports_match_their_schema_and_agree_with_each_other(tmp_path: Path) ->
     assert int(suite.get("tests", "")) == len(records)
     assert int(suite.get("failures", "")) == sum(r["verdict"] == "failed" for r in records)
     markdown = (tmp_path / "out" / "summary.md").read_text()
-    assert "| [POLICY-3](https://numaspec.github.io/numaspec/policies/#POLICY-3)" in markdown
+    assert "| [POLICY-3](https://numaspec.github.io/numaspec/policies.html#POLICY-3)" in markdown
     assert "small-merge-restricted" in markdown
     assert main(["report", str(tmp_path / "out" / "report.jsonl"), "--format", "markdown"]
                 ) == status
