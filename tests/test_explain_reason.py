@@ -270,4 +270,12 @@ def test_wide_output_is_not_wrapped(capsys: pytest.CaptureFixture[str],
     assert GPU_REFUSAL in wide  # one line
     monkeypatch.setenv("COLUMNS", "60")
     main(args)
-    assert max(len(line.rstrip()) for line in capsys.readouterr().out.splitlines()) <= 60
+    narrow = capsys.readouterr().out.splitlines()
+    assert max(len(line.rstrip()) for line in narrow) <= 60
+    # a rule's link is never broken: at 50 columns it loses its indent, and stays whole
+    monkeypatch.setenv("COLUMNS", "50")
+    main(args)
+    links = [line for line in capsys.readouterr().out.splitlines() if "://" in line]
+    assert links
+    assert all(line.startswith("https://") for line in links if len(line) > 50)
+    assert all(len(line.split()) == 1 for line in links)

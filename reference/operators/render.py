@@ -120,8 +120,9 @@ def _rules(console: Console, rules: Sequence[str]) -> None:
         if found is not None:
             line.append(f"  {found.title}")
         console.print(line)
-        if link:
-            console.print(Text(f"      {link}", style="dim"), soft_wrap=True)
+        if link:  # never broken: indented as far as the width leaves room for
+            indent = " " * max(0, min(6, console.width - len(link)))
+            console.print(Text(f"{indent}{link}", style="dim"), soft_wrap=True)
 
 
 def _header(console: Console, answer: Mapping[str, Any]) -> None:
