@@ -28,8 +28,8 @@ works where it is opened: every internal link is a file link (``merge.html#MERGE
 runs from ``file://`` (the theme's offline plugin inlines the index; ``docs/assets/`` has the
 shim that runs the search worker in a frame, since browsers refuse a worker script from
 disk), and nothing is loaded from the network.  For the published site's older addresses
-(``merge/#MERGE-8``, which earlier citations use) each page
-also has a folder whose index sends the reader on, anchor kept.
+(``merge/#MERGE-8``, which earlier citations use) each page also has a folder whose index
+sends the reader on, anchor kept.
 
 Strict: a rule ID of a known prefix that is not a rule, a link to a page, a file or an anchor
 that does not exist, and any MkDocs warning stop the build with one line per problem.
