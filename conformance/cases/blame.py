@@ -26,17 +26,19 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from numaspec.conformance.cases.decisions import CONDITIONAL
 from numaspec.conformance.cases.vectors import parse_range
 from numaspec.conformance.implementations.claims import FORMAT_RULES, Claims
 from numaspec.errors import InvalidFieldError
 from numaspec.rules import rules_by_id
 
-__all__ = ["booked_rules", "claims_rule", "exercised_rules", "holds_at"]
+__all__ = ["booked_rules", "claims_rule", "exercised_rules", "holds_at", "not_exercised"]
 
 _RULE = re.compile(r"\b([A-Z]+-\d+)\b")
 _MINOR = re.compile(r"^v?1\.(\d+)")
 _POLICY_OF = {"POLICY-1": "none", "POLICY-2": "best-effort", "POLICY-3": "restricted",
               "POLICY-4": "single-numa-node"}
+_MERGING = ("best-effort", "restricted", "single-numa-node")
 _CLOSEST = "prefer-closest-numa-nodes"
 _MAX = "max-allowable-numa-nodes"
 _MANAGER_OF = {"CPU": "cpu", "MEM": "memory", "DEV": "device"}
@@ -85,6 +87,9 @@ def claims_rule(rule: str, claims: Claims, op: str) -> bool:
         }
         if rule in _POLICY_OF:
             return merge.claims_policy(_POLICY_OF[rule])
+        if rule.startswith(("MERGE-", "HINT-")) and not any(
+                merge.claims_policy(p) for p in _MERGING):
+            return False  # none merges nothing: the merge's rules are not claimed with it
         return needs.get(rule, True)
     part = claims.predict if op == "predict" else claims.node
     manager = _MANAGER_OF.get(rule.split("-", maxsplit=1)[0])
@@ -148,8 +153,39 @@ def booked_rules(record: Mapping[str, Any], claims: Claims, declared: Iterable[s
     minors = [int(m.group(1)) for v in declared if (m := _MINOR.match(v))]
     failing = record.get("verdict") not in ("passed", "skipped", "refused")
     minor = _case_minor(op, record.get("counterexample")) if failing else None
+    blamed = record.get("blamed")
+    if failing and blamed:
+        # RUN-17: the rules whose decision differs, claimed and holding where it ran
+        return [str(r) for r in blamed if claims_rule(str(r), claims, op)
+                and (minor is None or holds_at(str(r), minor))] or list(map(str, blamed))
     if minor is None:
-        return [r for r in claimed if not minors or any(holds_at(r, m) for m in minors)]
+        held = [r for r in claimed if not minors or any(holds_at(r, m) for m in minors)]
+        return [r for r in held if r in reaching(record)] if "reached" in record else held
     there = [r for r in claimed if holds_at(r, minor)]
     exercised = exercised_rules(record)
     return [r for r in there if r in exercised] or there
+
+
+class _Reaching:
+    """The rules a record's judged cases reached (RUN-17): those its ``reached`` tally names,
+    and every rule whose behaviour any merge goes through."""
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        self.reached = record.get("reached") or {}
+
+    def __contains__(self, rule: object) -> bool:
+        return rule in self.reached or rule not in CONDITIONAL
+
+
+def reaching(record: Mapping[str, Any]) -> _Reaching:
+    return _Reaching(record)
+
+
+def not_exercised(record: Mapping[str, Any], claims: Claims, declared: Iterable[str]
+                  ) -> list[str]:
+    """RUN-17: the claimed rules a passed case cites that none of its judged cases reached
+    (shown apart: *not exercised*, never *passed*)."""
+    if record.get("verdict") != "passed" or "reached" not in record:
+        return []
+    held = booked_rules({k: v for k, v in record.items() if k != "reached"}, claims, declared)
+    return [r for r in held if r not in reaching(record)]
