@@ -66,6 +66,19 @@ _EPILOG = ("Each command has its own help: numaspec COMMAND --help.  The rules a
            "(numaspec rule ID prints one).")
 
 
+class _NotHere(argparse.Action):
+    """An option a command does not take, answered with what to run instead."""
+
+    def __init__(self, *args: Any, message: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.message = message
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        del namespace, values, option_string
+        parser.error(self.message)
+
+
 def _command(sub: Any, name: str, summary: str, details: str = "") -> Any:
     """A subcommand: ``summary`` in the command list, with ``details`` as its description."""
     text = summary[0].upper() + summary[1:] + "."
@@ -276,6 +289,15 @@ def _build_parser() -> argparse.ArgumentParser:
                            "caused them")
     fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bar (default: on a terminal, after two seconds)")
+    fuzz.add_argument("--impl", action=_NotHere,
+                      help="not taken: fuzz sends its lines to numaspec's own commands; "
+                           "numaspec differential --impl IMPL sends random cases to an "
+                           "implementation",
+                      message="numaspec fuzz sends hostile lines to numaspec's own commands "
+                              "and takes no --impl; to send random cases to an "
+                              "implementation, run numaspec differential --impl IMPL (random "
+                              "merge cases against the reference), or numaspec conformance "
+                              "--impl IMPL (the suite, with a differential)")
 
     add_explain_parser(sub)  # numaspec explain: the operator's question about a real node
 
@@ -428,6 +450,17 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         choices=("dev", "ci", "nightly", "triage"),
                         help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
                              "without shrinking) (default: ci under CI, else dev)")
+    parser.add_argument("--seed", type=int, default=None, metavar="N",
+                        help="the run's seed (RUN-21): every property's examples and the "
+                             "differential's cases are drawn from it, so --seed N draws a "
+                             "run's cases again (default: a fresh seed, printed; 0 under the "
+                             "derandomized ci and triage profiles)")
+    parser.add_argument("--differential", type=_count, default=None, metavar="N",
+                        help="random merge cases inside the claims judged against the "
+                             "reference's answers in the run (RUN-22; default 5000; 0: none)")
+    parser.add_argument("--differential-seconds", type=float, default=None, metavar="S",
+                        help="the differential stops drawing after S seconds and says so "
+                             "(default 120)")
     parser.add_argument("-x", "--fail-fast", action="store_true",
                         help="stop at the first case that fails the run (RUN-18): what a "
                              "mutation campaign needs; the reports hold the cases that ran")
@@ -435,6 +468,17 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         help="only cases whose ID contains this, or that cite this rule")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bar (default: on a terminal, after two seconds)")
+
+
+def _count(text: str) -> int:
+    """A count of cases: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a count is 0 or more, not {value}")
+    return value
 
 
 def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL,

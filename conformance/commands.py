@@ -151,7 +151,11 @@ def _conformance(args: argparse.Namespace) -> int:
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files),
         profile=args.profile, keyword=args.keyword, progress=args.progress,
-        fail_fast=args.fail_fast)
+        fail_fast=args.fail_fast, seed=args.seed)
+    if args.differential is not None:
+        config.differential = args.differential
+    if args.differential_seconds is not None:
+        config.differential_seconds = args.differential_seconds
     return run_conformance(config)
 
 
@@ -331,4 +335,12 @@ def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAUL
     differences = compare(op, case, reference, answer.result)
     print("\n" + ("agrees with the reference" if not differences else
                   "differs from the reference:\n  " + "\n  ".join(differences)))
+    if differences and op == "merge":
+        from numaspec.conformance.cases.decisions import blame
+
+        found = blame(case, reference, answer.result)
+        if found.rules:
+            # RUN-17: the rules whose decision differs, and the quantities compared
+            print(f"decided by {', '.join(found.rules)}"
+                  + "".join(f"\n  {why}" for why in found.why))
     return EXIT_DIFFERENT if differences else 0

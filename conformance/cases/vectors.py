@@ -614,6 +614,15 @@ def _session_is_ambiguous(case: Any) -> bool:
     return False
 
 
+def _merge_short(answer: Any) -> str:
+    """A merge answer whole, in one line: a result as it is, a refusal by its kind and where
+    it points (its words, which may be long, are compared apart: RUN-11)."""
+    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+        error = answer["error"]
+        answer = {"error": {k: error[k] for k in ("kind", "where") if k in error}}
+    return _short(answer, 2_000)
+
+
 def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
 
     want = decode_answer(expected, "expected")
@@ -632,7 +641,7 @@ def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
     else:
         agree = want == got
     if not agree:
-        return [f"expected {_short(expected)}, got {_short(actual)}"[:_LIMIT]]
+        return [f"expected {_merge_short(expected)}, got {_merge_short(actual)}"]
     if isinstance(want, ErrorAnswer) and isinstance(expected, dict) and isinstance(actual, dict):
         ambiguous = request is None or merge_is_ambiguous(request)
         problem = kubelet_words_problem(expected.get("error"), actual.get("error"), ambiguous)

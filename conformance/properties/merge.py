@@ -24,6 +24,7 @@ from hypothesis import assume, example, given, note, reject
 from hypothesis import strategies as st
 
 from numaspec.conformance.cases.agreement import answers_agree, words_agree
+from numaspec.conformance.cases.decisions import sent
 from numaspec.conformance.cases.divergences import known
 from numaspec.conformance.cases.vectors import compare
 from numaspec.conformance.implementations.adapter import (
@@ -117,6 +118,7 @@ def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
     note(f"request: {json.dumps(body, separators=(',', ':'))}")
     answer = impl.merge(request)
     note(f"answer: {answer}")
+    sent("merge", body, _answer_json(answer))  # RUN-17: what the request reached
     _set_aside_if_known(body, request, answer)
     return answer
 

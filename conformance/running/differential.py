@@ -38,7 +38,7 @@ from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocols.adapter_protocol import reference_result
 
-__all__ = ["Differential", "PieceResult", "differential", "shrink_allocate_case",
+__all__ = ["Differential", "InRun", "PieceResult", "differential", "in_run", "shrink_allocate_case",
            "shrink_cpus_case", "shrink_merge_case"]
 
 #: Disagreements shrunk per run (each shrink asks the implementation again, many times).
@@ -122,6 +122,80 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
         for k, item in zip(chosen, shrunk, strict=True):
             found[k] = item
     return result
+
+
+@attrs.frozen
+class InRun:
+    """RUN-22: the differential of one conformance run: what it judged, what each judged
+    case reached (RUN-17), and its disagreements, each blamed on the rules that decided."""
+
+    result: Differential
+    seed: int
+    asked: int
+    reached: dict[str, int]
+    #: why it stopped before ``asked`` cases were judged, if it did
+    cut: str = ""
+
+
+def in_run(connection: Connection, *, cases: int, seed: int, seconds: float,
+           divergences: Sequence[Divergence] = (), shrink: int = 5,
+           progress: Callable[[int], None] | None = None) -> InRun:
+    """``cases`` claimed random merge cases of ``seed`` against the run's own connection
+    (no second adapter started), judged as ``numaspec differential`` judges them; drawing
+    stops after ``seconds`` (the record says so, and how many were judged); the first
+    ``shrink`` unexplained disagreements are shrunk on the same connection, and each one
+    names the rules that decided it (RUN-17)."""
+    import time
+
+    from numaspec.conformance.cases.decisions import Tally, blame
+
+    shape = CaseShape()
+    piece = _Piece(connection.implementation.name, seed, shape, 30.0, 32)
+    deadline = time.monotonic() + seconds
+    results: list[PieceResult] = []
+    start, cut = 0, ""
+    step = 250
+    while _tally(results, cases).cases < cases and start < cases * _MAX_BATCHES:
+        if time.monotonic() > deadline:
+            cut = f"stopped after {seconds:g} s (--differential-seconds)"
+            break
+        results.append(piece._run(connection, range(start, start + step), lambda *_: None))
+        start += step
+        if progress is not None:
+            progress(_tally(results, cases).cases)
+    result = _tally(results, cases)
+    tally = Tally()
+    versions = shape.versions(connection.implementation.kubelet_versions,
+                              connection.implementation.name)
+    judged = {int(str(d["id"]).rsplit("-", 1)[1]) for d in result.disagreements}
+    taken = 0
+    for piece_result in sorted(results, key=lambda r: r.low):
+        unclaimed = set(piece_result.unclaimed)
+        for i in range(piece_result.low, piece_result.high):
+            if taken >= result.cases:
+                break
+            if i in unclaimed:
+                continue
+            taken += 1
+            if i not in judged:  # RUN-17: what the agreed cases reached
+                tally.add("merge", shape.case_at(seed, i, versions))
+    explained: Counter[str] = Counter()
+    for item in result.disagreements:
+        finding = _explained(item, divergences)
+        if finding is not None:
+            item["finding"] = finding
+            explained[finding] += 1
+    chosen = [d for d in result.disagreements if "finding" not in d][:shrink]
+    for item in chosen:
+        if item["actual"] is not None:
+            item.update(_shrunk(connection, item))
+    for item in result.disagreements:
+        if item["actual"] is not None:
+            found = blame(item["case"], item["expected"], item["actual"])
+            item["rules"], item["why"] = list(found.rules), list(found.why)
+    if explained:
+        result = attrs.evolve(result, explained=dict(explained))
+    return InRun(result, seed, cases, tally.reached, cut)
 
 
 def _timed_out(actual: Any) -> bool:
@@ -334,10 +408,13 @@ def _shrunk(connection: Connection, item: dict[str, Any]) -> dict[str, Any]:
     """``item`` with its case shrunk while the implementation still disagrees on it."""
     claims = connection.implementation.claims
     op = item.get("op", "merge")
+    # a disagreement about a refusal shrinks among refusals; any other never becomes one
+    refused = isinstance(item.get("expected"), dict) and "error" in item["expected"]
 
     def disagrees(case: Any) -> bool:
         expected = reference_result(op, case)
-        if claims.outside(op, case, expected, ()) is not None or "error" in expected:
+        if claims.outside(op, case, expected, ()) is not None or (
+                "error" in expected and not refused):
             return False
         # an allocate answer may depend on the pools' order (DRA-2): asked three times
         for _ in range(3 if op == "allocate" else 1):
@@ -463,9 +540,17 @@ def _smaller_allocate(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _smaller(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every merge case one step smaller than ``case``: a provider, a resource or a hint
-    less, an option or a gate less, a NUMA node no hint names less."""
+    """Every merge case one step smaller than ``case``: half of a long hint list less, a
+    provider, a resource or a hint less, an option or a gate less, a NUMA node less (from the
+    machine, its distances and every hint), distance rows cut to the machine."""
     providers = case.get("providers") or []
+    for i, provider in enumerate(providers):  # long lists first lose half their hints
+        for resource, hints in (provider.items() if isinstance(provider, dict) else ()):
+            if isinstance(hints, list) and len(hints) >= 4:
+                half = len(hints) // 2
+                for kept in (hints[:half], hints[half:]):
+                    yield {**case, "providers": [*providers[:i], {**provider, resource: kept},
+                                                 *providers[i + 1:]]}
     for i in range(len(providers)):
         yield {**case, "providers": providers[:i] + providers[i + 1:]}
     for i, provider in enumerate(providers):
@@ -484,18 +569,49 @@ def _smaller(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if isinstance(table, dict) and table:
             for key in list(table):
                 yield {**case, field: {k: v for k, v in table.items() if k != key}}
+        elif field in case:  # an empty table or null says nothing: left out
+            yield {k: v for k, v in case.items() if k != field}
+    if "numa_distances" in case:  # distances that do not decide the answer are left out
+        yield {k: v for k, v in case.items() if k != "numa_distances"}
     named = {n for p in providers if isinstance(p, dict) for hints in p.values()
              if isinstance(hints, list) for h in hints if isinstance(h, dict)
              for n in (h.get("numa_affinity") or [])}
     nodes = case.get("numa_nodes") or []
-    for node in nodes:
-        if node not in named and len(nodes) > 1:
+    distances = case.get("numa_distances")
+    for node in sorted(nodes, key=lambda n: n not in named):  # (named nodes are the most)
+        if len(nodes) > 1:
             smaller = {**case, "numa_nodes": [n for n in nodes if n != node]}
-            distances = case.get("numa_distances")
             if isinstance(distances, dict):
                 smaller["numa_distances"] = {k: v for k, v in distances.items()
                                              if str(k) != str(node)}
+            if node in named:
+                smaller["providers"] = _without_node(providers, node)
             yield smaller
+    if isinstance(distances, dict) and all(isinstance(n, int) for n in nodes) and nodes:
+        width = max(nodes) + 1
+        if any(isinstance(row, list) and len(row) > width for row in distances.values()):
+            yield {**case, "numa_distances": {k: row[:width] if isinstance(row, list) else row
+                                              for k, row in distances.items()}}
+
+
+def _without_node(providers: list[Any], node: int) -> list[Any]:
+    """The providers' hints with ``node`` taken out of every affinity (a hint left with no
+    node goes)."""
+    def hints_without(hints: Any) -> Any:
+        if not isinstance(hints, list):
+            return hints
+        kept = []
+        for hint in hints:
+            nodes = hint.get("numa_affinity") if isinstance(hint, dict) else None
+            if isinstance(nodes, list) and node in nodes:
+                if len(nodes) > 1:
+                    kept.append({**hint, "numa_affinity": [n for n in nodes if n != node]})
+            else:
+                kept.append(hint)
+        return kept
+
+    return [{k: hints_without(v) for k, v in p.items()} if isinstance(p, dict) else p
+            for p in providers]
 
 
 def shrink_merge_case(case: dict[str, Any], still_fails: Callable[[Any], bool],

@@ -919,7 +919,11 @@ def _run_column(entry: Mapping[str, Any], args: argparse.Namespace, runs: Path, 
         start_timeout=args.start_timeout or DEFAULT_START_TIMEOUT,
         strict=args.strict, properties=not args.no_properties, vectors=not args.no_vectors,
         vector_files=tuple(args.vector_files), profile=args.profile, keyword=args.keyword,
-        progress=args.progress, rule_table=False, fail_fast=args.fail_fast)
+        progress=args.progress, rule_table=False, fail_fast=args.fail_fast, seed=args.seed)
+    if args.differential is not None:
+        config.differential = args.differential
+    if args.differential_seconds is not None:
+        config.differential_seconds = args.differential_seconds
     status = run_conformance(config, stream=io.StringIO())
     column = load_column(work, label=entry.get("label"), source="run")
     name = _unique(_slug(column.given_label or column.default_label()), taken, "-")

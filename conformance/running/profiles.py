@@ -1,6 +1,7 @@
 """Hypothesis settings profiles: ``dev``, ``ci`` and ``nightly``.
 
-* ``dev``: quick local runs, with the example database so failures replay.
+* ``dev``: quick local runs, randomized: a conformance run draws from its seed (RUN-21),
+  printed, and ``--seed`` draws the same examples again.
 * ``ci``: derandomized (the same examples every run), no database, and the reproduction
   blob printed on failure, so a red CI run is reproducible anywhere.
 * ``nightly``: many more examples, randomized, for hunting.
@@ -24,10 +25,12 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["PROFILES", "active_profile", "load_profile", "register_profiles", "run_as_loaded",
-           "with_settings"]
+__all__ = ["DERANDOMIZED", "PROFILES", "active_profile", "load_profile", "register_profiles",
+           "run_as_loaded", "with_settings"]
 
 PROFILES = ("dev", "ci", "nightly", "triage")
+#: The profiles whose properties draw the same examples on every run (RUN-21).
+DERANDOMIZED = ("ci", "triage")
 
 
 def register_profiles() -> None:
@@ -93,16 +96,22 @@ def with_settings(test: Callable[..., Any], chosen: Any, *,
             setattr(test, mark, value)
 
 
-def run_as_loaded(test: Callable[..., Any], *args: Any, set_aside: bool = False) -> None:
+def run_as_loaded(test: Callable[..., Any], *args: Any, set_aside: bool = False,
+                  seed: int | None = None) -> None:
     """Call the ``@given`` test with the settings of the profile loaded now (not of the one
     loaded when its module was imported).  ``set_aside``: the property sets aside the cases
     of known divergences (RUN-5), which may be most of what it draws; Hypothesis is not to
-    call that unhealthy (a property that can draw nothing else is reported unjudgeable)."""
+    call that unhealthy (a property that can draw nothing else is reported unjudgeable).
+    ``seed`` (RUN-21): every example is drawn from it, and no example database is read or
+    written, so the same seed draws the same examples again (None: the profile's own draws,
+    derandomized under ``ci`` and ``triage``)."""
     from hypothesis import HealthCheck, settings
 
     chosen = settings(settings.default)
     if set_aside:
         chosen = settings(chosen, suppress_health_check=(
             *chosen.suppress_health_check, HealthCheck.filter_too_much))
-    with with_settings(test, chosen) as run:
+    if seed is not None:
+        chosen = settings(chosen, database=None, derandomize=False)
+    with with_settings(test, chosen, seed=seed) as run:
         run(*args)

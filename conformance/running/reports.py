@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import textwrap
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
@@ -162,19 +163,37 @@ def rule_rows(records: Iterable[Mapping[str, Any]], *, claimed_only: bool = Fals
     counterexample; ``claimed_only``: only the rules some case of which the implementation
     was asked (a rule whose every case was not claimed says nothing about it)."""
     rows: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"passed": 0, "failed": 0, "xfailed": 0, "skipped": 0, "not-claimed": 0,
-                 "first": ""})
+        lambda: {"cases": 0, "passed": 0, "failed": 0, "xfailed": 0, "skipped": 0,
+                 "not-exercised": 0, "not-claimed": 0, "first": ""})
     for record in records:
         column = column_of(record)
+        reached = record.get("reached")
         for rule in booked(record):
             row = rows[rule]
             row[column] += 1
+            if column in ("passed", "failed", "xfailed"):
+                row["cases"] += _cases_reaching(record, rule, reached)
             if column == "failed" and not row["first"]:
                 message = _first_line(record.get("message", ""))
                 row["first"] = f"{record['id']} ({record['verdict']}): {message}"
+        for rule in record.get("not_exercised") or ():
+            rows[str(rule)]["not-exercised"] += 1
     return [{"rule": rule, **rows[rule]} for rule in sorted(rows, key=_rule_key)
-            if not claimed_only or any(rows[rule][c] for c in ("passed", "failed", "xfailed",
-                                                                 "skipped"))]
+            if not claimed_only or any(rows[rule][c] for c in (
+                "passed", "failed", "xfailed", "skipped", "not-exercised"))]
+
+
+def _cases_reaching(record: Mapping[str, Any], rule: str, reached: Any) -> int:
+    """RUN-17: how many judged cases of a record reached ``rule``: a vector one; a property
+    or the differential as its tally says (every case it judged, for a rule any merge goes
+    through); a record without a tally one."""
+    if record.get("kind") == "vector" or not isinstance(reached, dict):
+        return 1
+    from numaspec.conformance.cases.decisions import CONDITIONAL
+
+    if rule in reached:
+        return int(reached[rule])
+    return int(record.get("drawn") or 1) if rule not in CONDITIONAL else 0
 
 
 def booked(record: Mapping[str, Any]) -> list[str]:
@@ -224,6 +243,9 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
            f"via {header.get('impl', '?')}" if impl
            else f"{header.get('impl', '?')} (did not start)")
     lines = [who, f"{len(records)} cases: " + (", ".join(parts) or "none")]
+    seeded = _seed_line(header)
+    if seeded:
+        lines.append(seeded)
     releases = _by_release(records)
     if releases:
         lines.append(f"vectors run per kubelet release: {releases}")
@@ -260,6 +282,45 @@ def _headline(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     return lines
 
 
+def _seed_line(header: Mapping[str, Any]) -> str:
+    """RUN-21: the run's seed, and how to draw the same cases again."""
+    if "seed" not in header:
+        return ""
+    seed = header["seed"]
+    if header.get("derandomized"):
+        return (f"seed {seed} (profile {header.get('profile')}: every property draws its own "
+                f"fixed examples; --seed N draws anew)")
+    return f"seed {seed}: --seed {seed} draws exactly these cases again"
+
+
+def drawn_lines(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """RUN-21, RUN-22: how much each property and the differential drew, and what a stronger
+    run adds."""
+    judged = [r for r in records if r.get("kind") in ("property", "differential")
+              and r.get("drawn")]
+    if not judged:
+        return []
+    profile = header.get("profile") or "dev"
+    parts = [f"{r['id']} {r['drawn']:,}" for r in judged]
+    lines = textwrap.wrap(f"Drawn (requests judged, profile {profile}): " + ", ".join(parts),
+                          width=_WIDTH, subsequent_indent="  ")
+    differential = (header.get("differential") or {}).get("cases", 0)
+    stronger = []
+    if profile not in ("ci", "nightly"):
+        stronger.append("--profile ci (300 examples a property)")
+    if profile != "nightly":
+        stronger.append("--profile nightly (5,000)")
+    stronger.append(f"--differential {max(differential * 10, 50_000):,}")
+    stronger.append("numaspec differential --impl ... --cases 100000 (--jobs, --ray; "
+                    "--shape large)")
+    lines += textwrap.wrap("A stronger run: " + "; ".join(stronger), width=_WIDTH,
+                           subsequent_indent="  ")
+    return lines
+
+
+_WIDTH = 100
+
+
 def _not_served(impl: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> list[str]:
     """PROTO-2: cases of an operation the implementation does not declare, per operation, with
     the reason it gives in ``metadata.not_served`` (the reference: it judges predict answers,
@@ -276,6 +337,38 @@ def _not_served(impl: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
 
 
 _UNJUDGED_LISTED = 10
+#: lines of a failure's message the terminal shows (each whole)
+_MESSAGE_LINES = 14
+
+
+def unjudged_rules(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """RUN-17: the rules the cases of a run cite that no verdict is booked on, grouped by why
+    they were not judged (the operation not served, the releases not declared, the claims)."""
+    judged = {r for record in records if column_of(record) != "not-claimed"
+              for r in booked(record)}
+    judged |= {str(r) for record in records for r in record.get("not_exercised") or ()}
+    why: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        if column_of(record) != "not-claimed":
+            continue
+        reason = ("operation not served: " + str(record.get("op"))
+                  if "does not declare the" in str(record.get("message", "")) and "operation"
+                  in str(record.get("message", "")) else
+                  "releases not declared" if record.get("skip_source") == "undeclared" else
+                  "outside the claims")
+        why[reason].update(r for r in booked(record) if r not in judged)
+    for record in records:  # a failure is booked on the rules that decided it, not the rest
+        why["cited only by cases that failed on other rules"].update(
+            str(r) for r in record.get("not_judged") or () if str(r) not in judged)
+    lines = []
+    for reason in sorted(why):
+        rules = sorted(why[reason] - {r for other in why if other < reason for r in why[other]},
+                       key=_rule_key)
+        if rules:
+            shown = ", ".join(rules[:12]) + (f" and {len(rules) - 12} more" if len(rules) > 12
+                                             else "")
+            lines.append(f"not judged ({reason}): {len(rules)} rules: {shown}")
+    return lines
 
 
 def _claim_hint(case: Any) -> str:
@@ -314,8 +407,12 @@ def _rules_text(record: Mapping[str, Any], *, markdown: bool) -> str:
         link = rule_link(rule)
         parts.append(f"[{rule}]({link})" if markdown and link else rule)
     cited = len(record.get("rules", ()))
-    more = (f" (of the {cited} it cites: the ones this case exercised, claimed at its "
-            "release)" if cited > len(chosen) else "")
+    if record.get("blamed") and record.get("verdict") in BAD_VERDICTS:
+        more = (" (the rules whose decision differs between the reference's answer and the "
+                f"implementation's, of the {cited} it cites)")
+    else:
+        more = (f" (of the {cited} it cites: the ones this case exercised, claimed at its "
+                "release)" if cited > len(chosen) else "")
     return ", ".join(parts) + more
 
 
@@ -339,12 +436,17 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
     head = _headline(header, records, footer)
     lines = ["", "numaspec conformance: " + head[0], *("  " + line for line in head[1:])]
     if rules and records:
-        lines += ["", f"{'rule':<10} {'passed':>6} {'failed':>6} {'xfailed':>7} {'skipped':>7}"
-                      f" {'not claimed':>11}  first counterexample"]
+        lines += ["", f"{'rule':<10} {'reached':>8} {'passed':>6} {'failed':>6} "
+                      f"{'xfailed':>7} {'skipped':>7} {'not exercised':>13}  "
+                      "first counterexample"]
         for row in rule_rows(records, claimed_only=True):
-            lines.append(f"{row['rule']:<10} {row['passed']:>6} {row['failed']:>6} "
-                         f"{row['xfailed']:>7} {row['skipped']:>7} {row['not-claimed']:>11}  "
-                         f"{row['first'][:90]}")
+            lines.append(f"{row['rule']:<10} {row['cases']:>8,} {row['passed']:>6} "
+                         f"{row['failed']:>6} {row['xfailed']:>7} {row['skipped']:>7} "
+                         f"{row['not-exercised']:>13}  {row['first'][:90]}")
+        lines += [f"  {line}" for line in unjudged_rules(records)]
+    drawn = drawn_lines(header, records)
+    if drawn:
+        lines += ["", *drawn]
     met = _divergences_met(records)
     if met:
         lines += ["", "Known divergences met (RUN-5: the manifest's entries by input class; "
@@ -355,15 +457,21 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
         lines += ["", f"Failures ({len(bad)}; `numaspec replay REPORT --id ID --impl ...` "
                       "re-runs one):"]
         for record in bad[:max_failures]:
+            message = str(record.get("message", "")).strip().splitlines() or [""]
             lines.append(f"  {record['id']} [{record['verdict']}]{_release(record)} "
-                         f"{_first_line(record.get('message', ''), 200)}")
+                         f"{message[0]}")
+            # never cut: a failure's own lines whole, the first few of them
+            lines += [f"      {line}" for line in message[1:_MESSAGE_LINES]]
+            if len(message) > _MESSAGE_LINES:
+                lines.append(f"      … {len(message) - _MESSAGE_LINES} more lines in the "
+                             "report")
             if record.get("description"):
                 lines.append(f"      what:  {_first_line(str(record['description']), 160)}")
             if record.get("rules"):
                 lines.append(f"      rules: {_rules_text(record, markdown=False)}")
             if _expectation_text(record):
                 lines.append(f"      expected to fail: {_expectation_text(record)}")
-            case = _case_json(record, 240)
+            case = _case_json(record, 1_000)
             if case:
                 lines.append(f"      case:  {case}")
             for why in _why(record)[:4]:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import signal
 import sys
 import threading
@@ -28,7 +29,7 @@ from typing import IO, Any
 
 import attrs
 
-from numaspec.conformance.cases.blame import booked_rules
+from numaspec.conformance.cases.blame import booked_rules, not_exercised
 from numaspec.conformance.cases.divergences import Divergence, expecting, facts, known, matches
 from numaspec.conformance.cases.expectations import FAILING, Manifest, load_manifest
 from numaspec.conformance.implementations.connection import (
@@ -71,6 +72,17 @@ EXIT_OK, EXIT_FAILED, EXIT_BROKEN, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 3, 4, 5
 #: Skip sources that mean a claimed case went unjudged (RUN-7): the implementation skipped it
 #: although it lies inside its claims, or the suite could draw no case inside the claims.
 UNJUDGED = ("implementation", "unjudgeable")
+#: RUN-22: random merge cases a run judges against the reference by default, and the seconds
+#: after which it stops drawing them (``--differential N``, ``--differential-seconds S``).
+DIFFERENTIAL_CASES = 5_000
+DIFFERENTIAL_SECONDS = 120.0
+DIFFERENTIAL_ID = "D-MERGE-RANDOM"
+#: The rules the differential's answers can speak of (P-EQUIVALENCE's, and the hints' and
+#: merge rules every random merge goes through).
+DIFFERENTIAL_RULES = ("HINT-2", "HINT-3", "MERGE-1", "MERGE-2", "MERGE-3", "MERGE-4", "MERGE-5",
+                      "MERGE-6", "MERGE-7", "MERGE-8", "MERGE-9", "MERGE-10", "MERGE-12",
+                      "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4", "POLICY-5", "POLICY-6",
+                      "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6", "VER-2")
 #: RUN-15: the statuses of a run ended by SIGINT and SIGTERM, after its reports are written.
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
@@ -134,6 +146,8 @@ class Outcome:
     issue_url: str = ""
     #: RUN-5: the known divergences a property set aside: finding, how many cases, the first
     divergences: tuple[dict[str, Any], ...] = ()
+    #: more fields of the record (RUN-17, RUN-22: what was drawn and reached, the rules blamed)
+    extra: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -163,15 +177,21 @@ class RunConfig:
     rule_table: bool = True
     #: RUN-18: stop at the first case that fails the run (a mutation campaign's judge)
     fail_fast: bool = False
+    #: RUN-21: the run's seed (None: a fresh one, or 0 under a derandomized profile)
+    seed: int | None = None
+    #: RUN-22: random merge cases judged against the reference in the run (0: none)
+    differential: int = DIFFERENTIAL_CASES
+    #: RUN-22: the differential stops drawing after this many seconds (and says so)
+    differential_seconds: float = DIFFERENTIAL_SECONDS
 
 
 def load_cases(*, vectors: bool = True, properties: bool = True,
-               vector_files: Sequence[str] = (), releases: Sequence[str] | None = None
-               ) -> list[Case]:
+               vector_files: Sequence[str] = (), releases: Sequence[str] | None = None,
+               differential: bool = True) -> list[Case]:
     """The suite: vectors first (file order; each vector's own instance, then its instances
     at the other releases it holds in, oldest first, only those of ``releases`` when given),
-    then the properties.  ``vector_files`` replaces the spec's vectors by the given files
-    (same format)."""
+    then the properties, then the differential (RUN-22) with them.  ``vector_files``
+    replaces the spec's vectors by the given files (same format)."""
     cases: list[Case] = []
     if vectors:
         from numaspec.conformance.cases.vectors import instances, load_vector_paths, load_vectors
@@ -185,6 +205,10 @@ def load_cases(*, vectors: bool = True, properties: bool = True,
 
         cases += [Case(p.id, "property", p.op, tuple(p.rules), "", p.title)
                   for p in PROPERTIES.values()]
+        if differential:
+            cases.append(Case(DIFFERENTIAL_ID, "differential", "merge", DIFFERENTIAL_RULES, "",
+                              "random merge cases inside the claims, each judged against the "
+                              "reference's answer (RUN-22)"))
     return cases
 
 
@@ -318,6 +342,10 @@ class _ProtocolMerge:
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it
             raise _AdapterTrouble(self.trouble)
         answer = self.connection.run(op, case)
+        if op != "merge":  # (a merge property counts its own requests, with their answers)
+            from numaspec.conformance.cases.decisions import sent
+
+            sent(op, case)
         if answer.status == "errored" and op == "merge":
             # RUN-5: an errored answer inside a known divergence (KOORD-5's nondeterminism)
             # is set aside like any other known one; the property explores on
@@ -397,13 +425,21 @@ def _last_request(lines: Sequence[str]) -> Any:
     return None
 
 
-def run_property(target: Any, case: Case, divergences: Sequence[Divergence] = ()) -> Outcome:
+def property_seed(seed: int, pid: str) -> int:
+    """RUN-21: the seed a property draws from in a run of ``seed`` (its own, so that two
+    properties do not draw the same data)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{pid}".encode()).digest()[:8], "big")
+
+
+def run_property(target: Any, case: Case, divergences: Sequence[Divergence] = (), *,
+                 seed: int | None = None) -> Outcome:
     """RUN-1: a property is one case: passed, or failed with its shrunk counterexample.
     RUN-5: run under the manifest's known ``divergences`` (by input class), it sets aside
     every case inside one and explores on; it is ``xfailed`` when it met some and nothing
-    else failed, naming each finding with the first case it set aside."""
+    else failed, naming each finding with the first case it set aside.  RUN-21: ``seed``
+    (None: the profile's own draws) decides every example it draws."""
     with expecting(divergences) as seen:
-        outcome = _run_property(target, case, set_aside=bool(divergences))
+        outcome = _run_property(target, case, set_aside=bool(divergences), seed=seed)
     if not seen.found:
         return outcome
     owners = {d.finding: d.owner for d in divergences}
@@ -420,7 +456,8 @@ def run_property(target: Any, case: Case, divergences: Sequence[Divergence] = ()
                                 f"{text})")
 
 
-def _run_property(target: Any, case: Case, *, set_aside: bool) -> Outcome:
+def _run_property(target: Any, case: Case, *, set_aside: bool, seed: int | None = None
+                  ) -> Outcome:
     from hypothesis.reporting import with_reporter
 
     from numaspec.conformance.properties import PROPERTIES
@@ -444,28 +481,122 @@ def _run_property(target: Any, case: Case, *, set_aside: bool) -> Outcome:
                        skip_source="undeclared")
     from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 
+    from numaspec.conformance.cases.decisions import tallying
+
     lines: list[str] = []
-    try:
-        with with_reporter(lambda value: lines.append(str(value))), reaching(reach_of(target)):
-            run_as_loaded(prop.check, target, set_aside=set_aside)
-    except KeyboardInterrupt:
-        raise
-    except (Unsatisfiable, FailedHealthCheck) as exc:
-        if getattr(target, "trouble", None) is None:
-            # RUN-7: the suite could draw no case inside the claims: not the implementation's
-            # failure, but the property is not judged, and the run does not go green on it.
-            return Outcome("skipped", f"no case inside the implementation's claims could be "
-                                      f"drawn ({type(exc).__name__}: {str(exc)[:300]})",
-                           skip_source="unjudgeable")
-        return _trouble(target)
-    except BaseException as exc:
-        if getattr(target, "trouble", None) is not None:
+    with tallying() as tally:
+        try:
+            with with_reporter(lambda value: lines.append(str(value))), \
+                    reaching(reach_of(target)):
+                run_as_loaded(prop.check, target, set_aside=set_aside, seed=seed)
+        except KeyboardInterrupt:
+            raise
+        except (Unsatisfiable, FailedHealthCheck) as exc:
+            if getattr(target, "trouble", None) is None:
+                # RUN-7: the suite could draw no case inside the claims: not the
+                # implementation's failure, but the property is not judged, and the run does
+                # not go green on it.
+                return Outcome("skipped", f"no case inside the implementation's claims could "
+                                          f"be drawn ({type(exc).__name__}: {str(exc)[:300]})",
+                               skip_source="unjudgeable")
             return _trouble(target)
-        # Hypothesis attaches the falsifying example and the notes to the exception (PEP 678).
-        lines += [str(n) for n in getattr(exc, "__notes__", ())]
-        text = "\n".join([f"{type(exc).__name__}: {exc}", *readable(lines)])
-        return Outcome("failed", _bounded(text), counterexample=_last_request(lines))
-    return Outcome("passed")
+        except BaseException as exc:
+            if getattr(target, "trouble", None) is not None:
+                return _trouble(target)
+            # Hypothesis attaches the falsifying example and the notes to the exception
+            # (PEP 678).
+            lines += [str(n) for n in getattr(exc, "__notes__", ())]
+            text = "\n".join([f"{type(exc).__name__}: {exc}", *readable(lines)])
+            request = _last_request(lines)
+            extra: dict[str, Any] = {"drawn": tally.sent}
+            if prop.op == "merge" and isinstance(request, dict):
+                request, more = _restated(target, request, tally.answer_to(request))
+                extra.update(more)
+                if "found_as" in more:  # the large case found is in the record, not here
+                    text = "\n".join(_shortened(line) for line in text.splitlines())
+                if more.get("blamed"):
+                    text += "\n" + _blame_text(more, request)
+            return Outcome("failed", _bounded(text), counterexample=request, extra=extra)
+    extra = {"drawn": tally.sent}
+    if prop.op == "merge":
+        extra["reached"] = dict(sorted(tally.reached.items()))
+    return Outcome("passed", extra=extra)
+
+
+def _ask_merge(target: Any, case: dict[str, Any]) -> Any:
+    """The implementation's answer (JSON) to one merge case, outside any property; None when
+    it gave none."""
+    connection = getattr(target, "connection", None)
+    if connection is not None:
+        answer = connection.run("merge", case)
+        return answer.result if answer.status == "result" else None
+    from numaspec.conformance.implementations.adapter import ErrorAnswer
+    from numaspec.protocols.merge_protocol import decode_merge_request, encode_outcome
+
+    try:
+        outcome = target.merge(decode_merge_request(case))
+    except Exception:  # an in-process implementation that raises: no answer to restate
+        return None
+    if isinstance(outcome, ErrorAnswer):
+        return {"error": {"kind": outcome.kind, "message": outcome.message}}
+    return encode_outcome(outcome)
+
+
+def _restated(target: Any, request: dict[str, Any], actual: Any
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """RUN-22: a failed merge property's counterexample, restated on the smallest case on
+    which the implementation still disagrees with the reference (greedy, as the differential
+    shrinks), and the rules that decided it; unchanged when the implementation agrees with
+    the reference there (an invariant broken between several of its answers)."""
+    from numaspec.conformance.cases.decisions import blame
+    from numaspec.conformance.cases.vectors import compare
+    from numaspec.conformance.running.differential import shrink_merge_case
+    from numaspec.protocols.adapter_protocol import reference_result
+
+    if actual is None:
+        actual = _ask_merge(target, request)
+    expected = reference_result("merge", request)
+    if actual is None or not compare("merge", request, expected, actual):
+        return request, {}
+
+    def disagrees(case: Any) -> bool:
+        answer = _ask_merge(target, case)
+        return answer is not None and bool(compare("merge", case, reference_result(
+            "merge", case), answer))
+
+    extra: dict[str, Any] = {}
+    small = shrink_merge_case(request, disagrees, budget=1_000)
+    if small != request:
+        extra["found_as"] = request
+        request, actual = small, _ask_merge(target, small)
+        expected = reference_result("merge", small)
+    found = blame(request, expected, actual)
+    extra.update({"blamed": list(found.rules), "why": list(found.why),
+                  "reference": expected, "implementation": actual})
+    return request, extra
+
+
+def _shortened(line: str) -> str:
+    """A note's request or answer line as its size, when it is too long to read (the case
+    restated on a smaller one says the same)."""
+    head, _, rest = line.partition(": ")
+    if head in ("request", "answer") and len(rest) > 1_000:
+        return f"{head}: ({len(rest):,} characters: the record's found_as)"
+    return line
+
+
+def _blame_text(extra: dict[str, Any], case: Any) -> str:
+    """The lines a failure's message ends with: the case it was restated on, the rules that
+    decided, and the two answers, whole."""
+    lines = []
+    if "found_as" in extra:
+        lines.append(f"restated on the smallest case that still disagrees ("
+                     f"{len(json.dumps(extra['found_as']))} characters found, "
+                     f"{len(json.dumps(case))} now; the first is the record's found_as)")
+    lines.append(f"decided by {', '.join(extra['blamed'])}: " + "; ".join(extra.get("why", ())))
+    lines.append(f"reference: {json.dumps(extra['reference'], separators=(',', ':'))}")
+    lines.append(f"implementation: {json.dumps(extra['implementation'], separators=(',', ':'))}")
+    return "\n".join(lines)
 
 
 def _trouble(target: Any) -> Outcome:
@@ -528,6 +659,7 @@ def _record(seq: int, case: Case, outcome: Outcome, expectation: dict[str, Any] 
         record["issue_url"] = outcome.issue_url
     if outcome.divergences:
         record["divergences"] = list(outcome.divergences)
+    record.update(outcome.extra)
     answer = outcome.answer
     if answer is not None:
         if answer.offending:
@@ -655,8 +787,10 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
 
         header["tool_version"] = __version__
         header["profile"] = load_profile(config.profile) if config.properties else None
+        header.update(_seeding(config, header["profile"]))
         cases = load_cases(vectors=config.vectors, properties=config.properties,
-                           vector_files=config.vector_files, releases=config.releases)
+                           vector_files=config.vector_files, releases=config.releases,
+                           differential=config.differential > 0)
         if config.keyword:
             cases = select(cases, config.keyword)
         if config.ids is not None:
@@ -682,7 +816,8 @@ def run_conformance(config: RunConfig, *, stream: IO[str] | None = None) -> int:
         header_written = True
         with _terminable():
             gave_up, stopped = _run_cases(connection, cases, manifest, writer, config,
-                                          records=records)
+                                          records=records, seed=header["seed"],
+                                          derandomized=header["derandomized"])
         if gave_up:
             footer["gave_up"] = gave_up
         if stopped:
@@ -770,9 +905,78 @@ def _finish(footer: dict[str, Any], records: Sequence[dict[str, Any]],
     return status
 
 
+def _seeding(config: RunConfig, profile: str | None) -> dict[str, Any]:
+    """RUN-21: the run's seed (``--seed``; else a fresh one, or 0 under a derandomized
+    profile, whose properties then draw their own fixed examples), and the differential's
+    size (RUN-22), for the header."""
+    from numaspec.conformance.running.profiles import DERANDOMIZED
+
+    derandomized = config.seed is None and profile in DERANDOMIZED
+    seed = config.seed if config.seed is not None else 0 if derandomized or profile is None \
+        else secrets.randbelow(2 ** 32)
+    return {"seed": seed, "derandomized": derandomized,
+            "differential": {"cases": config.differential if config.properties else 0,
+                             "seconds": config.differential_seconds}}
+
+
+def _run_differential(connection: Connection, config: RunConfig, seed: int,
+                      divergences: Sequence[Divergence]) -> Outcome:
+    """RUN-22: the run's differential as one case: passed when the implementation agreed on
+    every case it was sent, or disagreed only inside known divergences (xfailed); failed with
+    its first disagreements, shrunk, each naming the rules that decided it."""
+    from numaspec.conformance.running.differential import in_run
+
+    if connection.implementation.claims.merge.policies == frozenset():
+        return Outcome("skipped", f"{connection.implementation.name} claims no merge policy",
+                       skip_source="not-claimed")
+    try:
+        found = in_run(connection, cases=config.differential, seed=seed,
+                       seconds=config.differential_seconds, divergences=divergences)
+    except NumaspecError as exc:
+        return Outcome("skipped", f"the differential could not run: {exc.describe()}",
+                       skip_source="unjudgeable")
+    result = found.result
+    extra: dict[str, Any] = {"drawn": result.cases, "seed": seed,
+                             "reached": dict(sorted(found.reached.items())),
+                             "verdicts": result.verdicts}
+    head = (f"{result.cases} random merge cases (seed {seed}): "
+            + ", ".join(f"{n} {v}" for v, n in sorted(result.verdicts.items())))
+    if found.cut:
+        head += f"; {found.cut}, {result.cases} of {found.asked} judged"
+        extra["cut"] = found.cut
+    if result.cases == 0:
+        return Outcome("skipped", f"{head}: no random case lies inside the claims",
+                       skip_source="unjudgeable", extra=extra)
+    unexplained = result.unexplained
+    if not unexplained:
+        if result.explained:
+            divergences_met = tuple({"finding": f, "cases": n, "first": next(
+                d["case"] for d in result.disagreements if d.get("finding") == f),
+                "owner": "implementation"} for f, n in sorted(result.explained.items()))
+            return Outcome("xfailed", f"{head}; every disagreement inside a known divergence",
+                           divergences=divergences_met, extra=extra)
+        return Outcome("passed", head, extra=extra)
+    extra["disagreements"] = [{k: d[k] for k in ("id", "case", "expected", "actual",
+                                                  "differences", "rules", "why", "found_as")
+                               if k in d} for d in unexplained[:20]]
+    blamed: list[str] = []
+    for item in unexplained:
+        blamed += [r for r in item.get("rules", ()) if r not in blamed]
+    extra["blamed"] = blamed
+    lines = [f"{head}; {len(unexplained)} disagreements no known divergence explains"]
+    for item in unexplained[:5]:
+        lines.append(f"{item['id']}: decided by {', '.join(item.get('rules') or ['?'])}"
+                     + (f": {'; '.join(item['why'])}" if item.get("why") else ""))
+        lines.append(f"  case: {json.dumps(item['case'], separators=(',', ':'))}")
+        lines.append(f"  {item['differences'][0]}")
+    first = unexplained[0]
+    return Outcome("failed", "\n".join(lines), actual=first["actual"],
+                   counterexample=first["case"], extra=extra)
+
+
 def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest | None,
-               writer: ReportWriter, config: RunConfig, *, records: list[dict[str, Any]]
-               ) -> tuple[str | None, str | None]:
+               writer: ReportWriter, config: RunConfig, *, records: list[dict[str, Any]],
+               seed: int = 0, derandomized: bool = True) -> tuple[str | None, str | None]:
     """Run every case, appending each record to ``records`` as it is written (so that an
     interrupted run reports what it did); why the run gave up, and why it stopped early
     (RUN-18: --fail-fast), if it did."""
@@ -803,10 +1007,15 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                 outcome = Outcome("skipped", unclaimed, skip_source="not-claimed")
             elif gave_up or connection.broken:
                 outcome = Outcome("not-run", gave_up or str(connection.broken))
+            elif case.kind == "differential":
+                outcome = _run_differential(connection, config, seed, manifest.
+                                            divergences_for(case.id, "property")
+                                            if manifest else ())
             elif case.kind == "property":
                 target = target or _property_target(connection)
                 outcome = run_property(target, case, manifest.divergences_for(
-                    case.id, case.kind) if manifest else ())
+                    case.id, case.kind) if manifest else (),
+                    seed=None if derandomized else property_seed(seed, case.id))
                 if getattr(target, "trouble", None) is not None:
                     target = None  # the next property starts with a fresh view
             else:
@@ -823,10 +1032,17 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                              time.monotonic() - started)
             if record["verdict"] in ("failed", "xpassed", "refused"):
                 _explain(record)
-            record["booked"] = booked_rules(
-                record, implementation.claims,
-                implementation.kubelet_versions if case.op == "merge"
-                else implementation.node_kubelet_versions)
+            declared = (implementation.kubelet_versions if case.op == "merge"
+                        else implementation.node_kubelet_versions)
+            record["booked"] = booked_rules(record, implementation.claims, declared)
+            unreached = not_exercised(record, implementation.claims, declared)
+            if unreached:
+                record["not_exercised"] = unreached
+            if record.get("blamed") and record["verdict"] in BAD_VERDICTS:
+                # RUN-17: what it would be booked on had it passed, and was not decided here
+                would = booked_rules({**record, "verdict": "passed", "blamed": None},
+                                     implementation.claims, declared)
+                record["not_judged"] = [r for r in would if r not in record["booked"]]
             records.append(record)
             writer.write(record)
             failing += record["verdict"] in BAD_VERDICTS
