@@ -450,12 +450,12 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         choices=("dev", "ci", "nightly", "triage"),
                         help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
                              "without shrinking) (default: ci under CI, else dev)")
-    parser.add_argument("--seed", type=int, default=None, metavar="N",
+    parser.add_argument("--seed", type=sharding.at_least(0), default=None, metavar="N",
                         help="the run's seed (RUN-21): every property's examples and the "
                              "differential's cases are drawn from it, so --seed N draws a "
                              "run's cases again (default: a fresh seed, printed; 0 under the "
                              "derandomized ci and triage profiles)")
-    parser.add_argument("--differential", type=_count, default=None, metavar="N",
+    parser.add_argument("--differential", type=sharding.at_least(0), default=None, metavar="N",
                         help="random merge cases inside the claims judged against the "
                              "reference's answers in the run (RUN-22; default 5000; 0: none)")
     parser.add_argument("--differential-seconds", type=float, default=None, metavar="S",
@@ -468,17 +468,6 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         help="only cases whose ID contains this, or that cite this rule")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bar (default: on a terminal, after two seconds)")
-
-
-def _count(text: str) -> int:
-    """A count of cases: a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a count is 0 or more, not {value}")
-    return value
 
 
 def _impl_argument(parser: argparse.ArgumentParser, default: str = REFERENCE_IMPL,

@@ -341,9 +341,11 @@ _UNJUDGED_LISTED = 10
 _MESSAGE_LINES = 14
 
 
-def unjudged_rules(records: Sequence[Mapping[str, Any]]) -> list[str]:
+def unjudged_rules(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+                   ) -> list[str]:
     """RUN-17: the rules the cases of a run cite that no verdict is booked on, grouped by why
     they were not judged (the operation not served, the releases not declared, the claims)."""
+    declared = set((header.get("implementation") or {}).get("operations") or ())
     judged = {r for record in records if column_of(record) != "not-claimed"
               for r in booked(record)}
     judged |= {str(r) for record in records for r in record.get("not_exercised") or ()}
@@ -351,11 +353,9 @@ def unjudged_rules(records: Sequence[Mapping[str, Any]]) -> list[str]:
     for record in records:
         if column_of(record) != "not-claimed":
             continue
-        reason = ("operation not served: " + str(record.get("op"))
-                  if "does not declare the" in str(record.get("message", "")) and "operation"
-                  in str(record.get("message", "")) else
-                  "releases not declared" if record.get("skip_source") == "undeclared" else
-                  "outside the claims")
+        reason = ("outside the claims" if record.get("skip_source") == "not-claimed" else
+                  "releases not declared" if record.get("op") in declared else
+                  f"operation not served: {record.get('op')}")
         why[reason].update(r for r in booked(record) if r not in judged)
     for record in records:  # a failure is booked on the rules that decided it, not the rest
         why["cited only by cases that failed on other rules"].update(
@@ -443,7 +443,7 @@ def terminal_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
             lines.append(f"{row['rule']:<10} {row['cases']:>8,} {row['passed']:>6} "
                          f"{row['failed']:>6} {row['xfailed']:>7} {row['skipped']:>7} "
                          f"{row['not-exercised']:>13}  {row['first'][:90]}")
-        lines += [f"  {line}" for line in unjudged_rules(records)]
+        lines += [f"  {line}" for line in unjudged_rules(header, records)]
     drawn = drawn_lines(header, records)
     if drawn:
         lines += ["", *drawn]
@@ -513,14 +513,19 @@ def markdown_summary(header: Mapping[str, Any], records: Sequence[Mapping[str, A
            *(f"- {_md(line)}" for line in head[1:]), "",
            f"numaspec {header.get('tool_version', '?')}, suite {header.get('suite_version', '?')},"
            f" protocol {header.get('protocol_version', '?')}, started {header.get('started', '?')}",
-           "", "| rule | passed | failed | xfailed | skipped | not claimed "
-           "| first counterexample |",
-           "|---|---:|---:|---:|---:|---:|---|"]
+           "", "| rule | reached | passed | failed | xfailed | skipped | not exercised "
+           "| not claimed | first counterexample |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for row in rule_rows(records, claimed_only=True):
         link = rule_link(row["rule"])
         rule = f"[{row['rule']}]({link})" if link else row["rule"]
-        out.append(f"| {rule} | {row['passed']} | {row['failed']} | {row['xfailed']} | "
-                   f"{row['skipped']} | {row['not-claimed']} | {_md(row['first'])} |")
+        out.append(f"| {rule} | {row['cases']} | {row['passed']} | {row['failed']} | "
+                   f"{row['xfailed']} | {row['skipped']} | {row['not-exercised']} | "
+                   f"{row['not-claimed']} | {_md(row['first'])} |")
+    out += ["", *(f"- {_md(line)}" for line in unjudged_rules(header, records))]
+    drawn = drawn_lines(header, records)
+    if drawn:
+        out += ["", _md(" ".join(line.strip() for line in drawn))]
     met = _divergences_met(records)
     if met:
         out += ["", "## Known divergences met", "",
