@@ -147,13 +147,16 @@ def booked_rules(record: Mapping[str, Any], claims: Claims, declared: Iterable[s
             "undeclared", "not-claimed"):
         return list(rules)  # not a verdict on the implementation: what the run left out
     claimed = [r for r in rules if claims_rule(r, claims, op)]
+    failing = record.get("verdict") not in ("passed", "skipped", "refused")
+    blamed = record.get("blamed")
     if record.get("kind") == "vector":
         minor = _case_minor("merge", {"kubelet_version": record.get("kubelet_version")})
+        if failing and blamed:  # RUN-17: the rules whose decision differs
+            return [str(r) for r in blamed if claims_rule(str(r), claims, op)
+                    and (minor is None or holds_at(str(r), minor))] or list(map(str, blamed))
         return [r for r in claimed if minor is None or holds_at(r, minor)]
     minors = [int(m.group(1)) for v in declared if (m := _MINOR.match(v))]
-    failing = record.get("verdict") not in ("passed", "skipped", "refused")
     minor = _case_minor(op, record.get("counterexample")) if failing else None
-    blamed = record.get("blamed")
     if failing and blamed:
         # RUN-17: the rules whose decision differs, claimed and holding where it ran
         return [str(r) for r in blamed if claims_rule(str(r), claims, op)

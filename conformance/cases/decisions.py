@@ -282,8 +282,13 @@ def _ranking(case: Mapping[str, Any], trace: Mapping[str, Any], want: Hint, got:
     if minor < 24:
         return Blame(("MERGE-7",), (f"{_nodes(wmask)} is narrower than {_nodes(gmask)}",))
     target = trace.get("target_width")
-    return Blame(("MERGE-8",), (f"target width {target}: {_nodes(wmask)} ({_count(wmask)} "
-                                f"nodes) ranks above {_nodes(gmask)} ({_count(gmask)} nodes)",))
+    return Blame(("MERGE-8",), (f"target width {target}: {_nodes(wmask)} ({_width(wmask)}) "
+                                f"ranks above {_nodes(gmask)} ({_width(gmask)})",))
+
+
+def _width(mask: int) -> str:
+    count = _count(mask)
+    return f"{count} node{'' if count == 1 else 's'}"
 
 
 def blame(case: Mapping[str, Any], expected: Any, actual: Any) -> Blame:

@@ -121,7 +121,20 @@ def differential(impl: str, *, cases: int = 20_000, seed: int = 0, timeout: floa
         shrunk = _shrink_all(impl, timeout, [found[k] for k in chosen], runner)
         for k, item in zip(chosen, shrunk, strict=True):
             found[k] = item
+    if piece.shape.op == "merge":
+        _blame_all(found)
     return result
+
+
+def _blame_all(found: list[dict[str, Any]]) -> None:
+    """RUN-17: each merge disagreement names the rules that decided it, and what the
+    reference compared (``rules``, ``why``)."""
+    from numaspec.conformance.cases.decisions import blame
+
+    for item in found:
+        if item["actual"] is not None:
+            decided = blame(item["case"], item["expected"], item["actual"])
+            item["rules"], item["why"] = list(decided.rules), list(decided.why)
 
 
 @attrs.frozen
@@ -147,7 +160,7 @@ def in_run(connection: Connection, *, cases: int, seed: int, seconds: float,
     names the rules that decided it (RUN-17)."""
     import time
 
-    from numaspec.conformance.cases.decisions import Tally, blame
+    from numaspec.conformance.cases.decisions import Tally
 
     shape = CaseShape()
     piece = _Piece(connection.implementation.name, seed, shape, 30.0, 32)
@@ -189,10 +202,7 @@ def in_run(connection: Connection, *, cases: int, seed: int, seconds: float,
     for item in chosen:
         if item["actual"] is not None:
             item.update(_shrunk(connection, item))
-    for item in result.disagreements:
-        if item["actual"] is not None:
-            found = blame(item["case"], item["expected"], item["actual"])
-            item["rules"], item["why"] = list(found.rules), list(found.why)
+    _blame_all(result.disagreements)
     if explained:
         result = attrs.evolve(result, explained=dict(explained))
     return InRun(result, seed, cases, tally.reached, cut)
@@ -659,7 +669,9 @@ def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHR
         print(f"cases per NUMA node count: {per_count}; largest case sent: "
               f"{result.largest:,} permutations")
     for item in result.unexplained[:5]:
-        print(f"  {item['id']}: {_preview(item['case'])}\n    {item['differences'][0]}")
+        decided = (f"\n    decided by {', '.join(item['rules'])}: {'; '.join(item['why'])}"
+                   if item.get("rules") else "")
+        print(f"  {item['id']}: {_preview(item['case'])}\n    {item['differences'][0]}{decided}")
     if result.disagreements and out:
         with Path(out).open("w", encoding="utf-8") as stream:
             for item in result.disagreements:

@@ -264,8 +264,18 @@ def run_case(connection: Connection, case: Case) -> Outcome:
     if answer.status == "result":
         differences = tuple(compare(case.op, case.case, case.expected, answer.result))
         if differences:
-            return Outcome("failed", "; ".join(differences)[:2000], answer.result, differences,
-                           answer)
+            extra: dict[str, Any] = {}
+            if case.op == "merge":  # RUN-17: booked on the rules that decided it
+                from numaspec.conformance.cases.decisions import blame
+
+                found = blame(case.case, case.expected, answer.result)
+                if found.rules:
+                    extra = {"blamed": list(found.rules), "why": list(found.why)}
+            message = "; ".join(differences)[:2000]
+            if extra:
+                message += f"\ndecided by {', '.join(extra['blamed'])}: " + "; ".join(
+                    extra["why"])
+            return Outcome("failed", message, answer.result, differences, answer, extra=extra)
         return Outcome("passed", actual=answer.result, answer=answer)
     if answer.status == "skipped":
         return Outcome("skipped", answer.message, answer=answer, skip_source="implementation",
