@@ -46,7 +46,9 @@ BUGS = {
     "snn-keeps-whole-machine": ("POLICY-4", 7),
     "snn-two-nodes-unconstrained": ("POLICY-4", 8),
     "max-allowable-lenient": ("OPT-4", 9),
-    "closest-preferred-only": ("MERGE-9", 10),
+    # (at most other seeds P-MERGE-LARGE fails first, and Hypothesis shrinks it for minutes
+    # against the peer's slow walk of large cases: seed 3 fails P-NON-PREFERRED-RANK first)
+    "closest-preferred-only": ("MERGE-9", 3),
 }
 
 
@@ -92,22 +94,35 @@ def test_the_correct_peer_passes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_the_default_run_fails_a_seeded_bug_on_the_rule_that_decided(bug: str, tmp_path: Path
                                                                      ) -> None:
+    """The default run at the bug's seed, stopped at its first failure (--fail-fast: a run
+    fails with it exactly when it fails without, and the campaign across seeds in
+    what-is-checked.md runs so)."""
     rule, seed = BUGS[bug]
-    status, _, records, printed = run(peer(bug), tmp_path, seed=seed)
+    status, _, records, printed = run(peer(bug), tmp_path, seed=seed, fail_fast=True)
     assert status == 1, printed[-4000:]
     failed = [r for r in records if r["verdict"] == "failed"]
-    differential = next(r for r in records if r["id"] == "D-MERGE-RANDOM")
-    assert differential["verdict"] == "failed", printed[-4000:]
-    for record in failed:
-        assert rule in record["booked"], (record["id"], record["booked"], record["message"])
-        if record.get("blamed"):
-            # RUN-17: never the whole list a property cites
-            assert len(record["booked"]) < len(record["rules"]) or len(record["rules"]) <= 3
-    # every disagreement names the rules that decided it; the first ones are shrunk
-    for item in differential["disagreements"]:
+    assert len(failed) == 1
+    assert rule in failed[0]["booked"], (failed[0]["id"], failed[0]["booked"])
+    assert failed[0]["booked"][0] == rule
+    if failed[0]["kind"] != "vector":
+        # RUN-17: the deciding rule, never every rule a property cites
+        assert failed[0]["blamed"], failed[0]["message"]
+    for item in failed[0].get("disagreements") or ():  # each names its deciding rules
         assert item["rules"], item
-    assert any("found_as" in item for item in differential["disagreements"]) or all(
-        len(json.dumps(item["case"])) < 400 for item in differential["disagreements"][:5])
+
+
+def test_the_differential_alone_fails_a_subtle_bug_shrunk_and_blamed(tmp_path: Path) -> None:
+    """RUN-22: the issue's lenient option value, which the old default run passed three times
+    in five, fails the differential, its disagreements shrunk and blamed on OPT-4."""
+    status, _, records, printed = run(peer("max-allowable-lenient"), tmp_path, seed=4,
+                                      ids=("D-MERGE-RANDOM",))
+    assert status == 1, printed[-4000:]
+    (differential,) = records
+    assert differential["booked"][0] == "OPT-4"
+    assert all(item["rules"][0] == "OPT-4" for item in differential["disagreements"])
+    shrunk = [item for item in differential["disagreements"] if "found_as" in item]
+    assert shrunk
+    assert all(len(json.dumps(i["case"])) <= len(json.dumps(i["found_as"])) for i in shrunk)
 
 
 def test_a_run_replays_from_its_seed(tmp_path: Path) -> None:
