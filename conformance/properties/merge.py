@@ -61,7 +61,8 @@ from numaspec.topology.policies import MergeOutcome
 from numaspec.topology.versions import SUPPORTED_VERSIONS, KubeletVersion
 
 #: The registry and the merge judgement are re-exported: they were first defined here.
-__all__ = ["PROPERTIES", "Property", "answers_agree", "claimed_options", "fit_to", "register"]
+__all__ = ["PROPERTIES", "Property", "answer_json", "answers_agree", "claimed_options", "fit_to",
+           "register"]
 
 _T = TypeVar("_T")
 
@@ -118,7 +119,7 @@ def _ask(impl: MergeImplementation, request: MergeRequest) -> MergeAnswer:
     note(f"request: {json.dumps(body, separators=(',', ':'))}")
     answer = impl.merge(request)
     note(f"answer: {answer}")
-    sent("merge", body, _answer_json(answer))  # RUN-17: what the request reached
+    sent("merge", body, answer_json(answer))  # RUN-17: what the request reached
     _set_aside_if_known(body, request, answer)
     return answer
 
@@ -128,8 +129,8 @@ def _set_aside_if_known(body: dict[str, Any], request: MergeRequest, answer: Mer
     """RUN-5: where the implementation's answer differs from the reference's inside a known
     divergence of its manifest, the case is set aside (the example is rejected) and the
     property explores on; anything else it answers is judged as always."""
-    expected = _answer_json(reference.merge(request))
-    actual = _answer_json(answer)
+    expected = answer_json(reference.merge(request))
+    actual = answer_json(answer)
     if compare("merge", body, expected, actual):
         finding = known("merge", body, expected, actual)
         if finding is not None:
@@ -137,7 +138,7 @@ def _set_aside_if_known(body: dict[str, Any], request: MergeRequest, answer: Mer
             reject()
 
 
-def _answer_json(answer: MergeAnswer) -> Any:
+def answer_json(answer: MergeAnswer) -> Any:
     """A merge answer as the protocol writes it."""
     if isinstance(answer, ErrorAnswer):
         return {"error": {"kind": answer.kind, "message": answer.message}}

@@ -543,16 +543,13 @@ def _ask_merge(target: Any, case: dict[str, Any]) -> Any:
     if connection is not None:
         answer = connection.run("merge", case)
         return answer.result if answer.status == "result" else None
-    from numaspec.conformance.implementations.adapter import ErrorAnswer
-    from numaspec.protocols.merge_protocol import decode_merge_request, encode_outcome
+    from numaspec.conformance.properties.merge import answer_json
+    from numaspec.protocols.merge_protocol import decode_merge_request
 
     try:
-        outcome = target.merge(decode_merge_request(case))
+        return answer_json(target.merge(decode_merge_request(case)))
     except Exception:  # an in-process implementation that raises: no answer to restate
         return None
-    if isinstance(outcome, ErrorAnswer):
-        return {"error": {"kind": outcome.kind, "message": outcome.message}}
-    return encode_outcome(outcome)
 
 
 def _restated(target: Any, request: dict[str, Any], actual: Any
