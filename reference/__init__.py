@@ -99,8 +99,10 @@ from numaspec.topology.policies import (
 )
 from numaspec.topology.trace import MergeTrace
 from numaspec.topology.versions import (
+    DEFAULT,
     NEWEST,
     OLDEST,
+    PRERELEASES,
     SUPPORTED_VERSIONS,
     KubeletVersion,
     parse_version,
@@ -111,10 +113,12 @@ __all__ = [
     "ANTI_AFFINITY_ANNOTATION",
     "MAX_NUMA_ID",
     "MEMORY_ENHANCEMENT_ANNOTATION",
+    "DEFAULT",
     "NEWEST",
     "NO_POSSIBLE_PLACEMENT",
     "NO_PREFERENCE",
     "OLDEST",
+    "PRERELEASES",
     "SUPPORTED_VERSIONS",
     "AdapterError",
     "AdmissionTrace",

@@ -40,7 +40,7 @@ from numaspec.topology.versions import KubeletVersion
 PARTIAL = REPO / "tests" / "fixtures" / "adapters" / "partial.py"
 #: Vectors and properties enough to show every kind of verdict, quickly.
 SELECTION = ("seed001-container0-restricted-1.30", "merge-empty-resource-restricted",
-             "wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.38",
+             "wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.39",
              "seed001-container1-single-numa-node", "P-ADMISSION", "P-NONE",
              "P-NON-PREFERRED-RANK", "P-PREFERRED-CLOSEST", "P-TOO-MANY-NUMA-NODES")
 
@@ -70,7 +70,7 @@ def test_a_partial_implementation_passes_what_it_claims(tmp_path: Path) -> None:
                     "seed001-container1-single-numa-node", "P-ADMISSION"):
         assert outcome(records, case_id) == ("passed", ""), case_id
     # Outside the claim: the line format, a policy, an option and a refusal it does not claim.
-    for case_id in ("wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.38",
+    for case_id in ("wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.39",
                     "P-NONE", "P-NON-PREFERRED-RANK", "P-PREFERRED-CLOSEST",
                     "P-TOO-MANY-NUMA-NODES"):
         assert outcome(records, case_id) == ("skipped", "not-claimed"), case_id
@@ -114,7 +114,7 @@ def test_a_bug_inside_the_claim_is_still_caught(pid: str) -> None:
 
 
 def test_the_reference_claims_its_format(tmp_path: Path) -> None:
-    ids = ("wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.38")
+    ids = ("wire-unknown-field", "wire-bool-node-id", "ver-unsupported-1.39")
     status, records, printed = run(tmp_path, "exec:" + shlex.join(
         [sys.executable, "-m", "numaspec", "serve"]), ids)
     assert status == 0, printed

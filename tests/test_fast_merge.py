@@ -25,7 +25,7 @@ from numaspec.conformance.properties.fast_equivalence import (
     fast_cases,
 )
 from numaspec.conformance.running.profiles import active_profile
-from numaspec.topology.fast_merge import Tuning, _choose_count, _Ranker, _Space, fast_merge
+from numaspec.topology.fast_merge import Space, Tuning, _choose_count, _Ranker, fast_merge
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import NumaMask
 from numaspec.topology.merge import _better_non_preferred, _Chooser
@@ -104,7 +104,7 @@ def test_ranking_is_merge_8s_fold_on_every_pair() -> None:  # FAST-2, FAST-5
     nodes = tuple(range(5))
     numa = NumaInfo(nodes, {n: tuple(10 + n if n == m else 11 + (n * 7 + m * 3) % 9
                                      for m in nodes) for n in nodes})
-    space = _Space(numa)
+    space = Space(numa)
     masks = list(range(1, 32))
     for closest, target in itertools.product((False, True), range(7)):
         chooser = _Chooser(numa, "best-effort", PolicyOptions(prefer_closest_numa_nodes=closest))

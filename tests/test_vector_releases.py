@@ -87,13 +87,13 @@ def node_session(version: str, *more: str) -> dict[str, Any]:
 
 
 def test_the_range_is_the_rules_and_the_ops() -> None:
-    # POLICY-2 holds in 1.18–1.37, the merge op models 1.18–1.37.
+    # POLICY-2 holds in 1.18–1.38, the merge op models 1.18–1.38.
     (merge,) = load(vector())
-    assert holds_in(merge) == tuple(f"1.{m}" for m in range(18, 38))
+    assert holds_in(merge) == tuple(f"1.{m}" for m in range(18, 39))
     # MERGE-3 holds from 1.24: intersected, and the vector's own release stays its first.
     (both,) = load(vector(rules=["POLICY-2", "MERGE-3"],
                           case={**DIFFERENT_MASKS, "kubelet_version": "1.30"}))
-    assert holds_in(both) == tuple(f"1.{m}" for m in range(24, 38))
+    assert holds_in(both) == tuple(f"1.{m}" for m in range(24, 39))
     # A node session holds in the node model's releases at most (HINT-3: 1.18–1.37).
     (node,) = load({"id": "n", "description": "d", "rules": ["HINT-3"], "op": "node",
                     "derived": "reference", "case": node_session("1.30"),
@@ -238,7 +238,7 @@ def test_a_vector_whose_own_release_is_outside_its_rules_must_state_its_range(
         tmp_path: Path) -> None:
     raw = vector(rules=["MERGE-3"], expected=BEFORE)  # MERGE-3 holds from 1.24; this is 1.23
     problems = check_files([save(tmp_path, raw)])
-    assert any("own release 1.23 is outside the range its rules hold in (1.24–1.37)" in p
+    assert any("own release 1.23 is outside the range its rules hold in (1.24–1.38)" in p
                for p in problems)
     assert check_files([save(tmp_path, {**raw, "releases": "1.23"})]) == []
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec import NEWEST, KubeletVersion, UnsupportedVersionError, parse_version
+from numaspec import DEFAULT, NEWEST, KubeletVersion, UnsupportedVersionError, parse_version
+from numaspec.protocols.merge_protocol import decode_merge_request
 from numaspec.topology.gates import default_gates
 
 
@@ -13,7 +14,7 @@ def test_patch_levels_and_prefixes_mean_the_minor(text: str) -> None:  # VER-1
     assert parse_version(text) == KubeletVersion(30)
 
 
-@pytest.mark.parametrize("text", ["1.17", "1.38", "2.0", "1.x", "", "1.030", "130", "v"])
+@pytest.mark.parametrize("text", ["1.17", "1.39", "2.0", "1.x", "", "1.030", "130", "v"])
 def test_unsupported_or_malformed_versions_are_refused(text: str) -> None:  # VER-3
     with pytest.raises(UnsupportedVersionError) as info:
         parse_version(text)
@@ -25,8 +26,14 @@ def test_non_strings_are_refused() -> None:  # VER-3
         parse_version(1.3)
 
 
-def test_newest_is_the_default() -> None:  # VER-1
-    assert str(NEWEST) == "1.37"
+def test_the_newest_release_is_the_default_not_the_prerelease() -> None:  # VER-1
+    assert str(DEFAULT) == "1.37"
+    assert DEFAULT.prerelease is None
+    assert str(NEWEST) == "1.38"
+    assert NEWEST.prerelease == "1.38.0-beta.0"
+    assert NEWEST.described == "1.38 (pre-release 1.38.0-beta.0)"
+    assert decode_merge_request({"numa_nodes": [0], "policy": "none",
+                                 "providers": []}).version == DEFAULT
 
 
 def test_gate_defaults() -> None:  # VER-2

@@ -38,7 +38,7 @@ CONDITIONAL = frozenset({
     "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4", "POLICY-5", "POLICY-6",
     "HINT-2", "HINT-3",
     "MERGE-2", "MERGE-3", "MERGE-4", "MERGE-5", "MERGE-6", "MERGE-7", "MERGE-8", "MERGE-9",
-    "MERGE-10", "MERGE-12",
+    "MERGE-10", "MERGE-12", "MERGE-13", "MERGE-14", "HINT-5", "POLICY-7",
     "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6",
     "VER-2", "VER-3", "VER-4"})
 
@@ -196,6 +196,14 @@ def reached(case: Mapping[str, Any], trace: Mapping[str, Any] | None = None) -> 
         found.add("MERGE-12")
     if policy == "single-numa-node" and options.get(_CLOSEST) in _TRUE and minor >= 26:
         found.add("MERGE-9")  # its clause: never under single-numa-node
+    if minor >= 38:
+        found.add("MERGE-14")  # every answer from 1.38 has a score, 0 included
+        if policy in ("best-effort", "restricted"):
+            found.add("POLICY-7")
+        if any(isinstance(h, Mapping) and h.get("score") for p in providers
+               if isinstance(p, Mapping) for hints in p.values() if isinstance(hints, list)
+               for h in hints):
+            found.update(("HINT-5", "MERGE-13"))
     return found
 
 
@@ -205,6 +213,22 @@ class Blame:
 
     rules: tuple[str, ...]
     why: tuple[str, ...] = ()
+
+
+def _score_blame(wanted: Any, gotten: Any, expected: Any, actual: Any) -> Blame | None:
+    """HINT-5, MERGE-13, MERGE-14: the same hint and admission, another score (or none)."""
+    if not (isinstance(wanted, Mapping) and isinstance(gotten, Mapping)):
+        return None
+    if expected.get("admit") != actual.get("admit") or wanted.get("score") == gotten.get(
+            "score") or gotten.get("score") in (wanted.get("scores") or ()):
+        return None
+    if "score" not in gotten or "score" not in wanted:
+        return Blame(("HINT-5",), ("a score where the release has none, or none where it has "
+                                   "one",))
+    return Blame(("MERGE-13", "MERGE-14"), (
+        f"the same hint, scored {gotten.get('score')} where kubelet scores "
+        f"{wanted.get('scores') or wanted.get('score')}: the mean of the first permutation "
+        "that merges to it",))
 
 
 def _answer_hint(answer: Any, machine: int, single: bool) -> Hint | None:
@@ -322,6 +346,9 @@ def blame(case: Mapping[str, Any], expected: Any, actual: Any) -> Blame:
     if want == got:
         wanted = expected.get("hint") if isinstance(expected, Mapping) else None
         gotten = actual.get("hint") if isinstance(actual, Mapping) else None
+        scored = _score_blame(wanted, gotten, expected, actual)
+        if scored is not None:
+            return scored
         if wanted != gotten and single:
             return Blame(("POLICY-4",), ("single-numa-node writes the whole machine as no "
                                          "affinity",))

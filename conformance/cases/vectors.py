@@ -76,7 +76,7 @@ from numaspec.rules import parse_rules, spec_dir
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import NumaMask
 from numaspec.topology.policies import MergeOutcome
-from numaspec.topology.versions import NEWEST, OLDEST, parse_version
+from numaspec.topology.versions import DEFAULT, NEWEST, OLDEST, parse_version
 
 __all__ = [
     "DERIVATIONS",
@@ -194,7 +194,7 @@ def case_version(op: str, case: Any) -> str:
     if op == "merge":
         raw = case.get("kubelet_version") if isinstance(case, dict) else None
         if raw is None:
-            return str(NEWEST)
+            return str(DEFAULT)
     elif op == "cpus":  # CPU-21: the case's kubelet_version, which it must give
         raw = case.get("kubelet_version") if isinstance(case, dict) else None
         if raw is None:
@@ -564,9 +564,12 @@ def decode_answer(value: Any, where: str) -> MergeAnswer:
     _require(set(value) == {"hint", "admit"}, 'a response is {"hint": ..., "admit": ...}', where)
     hint, admit = value["hint"], value["admit"]
     _require(isinstance(admit, bool), "a boolean", f"{where}.admit")
-    _require(isinstance(hint, dict) and set(hint) == {"numa_affinity", "preferred"}
+    _require(isinstance(hint, dict) and {"numa_affinity", "preferred"} <= set(hint)
+             <= {"numa_affinity", "preferred", "score", "scores"}
              and isinstance(hint["preferred"], bool),
-             'a hint is {"numa_affinity": ..., "preferred": bool}', f"{where}.hint")
+             'a hint is {"numa_affinity": ..., "preferred": bool, "score"?: 0..100}',
+             f"{where}.hint")
+    scores = _answer_scores(hint, f"{where}.hint")
     affinity = hint["numa_affinity"]
     if affinity is not None:
         _require(isinstance(affinity, list) and all(
@@ -576,7 +579,28 @@ def decode_answer(value: Any, where: str) -> MergeAnswer:
         mask = None if affinity is None else NumaMask.of(affinity, where=f"{where}.hint")
     except NumaspecError as exc:
         raise InvalidFieldError(exc.message, where=exc.where) from None
-    return MergeOutcome(TopologyHint(mask, hint["preferred"]), admit)
+    score = 0 if scores is None else hint["score"]
+    return MergeOutcome(TopologyHint(mask, hint["preferred"], score), admit, scores)
+
+
+def _answer_scores(hint: dict[str, Any], where: str) -> frozenset[int] | None:
+    """HINT-5, MERGE-14: an answer's ``score`` (1.38+) and the ``scores`` kubelet may report
+    instead, as :class:`MergeOutcome` keeps them (``None``: no score given)."""
+    def score(value: Any) -> bool:
+        return type(value) is int and 0 <= value <= 100
+
+    if "score" not in hint:
+        _require("scores" not in hint, "a hint with scores has a score", where)
+        return None
+    _require(score(hint["score"]), "a score is an integer from 0 to 100", f"{where}.score")
+    if "scores" not in hint:
+        return frozenset({hint["score"]})
+    others = hint["scores"]
+    _require(isinstance(others, list) and all(score(v) for v in others)
+             and (not others or hint["score"] in others),
+             "scores: the scores kubelet may report, the score among them ([] when not "
+             "enumerated)", f"{where}.scores")
+    return frozenset(others)
 
 
 def merge_vectors() -> list[tuple[Vector, MergeRequest, MergeAnswer]]:
@@ -990,6 +1014,11 @@ def add_subcommands(parser: argparse.ArgumentParser, *, export: bool = False) ->
                            help="the kubelet release, e.g. 1.37")
     exporting.add_argument("--out", default=None, metavar="FILE",
                            help="write the _test.go file here (default: standard output)")
+    exporting.add_argument("--random", type=int, default=2000, metavar="N",
+                           help="also N random merge cases at the release with the reference's "
+                                "answers (default: 2000; 0: the vectors only)")
+    exporting.add_argument("--seed", type=int, default=0, metavar="S",
+                           help="the random cases' seed (default: 0)")
     exporting.add_argument("files", nargs="*", metavar="FILE",
                            help="vector files (default: the spec's, spec/vectors/*.json)")
 

@@ -52,6 +52,7 @@ from numaspec.conformance.properties.strategies import (
     merge_requests,
     merge_requests_with_faults,
     provider_like_hints,
+    unscored,
 )
 from numaspec.protocols.merge_protocol import MergeRequest, encode_merge_request, encode_outcome
 from numaspec.topology.hints import TopologyHint, flatten_provider_hints
@@ -80,6 +81,8 @@ def fit_to(request: MergeRequest, impl: object, policies: Sequence[str] = POLICI
     if request.version not in allowed:
         nearest = min(allowed, key=lambda v: (abs(v.minor - request.version.minor), v.minor))
         request = attrs.evolve(request, version=nearest)
+        if not nearest.has_hint_scores:
+            request = attrs.evolve(request, providers=unscored(request.providers))
     claims = claims_of(impl).merge
     if claims == MergeClaims():
         return request
@@ -456,8 +459,8 @@ def distances_required(impl: MergeImplementation, case: MergeRequest, data: st.D
 @register("P-EQUIVALENCE",
            rules=["MERGE-1", "MERGE-2", "MERGE-3", "MERGE-5", "MERGE-6", "MERGE-7", "MERGE-8",
                   "MERGE-9", "MERGE-10", "POLICY-1", "POLICY-2", "POLICY-3", "POLICY-4",
-                  "POLICY-5", "POLICY-6", "OPT-1", "OPT-2", "OPT-3", "OPT-4", "OPT-5", "OPT-6",
-                  "VER-2"],
+                  "POLICY-5", "POLICY-6", "POLICY-7", "OPT-1", "OPT-2", "OPT-3", "OPT-4",
+                  "OPT-5", "OPT-6", "VER-2", "HINT-5", "MERGE-13", "MERGE-14"],
            level="equivalence")
 @given(case=merge_requests_with_faults())
 # POLICY-5: an empty policy name is none (kubelet's config defaulting); a start-up the

@@ -86,7 +86,17 @@ def _mask(rng: random.Random, nodes: Sequence[int]) -> list[int]:
     return sorted(rng.sample(list(nodes), rng.randint(1, len(nodes))))
 
 
-def _providers(rng: random.Random, nodes: Sequence[int]) -> list[Any]:
+#: HINT-5 (1.38+): scores as kubelet's providers give them (0: no signal, 1: the floor).
+_SCORES = (0, 0, 1, 1, 2, 25, 40, 50, 81, 99, 100)
+
+
+def _scored(version: str) -> bool:
+    """Whether hints at ``version`` may carry a score (HINT-5: from 1.38)."""
+    match = version.split(".")
+    return len(match) > 1 and match[1].isdigit() and int(match[1]) >= 38
+
+
+def _providers(rng: random.Random, nodes: Sequence[int], scored: bool = False) -> list[Any]:
     palette = [_mask(rng, nodes) for _ in range(rng.randint(1, 4))]
     providers: list[Any] = []
     product = 1
@@ -112,7 +122,11 @@ def _providers(rng: random.Random, nodes: Sequence[int]) -> list[Any]:
                     pick = rng.random()
                     mask = (None if pick < 0.1 else rng.choice(palette) if pick < 0.75
                             else _mask(rng, nodes))
-                    hints.append({"numa_affinity": mask, "preferred": rng.random() < 0.7})
+                    hint: dict[str, Any] = {"numa_affinity": mask,
+                                            "preferred": rng.random() < 0.7}
+                    if scored and rng.random() < 0.85:
+                        hint["score"] = rng.choice(_SCORES)
+                    hints.append(hint)
                 product *= len(hints)
                 resources[f"r{p}{r}"] = hints
         providers.append(resources)
@@ -122,11 +136,14 @@ def _providers(rng: random.Random, nodes: Sequence[int]) -> list[Any]:
 def random_merge_case(rng: random.Random, versions: Sequence[str]) -> dict[str, Any]:
     """One merge request in the wire format (``spec/merge-protocol.md``)."""
     nodes = _nodes(rng)
+    version = rng.choice(list(versions))
+    policy = rng.choice(_NOT_POLICIES) if rng.random() < 0.04 else rng.choice(_POLICIES)
+    scored = _scored(version) and rng.random() < 0.75
     case: dict[str, Any] = {
-        "kubelet_version": rng.choice(list(versions)),
+        "kubelet_version": version,
         "numa_nodes": nodes,
-        "policy": rng.choice(_NOT_POLICIES) if rng.random() < 0.04 else rng.choice(_POLICIES),
-        "providers": _providers(rng, nodes),
+        "policy": policy,
+        "providers": _providers(rng, nodes, scored),
     }
     options: dict[str, str] = {}
     if rng.random() < 0.45:

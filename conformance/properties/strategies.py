@@ -38,12 +38,16 @@ __all__ = [
     "provider_like_hints",
     "providers_for",
     "reaching",
+    "scored",
+    "unscored",
     "versions",
 ]
 
 POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 #: Releases where a rule changes, drawn more often than the rest.
-BOUNDARY_MINORS = (23, 24, 25, 26, 27, 28, 30, 31, 32, 34, 35, 36, 37)
+BOUNDARY_MINORS = (23, 24, 25, 26, 27, 28, 30, 31, 32, 34, 35, 36, 37, 38)
+#: HINT-5: scores as kubelet 1.38's providers give them (0: no signal; 1: the floor), and any.
+_SCORES = st.one_of(st.sampled_from([0, 0, 1, 1, 40, 81, 100]), st.integers(0, 100))
 
 
 def versions(allowed: Sequence[KubeletVersion] = SUPPORTED_VERSIONS) -> st.SearchStrategy[
@@ -202,14 +206,36 @@ def merge_requests(
         options["max-allowable-numa-nodes"] = str(draw(st.integers(8, 16)))
     if "prefer-closest-numa-nodes" in options or draw(st.integers(0, 4)) == 0:
         distances = draw(distances_for(nodes))
+    providers = draw(providers_for(nodes))
+    if version.has_hint_scores and draw(st.integers(0, 3)):
+        providers = draw(scored(providers))
     return MergeRequest(
         numa_nodes=nodes,
         policy=policy,
-        providers=draw(providers_for(nodes)),
+        providers=providers,
         version=version,
         numa_distances=distances,
         policy_options=options,
     )
+
+
+def unscored(providers: Sequence[ProviderHints]) -> tuple[ProviderHints, ...]:
+    """The same providers without their hints' scores (HINT-5: a release before 1.38 has
+    none)."""
+    return tuple(None if provider is None else {
+        name: None if hints is None else tuple(
+            hint if not hint.score else attrs.evolve(hint, score=0) for hint in hints)
+        for name, hints in provider.items()} for provider in providers)
+
+
+@st.composite
+def scored(draw: st.DrawFn, providers: Sequence[ProviderHints]) -> tuple[ProviderHints, ...]:
+    """HINT-5 (1.38+): the same providers, each hint with a score drawn as providers give
+    them."""
+    return tuple(None if provider is None else {
+        name: None if hints is None else tuple(
+            attrs.evolve(hint, score=draw(_SCORES)) for hint in hints)
+        for name, hints in provider.items()} for provider in providers)
 
 
 @attrs.frozen
@@ -419,6 +445,8 @@ def merge_requests_with_faults(draw: st.DrawFn) -> MergeRequest:
             # Half the time at a release that has both options (OPT-3's integer parsing,
             # OPT-4's messages, RUN-11: where one bad value is kubelet's to word).
             request = attrs.evolve(request, version=draw(st.sampled_from(_MANY_NODE_RELEASES)))
+            if not request.version.has_hint_scores:
+                request = attrs.evolve(request, providers=unscored(request.providers))
         known = [n for n in ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
                  if option_maturity(n, request.version) is not None]
         names = st.one_of(st.sampled_from(known), st.sampled_from(known), _OPTION_NAMES) \

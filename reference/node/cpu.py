@@ -15,7 +15,7 @@ import attrs
 from numaspec.errors import InvalidFieldError
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import iterate_masks
-from numaspec.topology.versions import NEWEST, KubeletVersion
+from numaspec.topology.versions import DEFAULT, KubeletVersion
 
 __all__ = ["CPUInfo", "CPUTopology", "generate_cpu_topology_hints"]
 
@@ -142,7 +142,7 @@ def generate_cpu_topology_hints(
     reusable: Iterable[int],
     request: int,
     *,
-    version: KubeletVersion = NEWEST,
+    version: KubeletVersion = DEFAULT,
     align_by_socket: bool = False,
 ) -> list[TopologyHint]:
     """CPU-1..CPU-5: the CPU hints for ``request`` exclusive CPUs.

@@ -31,6 +31,9 @@ __all__ = ["NODE_VERSIONS", "NodeConfig", "format_cpuset", "parse_cpuset"]
 
 #: NODE-0: the kubelet releases whose node admission numaspec models.
 NODE_VERSIONS = range(29, 38)
+#: VER-1: what a pre-release minor outside the node model is modelled for.
+_MERGE_ONLY = (" (the pre-release is modelled for the Topology Manager's merge only; its CPU, "
+               "Memory and Device Manager changes are not yet: spec/releases.md)")
 #: kubelet's default ``evictionHard`` memory threshold.
 DEFAULT_EVICTION_MEMORY = "100Mi"
 
@@ -123,7 +126,8 @@ class NodeConfig:
         if self.kubelet_version.minor not in NODE_VERSIONS:
             raise NotModelledError(
                 f"numaspec models node admission for kubelet 1.{NODE_VERSIONS.start}.."
-                f"1.{NODE_VERSIONS.stop - 1}, not {self.kubelet_version}",
+                f"1.{NODE_VERSIONS.stop - 1}, not {self.kubelet_version.described}"
+                f"{_MERGE_ONLY if self.kubelet_version.prerelease else ''}",
                 where="kubeletVersion")
 
     def gates(self) -> dict[str, bool]:

@@ -61,7 +61,7 @@ def decode_cpus_case(case: object) -> CPUsCase:
     if version.minor not in NODE_VERSIONS:
         raise UnsupportedVersionError(
             f"the CPU Manager is modelled for 1.{NODE_VERSIONS.start} to "
-            f"1.{NODE_VERSIONS.stop - 1}, not {version}", where="kubelet_version")
+            f"1.{NODE_VERSIONS.stop - 1}, not {version.described}", where="kubelet_version")
     topology = decode_machine(body["machine"], where="machine").cpu_topology()
     known = {c.cpu for c in topology.cpus}
     available = set()

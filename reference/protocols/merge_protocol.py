@@ -27,7 +27,7 @@ from numaspec.topology.hints import ProviderHints, TopologyHint
 from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.policies import MergeOutcome, topology_merge
-from numaspec.topology.versions import NEWEST, KubeletVersion, parse_version
+from numaspec.topology.versions import DEFAULT, KubeletVersion, parse_version
 
 if TYPE_CHECKING:
     from numaspec.topology.trace import MergeTrace
@@ -59,7 +59,7 @@ class MergeRequest:
     numa_nodes: tuple[int, ...]
     policy: str
     providers: tuple[ProviderHints, ...]
-    version: KubeletVersion = NEWEST
+    version: KubeletVersion = DEFAULT
     numa_distances: Mapping[int, tuple[int, ...]] | None = None
     policy_options: Mapping[str, str] = attrs.field(factory=dict)
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
@@ -92,7 +92,24 @@ def _node_list(value: object, where: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-def _hint(value: object, where: str) -> TopologyHint:
+#: HINT-5: a score is a whole percentage.
+MAX_SCORE = 100
+
+
+def _score(value: object, where: str, version: KubeletVersion) -> int:
+    """HINT-5: a hint's ``score``, from 1.38: an integer 0..100 (0: no signal)."""
+    if not version.has_hint_scores:
+        raise InvalidFieldError(
+            f"a hint has a score from kubelet 1.38 (kubelet {version}'s hints have none)",
+            where=where)
+    if type(value) is not int or not 0 <= value <= MAX_SCORE:
+        raise InvalidFieldError(
+            f"a score is an integer from 0 to {MAX_SCORE} (a percentage), got {value!r}",
+            where=where)
+    return value
+
+
+def _hint(value: object, where: str, version: KubeletVersion = DEFAULT) -> TopologyHint:
     if type(value) is dict and len(value) == 2 and type(value.get("preferred")) is bool:
         affinity = value.get("numa_affinity", _MISSING)
         if affinity is None:
@@ -104,7 +121,7 @@ def _hint(value: object, where: str) -> TopologyHint:
             return TopologyHint(NumaMask._trusted(word), value["preferred"])  # the common case
     expect(value, dict, "a hint object", where)
     assert isinstance(value, dict)
-    unknown = set(value) - {"numa_affinity", "preferred"}
+    unknown = set(value) - {"numa_affinity", "preferred", "score"}
     if unknown:
         raise InvalidFieldError(f"unknown field {sorted(unknown)[0]!r}", where=where)
     for key in ("numa_affinity", "preferred"):
@@ -112,14 +129,15 @@ def _hint(value: object, where: str) -> TopologyHint:
             raise InvalidFieldError(f"missing field {key!r}", where=where)
     preferred = value["preferred"]
     expect(preferred, bool, "true or false", f"{where}.preferred")
+    score = _score(value["score"], f"{where}.score", version) if "score" in value else 0
     affinity = value["numa_affinity"]
     if affinity is None:
-        return TopologyHint(None, preferred)
+        return TopologyHint(None, preferred, score)
     nodes = _node_list(affinity, f"{where}.numa_affinity")
-    return TopologyHint(NumaMask.of(nodes), preferred)
+    return TopologyHint(NumaMask.of(nodes), preferred, score)
 
 
-def _provider(value: object, where: str) -> ProviderHints:
+def _provider(value: object, where: str, version: KubeletVersion = DEFAULT) -> ProviderHints:
     if value is None:
         return None
     expect(value, dict, "an object of resource name to hints, or null", where)
@@ -131,7 +149,7 @@ def _provider(value: object, where: str) -> ProviderHints:
             resources[name] = None
             continue
         expect(hints, list, "an array of hints, or null", here)
-        resources[name] = tuple(_hint(h, f"{here}[{i}]") for i, h in enumerate(hints))
+        resources[name] = tuple(_hint(h, f"{here}[{i}]", version) for i, h in enumerate(hints))
     return resources
 
 
@@ -183,7 +201,7 @@ def decode_merge_request(value: object) -> MergeRequest:
     for key in ("numa_nodes", "policy", "providers"):
         if key not in value:
             raise InvalidFieldError(f"missing required field {key!r}", where=key)
-    version = NEWEST
+    version = DEFAULT
     if value.get("kubelet_version") is not None:
         version = parse_version(value["kubelet_version"])
     nodes = _node_list(value["numa_nodes"], "numa_nodes")
@@ -199,7 +217,8 @@ def decode_merge_request(value: object) -> MergeRequest:
     request = MergeRequest(
         numa_nodes=nodes,
         policy=value["policy"],
-        providers=tuple(_provider(p, f"providers[{i}]") for i, p in enumerate(providers)),
+        providers=tuple(_provider(p, f"providers[{i}]", version)
+                        for i, p in enumerate(providers)),
         version=version,
         numa_distances=distances,
         policy_options=(
@@ -271,14 +290,22 @@ def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES
 # --- encoding --------------------------------------------------------------------------------
 
 
-def _encode_hint(hint: TopologyHint) -> dict[str, Any]:
+def _encode_hint(hint: TopologyHint, scored: bool = False) -> dict[str, Any]:
     mask = hint.numa_affinity
-    return {"numa_affinity": None if mask is None else list(mask.nodes),
-            "preferred": hint.preferred}
+    body: dict[str, Any] = {"numa_affinity": None if mask is None else list(mask.nodes),
+                            "preferred": hint.preferred}
+    if scored or hint.score:
+        body["score"] = hint.score
+    return body
 
 
 def encode_outcome(outcome: MergeOutcome) -> dict[str, Any]:
-    return {"hint": _encode_hint(outcome.hint), "admit": outcome.admit}
+    """A response (HINT-5: from 1.38 the hint has its ``score``, and ``scores`` where kubelet
+    may report any of several, MERGE-14)."""
+    hint = _encode_hint(outcome.hint, outcome.scores is not None)
+    if outcome.scores is not None and outcome.scores != {outcome.hint.score}:
+        hint["scores"] = sorted(outcome.scores)
+    return {"hint": hint, "admit": outcome.admit}
 
 
 def encode_line(answer: Any) -> str:

@@ -31,7 +31,7 @@ from numaspec.protocols.merge_protocol import MergeRequest, node_key
 from numaspec.topology.hints import HintArray, ProviderHints, TopologyHint
 from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
-from numaspec.topology.versions import NEWEST, parse_version
+from numaspec.topology.versions import DEFAULT, parse_version
 
 __all__ = ["ARRAY_FROM", "read_merge_request", "read_run_merge"]
 
@@ -43,6 +43,9 @@ ARRAY_FROM = 32
 class _Hint(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     numa_affinity: tuple[int, ...] | None
     preferred: bool
+    #: HINT-5 (1.38+); -1: not given (a score given below 0 is not counted as a key, so the
+    #: line goes to the strict decoder, which refuses it)
+    score: int = -1
 
 
 _Provider = dict[str, list[_Hint] | None] | None
@@ -81,7 +84,7 @@ def _ids(nodes: Sequence[int]) -> bool:
 
 #: The hints already read, by affinity and preference: a stream of requests names the same
 #: few masks again and again.  Cleared when it grows past :data:`_KEEP` entries.
-_SEEN: dict[tuple[tuple[int, ...] | None, bool], TopologyHint] = {}
+_SEEN: dict[tuple[tuple[int, ...] | None, bool, int], TopologyHint] = {}
 _KEEP = 1 << 16
 
 
@@ -89,7 +92,7 @@ def _hint_objects(hints: list[_Hint]) -> tuple[TopologyHint, ...]:
     out = []
     seen = _SEEN
     for hint in hints:
-        key = (hint.numa_affinity, hint.preferred)
+        key = (hint.numa_affinity, hint.preferred, _score(hint))
         found = seen.get(key)
         if found is None:
             found = _new_hint(*key)
@@ -100,14 +103,26 @@ def _hint_objects(hints: list[_Hint]) -> tuple[TopologyHint, ...]:
     return tuple(out)
 
 
-def _new_hint(affinity: tuple[int, ...] | None, preferred: bool) -> TopologyHint:
+def _score(hint: _Hint) -> int:
+    """HINT-5: a score given is taken whole inside 0..100 (the release is checked once per
+    request); anything else goes to the strict decoder."""
+    score = hint.score
+    if score == -1:
+        return 0
+    if not 0 <= score <= 100:
+        raise _NotWhole
+    return score
+
+
+def _new_hint(affinity: tuple[int, ...] | None, preferred: bool, score: int) -> TopologyHint:
     """A hint read for the first time; an id out of range raises (MASK-1) and the line goes
     to the strict decoder."""
-    return TopologyHint(None if affinity is None else NumaMask.of(affinity), preferred)
+    return TopologyHint(None if affinity is None else NumaMask.of(affinity), preferred, score)
 
 
 _AFFINITY = operator.attrgetter("numa_affinity")
 _PREFERRED = operator.attrgetter("preferred")
+_SCORE = operator.attrgetter("score")
 
 
 def _hint_array(hints: list[_Hint]) -> HintArray:
@@ -130,12 +145,19 @@ def _hint_array(hints: list[_Hint]) -> HintArray:
         named = lengths > 0
         starts = np.cumsum(lengths) - lengths
         words[named] = np.bitwise_or.reduceat(bits, starts[named])
-    return HintArray(words, free, preferred)
+    given = np.fromiter(map(_SCORE, hints), dtype=np.int64, count=count)
+    scores = None
+    if given.max() >= 0:
+        if given.max() > 100 or given.min() < -1:
+            raise _NotWhole
+        scores = np.maximum(given, 0)
+    return HintArray(words, free, preferred, scores)
 
 
-def _providers(wire: list[_Provider]) -> tuple[tuple[ProviderHints, ...], int]:
-    """The providers, and how many keys they were read from."""
-    keys = 0
+def _providers(wire: list[_Provider]) -> tuple[tuple[ProviderHints, ...], int, bool]:
+    """The providers, how many keys they were read from (a score is one more), and whether
+    any hint has a score."""
+    keys = scores = 0
     providers: list[ProviderHints] = []
     for provider in wire:
         if provider is None:
@@ -148,10 +170,16 @@ def _providers(wire: list[_Provider]) -> tuple[tuple[ProviderHints, ...], int]:
                 resources[name] = None
                 continue
             keys += 2 * len(hints)
-            resources[name] = (_hint_array(hints) if len(hints) >= ARRAY_FROM
-                               else _hint_objects(hints))
+            if len(hints) >= ARRAY_FROM:
+                array = _hint_array(hints)
+                resources[name] = array
+                if array.scores is not None:
+                    scores += sum(hint.score >= 0 for hint in hints)
+            else:
+                resources[name] = _hint_objects(hints)
+                scores += sum(hint.score >= 0 for hint in hints)
         providers.append(resources)
-    return tuple(providers), keys
+    return tuple(providers), keys + scores, scores > 0
 
 
 def _present(value: object) -> int:
@@ -165,7 +193,7 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
         raise _NotWhole
     keys = 3 + sum(map(_present, (wire.kubelet_version, wire.numa_distances,
                                   wire.policy_options, wire.feature_gates)))
-    providers, provider_keys = _providers(wire.providers)
+    providers, provider_keys, scored = _providers(wire.providers)
     distances = None
     if isinstance(wire.numa_distances, dict):
         keys += len(wire.numa_distances)
@@ -178,9 +206,11 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
     options = wire.policy_options if isinstance(wire.policy_options, dict) else {}
     gates = wire.feature_gates if isinstance(wire.feature_gates, dict) else {}
     keys += len(options) + len(gates)
-    version = NEWEST
+    version = DEFAULT
     if isinstance(wire.kubelet_version, str):
         version = parse_version(wire.kubelet_version)
+    if scored and not version.has_hint_scores:
+        raise _NotWhole  # HINT-5: the strict decoder says which hint
     nodes = tuple(wire.numa_nodes)
     if len(set(nodes)) != len(nodes):
         raise _NotWhole

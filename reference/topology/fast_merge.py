@@ -36,7 +36,8 @@ from numaspec.topology.numa import NumaInfo
 from numaspec.topology.options import PolicyOptions
 from numaspec.topology.versions import KubeletVersion
 
-__all__ = ["FastMerge", "Tuning", "fast_best_hint", "fast_merge"]
+__all__ = ["FastMerge", "Listed", "Space", "Tuning", "as_words", "fast_best_hint", "fast_merge",
+           "reachable"]
 
 Words: TypeAlias = npt.NDArray[np.uint64]
 Counts: TypeAlias = npt.NDArray[np.int64]
@@ -84,7 +85,7 @@ class FastMerge:
 # --- the machine's nodes, renumbered -----------------------------------------------------------
 
 
-class _Space:
+class Space:
     """FAST-3: masks restricted to the machine and renumbered 0..n-1 in ascending id order."""
 
     def __init__(self, numa: NumaInfo) -> None:
@@ -150,7 +151,7 @@ def _size(reach: _Reach) -> int:
     return int(np.count_nonzero(reach.present))
 
 
-def _as_words(reach: _Reach) -> Words:
+def as_words(reach: _Reach) -> Words:
     if isinstance(reach, set):
         return np.array(sorted(reach), dtype=np.uint64)
     if isinstance(reach, _Sorted):
@@ -221,12 +222,12 @@ def reachable(lists: Sequence[frozenset[int] | Words], n: int, tuning: Tuning = 
             reach = {s & m for s in reach for m in masks}
         elif not big and work > tuning.zeta_factor * transform_cost:
             present = np.zeros(1 << n, dtype=np.int64)
-            present[_as_words(reach).astype(np.intp)] = 1
+            present[as_words(reach).astype(np.intp)] = 1
             reach = _transform_step(present, _array(listed), n)
         else:
             if big and work > tuning.max_work:
                 raise _too_large(n, f"a fold step of {work} ANDs (bound {tuning.max_work})")
-            reach = _sorted_step(_as_words(reach), _array(listed), n, tuning, big)
+            reach = _sorted_step(as_words(reach), _array(listed), n, tuning, big)
     return reach, before
 
 
@@ -256,13 +257,13 @@ def _popcount(words: Words) -> Counts:
 class _Ranker:
     """FAST-5: the best of a set of non-empty compact masks in one release's order."""
 
-    def __init__(self, space: _Space, numa: NumaInfo, closest: bool, tuning: Tuning) -> None:
+    def __init__(self, space: Space, numa: NumaInfo, closest: bool, tuning: Tuning) -> None:
         self.space, self.numa, self.closest, self.tuning = space, numa, closest, tuning
 
     def counts(self, reach: _Reach) -> set[int]:
         if isinstance(reach, set):
             return {m.bit_count() for m in reach} - {0}
-        counts = _popcount(_as_words(reach))
+        counts = _popcount(as_words(reach))
         return set(np.flatnonzero(np.bincount(counts)).tolist()) - {0} if len(counts) else set()
 
     def best_of_count(self, reach: _Reach, count: int) -> int:
@@ -271,7 +272,7 @@ class _Ranker:
         if isinstance(reach, set):
             same = [m for m in reach if m.bit_count() == count]
         else:
-            words = _as_words(reach)
+            words = as_words(reach)
             chosen = words[_popcount(words) == count]
             if len(chosen) > self.tuning.small_select:
                 return self._best_array(chosen, count)
@@ -329,7 +330,7 @@ def _choose_count(counts: set[int], target: int | None) -> int:
 
 
 @attrs.frozen
-class _Listed:
+class Listed:
     """What the fast merge needs of one hint list, read in one pass: its distinct affinity
     words (as given, before any AND), which of them are preferred, and whether it has a hint
     without an affinity (preferred or not)."""
@@ -343,7 +344,7 @@ class _Listed:
     arrays: tuple[Words, Words] | None = None
 
     @classmethod
-    def of(cls, hints: Sequence[TopologyHint]) -> _Listed:
+    def of(cls, hints: Sequence[TopologyHint]) -> Listed:
         if isinstance(hints, HintArray):
             return cls._of_arrays(hints)
         masks = [(h.numa_affinity, h.preferred) for h in hints]
@@ -355,7 +356,7 @@ class _Listed:
                    min((w.bit_count() for w in words), default=None))
 
     @classmethod
-    def _of_arrays(cls, hints: HintArray) -> _Listed:
+    def _of_arrays(cls, hints: HintArray) -> Listed:
         """FAST-8: the same reading of a list held as arrays, without a Python object per
         hint (the sets are made from the distinct words only)."""
         named = ~hints.free
@@ -366,7 +367,7 @@ class _Listed:
                    int(_popcount(words).min()) if len(words) else None,
                    (words, preferred))
 
-    def compact(self, space: _Space, *, preferred: bool) -> frozenset[int] | Words:
+    def compact(self, space: Space, *, preferred: bool) -> frozenset[int] | Words:
         """FAST-3: the list's distinct masks on the machine, the whole machine for a hint
         without an affinity (as an array of distinct masks, ascending, when the list came
         as arrays, FAST-8)."""
@@ -383,14 +384,14 @@ class _Listed:
         return frozenset(found)
 
 
-def _target(listed: Sequence[_Listed]) -> int:
+def _target(listed: Sequence[Listed]) -> int:
     """MERGE-8's target, as :func:`numaspec.topology.merge.target_count` computes it: the narrowest
     affinity of a list has the fewest nodes of that list, so the target is the largest of
     the lists' fewest counts (0 without any affinity)."""
     return max((item.fewest for item in listed if item.fewest is not None), default=0)
 
 
-def _preferred_words(listed: Sequence[_Listed], space: _Space) -> set[int]:
+def _preferred_words(listed: Sequence[Listed], space: Space) -> set[int]:
     """FAST-2 (1.24+): the compact affinities of the preferred permutations, empty ones
     included.  A permutation is preferred iff all its hints are and all its affinities are one
     word ``M`` (compared before the AND): so ``M`` is held preferred by every list that has no
@@ -435,7 +436,7 @@ def fast_merge(
     """FAST-1..FAST-6: what :func:`numaspec.topology.merge.best_hint` returns for the same
     arguments, with how it was found; ``witness``: also one permutation that merges to the
     winner."""
-    space = _Space(numa)
+    space = Space(numa)
     default = numa.default_affinity()
     permutations = math.prod(len(hints) for hints in lists)
     if permutations == 0:
@@ -445,7 +446,7 @@ def fast_merge(
     closest = modern and options.prefer_closest_numa_nodes and mode != "single-numa-node"
     ranker = _Ranker(space, numa, closest, tuning)
     mask_rule = "MERGE-9" if closest else "MERGE-6"
-    listed = [_Listed.of(hints) for hints in lists]
+    listed = [Listed.of(hints) for hints in lists]
 
     # FAST-2: a preferred candidate, when there is one, beats every other (MERGE-5).
     before: list[_Reach] = []
@@ -508,7 +509,7 @@ def fast_best_hint(lists: Sequence[Sequence[TopologyHint]], numa: NumaInfo,
 WITNESS_WORK = 1 << 24
 
 
-def _preferred_witness(lists: Sequence[Sequence[TopologyHint]], space: _Space,
+def _preferred_witness(lists: Sequence[Sequence[TopologyHint]], space: Space,
                        best: int) -> tuple[TopologyHint, ...] | None:
     """FAST-2's permutation: one word ``M`` held by every list, or a free hint."""
     words = {h.numa_affinity.bits for hints in lists for h in hints
@@ -528,7 +529,7 @@ def _preferred_witness(lists: Sequence[Sequence[TopologyHint]], space: _Space,
     return None
 
 
-def _witness(lists: Sequence[Sequence[TopologyHint]], space: _Space, before: list[_Reach],
+def _witness(lists: Sequence[Sequence[TopologyHint]], space: Space, before: list[_Reach],
              best: int) -> tuple[TopologyHint, ...] | None:
     """One hint per list whose AND is ``best``, walking back through the partial sets:
     at list ``i``, a hint ``m`` and a partial ``s`` before it with ``s & m == best_i``."""
@@ -536,7 +537,7 @@ def _witness(lists: Sequence[Sequence[TopologyHint]], space: _Space, before: lis
     target = best
     for index in reversed(range(len(lists))):
         hints = [h for h in lists[index] if space.hint_mask(h) & target == target]
-        partial = _as_words(before[index])
+        partial = as_words(before[index])
         partial = partial[(partial & np.uint64(target)) == np.uint64(target)]
         if len(hints) * len(partial) > WITNESS_WORK:
             return None

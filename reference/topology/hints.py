@@ -41,19 +41,28 @@ class TopologyHint:
 
     ``numa_affinity is None`` ("nil" in kubelet) means *no constraint*; it is not the same as
     an empty mask, which means *no node at all* and can never be satisfied.
+
+    HINT-5 (1.38+): ``score``, the share of what is allocatable on the hint's nodes that is
+    already in use, as a percentage (0: no signal).  It never decides a merge; the merged
+    hint carries the mean of its parts' scores (MERGE-13).  Before 1.38 it is always 0.
     """
 
     numa_affinity: NumaMask | None
     preferred: bool
+    score: int = 0
 
     def __repr__(self) -> str:
         mask = "None" if self.numa_affinity is None else repr(self.numa_affinity)
-        return f"TopologyHint({mask}, {self.preferred})"
+        scored = f", score={self.score}" if self.score else ""
+        return f"TopologyHint({mask}, {self.preferred}{scored})"
 
     def __str__(self) -> str:
-        """As the merge protocol writes a hint (WIRE-1): what failure messages show."""
+        """As the merge protocol writes a hint (WIRE-1): what failure messages show (a score
+        only when there is one)."""
         mask = "null" if self.numa_affinity is None else str(self.numa_affinity)
-        return f'{{"numa_affinity":{mask},"preferred":{"true" if self.preferred else "false"}}}'
+        scored = f',"score":{self.score}' if self.score else ""
+        return (f'{{"numa_affinity":{mask},"preferred":{"true" if self.preferred else "false"}'
+                f'{scored}}}')
 
 
 Words: TypeAlias = npt.NDArray[np.uint64]
@@ -67,13 +76,20 @@ def _frozen(array: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
 
 class HintArray(Sequence[TopologyHint]):
     """HINT-1 for a whole list: hint *i* is ``TopologyHint(None if free[i] else
-    NumaMask(words[i]), preferred[i])`` (``words[i]`` is 0 where ``free[i]``)."""
+    NumaMask(words[i]), preferred[i], scores[i])`` (``words[i]`` is 0 where ``free[i]``;
+    ``scores`` is ``None`` when every score is 0, HINT-5)."""
 
-    __slots__ = ("free", "preferred", "words")
+    __slots__ = ("free", "preferred", "scores", "words")
 
-    def __init__(self, words: Words, free: Flags, preferred: Flags) -> None:
+    def __init__(self, words: Words, free: Flags, preferred: Flags,
+                 scores: npt.NDArray[np.int64] | None = None) -> None:
         if not (words.shape == free.shape == preferred.shape and words.ndim == 1):
             raise ValueError("a hint array's three arrays are one-dimensional, of one length")
+        if scores is not None and scores.shape != words.shape:
+            raise ValueError("a hint array's scores are one per hint")
+        self.scores: npt.NDArray[np.int64] | None = (
+            None if scores is None or not scores.any()
+            else _frozen(scores.astype(np.int64, copy=False)))  # type: ignore[assignment]
         self.words: Words = _frozen(words.astype(np.uint64, copy=False))  # type: ignore[assignment]
         self.free: Flags = _frozen(free.astype(np.bool_, copy=False))  # type: ignore[assignment]
         self.preferred: Flags = _frozen(  # type: ignore[assignment]
@@ -85,14 +101,16 @@ class HintArray(Sequence[TopologyHint]):
         return cls(np.array([0 if h.numa_affinity is None else h.numa_affinity.bits
                              for h in hints], dtype=np.uint64),
                    np.array([h.numa_affinity is None for h in hints], dtype=np.bool_),
-                   np.array([h.preferred for h in hints], dtype=np.bool_))
+                   np.array([h.preferred for h in hints], dtype=np.bool_),
+                   np.array([h.score for h in hints], dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.words)
 
     def _hint(self, index: int) -> TopologyHint:
         mask = None if self.free[index] else NumaMask._trusted(int(self.words[index]))
-        return TopologyHint(mask, bool(self.preferred[index]))
+        score = 0 if self.scores is None else int(self.scores[index])
+        return TopologyHint(mask, bool(self.preferred[index]), score)
 
     @overload
     def __getitem__(self, index: int) -> TopologyHint: ...
@@ -102,27 +120,36 @@ class HintArray(Sequence[TopologyHint]):
 
     def __getitem__(self, index: int | slice) -> TopologyHint | HintArray:
         if isinstance(index, slice):
-            return HintArray(self.words[index], self.free[index], self.preferred[index])
+            return HintArray(self.words[index], self.free[index], self.preferred[index],
+                             None if self.scores is None else self.scores[index])
         return self._hint(range(len(self))[index])
 
     def __iter__(self) -> Iterator[TopologyHint]:
         words, free, preferred = self.words.tolist(), self.free.tolist(), self.preferred.tolist()
-        for word, none, wanted in zip(words, free, preferred, strict=True):
-            yield TopologyHint(None if none else NumaMask._trusted(word), wanted)
+        scores = [0] * len(words) if self.scores is None else self.scores.tolist()
+        for word, none, wanted, score in zip(words, free, preferred, scores, strict=True):
+            yield TopologyHint(None if none else NumaMask._trusted(word), wanted, score)
 
     def filtered(self, keep: Flags) -> HintArray:
         """The hints where ``keep`` holds, in order."""
-        return HintArray(self.words[keep], self.free[keep], self.preferred[keep])
+        return HintArray(self.words[keep], self.free[keep], self.preferred[keep],
+                         None if self.scores is None else self.scores[keep])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, HintArray):
             return (np.array_equal(self.words, other.words)
                     and np.array_equal(self.free, other.free)
-                    and np.array_equal(self.preferred, other.preferred))
+                    and np.array_equal(self.preferred, other.preferred)
+                    and np.array_equal(self.scored(), other.scored()))
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other,
                                                                           strict=True))
         return NotImplemented
+
+    def scored(self) -> npt.NDArray[np.int64]:
+        """HINT-5: the scores, zeros when there are none."""
+        return (np.zeros(len(self.words), dtype=np.int64) if self.scores is None
+                else self.scores)
 
     __hash__ = None  # type: ignore[assignment]
 

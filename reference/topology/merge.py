@@ -20,7 +20,7 @@ from numaspec.topology.numa import NumaInfo, narrowest
 from numaspec.topology.options import PolicyOptions
 from numaspec.topology.versions import KubeletVersion
 
-__all__ = ["Keep", "MergeMode", "best_hint", "merge_permutation", "target_count"]
+__all__ = ["Keep", "MergeMode", "best_hint", "merge_permutation", "merged_score", "target_count"]
 
 #: An observer of the walk (the explain trace): called with each candidate that becomes the
 #: best so far, the permutation it came from and the rule that made it the best; and once
@@ -61,7 +61,24 @@ def merge_permutation(
             first = mask
         elif version.merge_requires_equal_masks and mask != first:
             preferred = False
+    if version.has_hint_scores:
+        return TopologyHint(merged, preferred, merged_score(permutation))
     return TopologyHint(merged, preferred)
+
+
+def merged_score(permutation: Sequence[TopologyHint]) -> int:
+    """MERGE-13 (1.38+): the mean of the positive scores of the permutation's hints that have
+    an affinity, rounded toward zero; 0 when there are none (a score of 0 is no signal and is
+    not averaged in, nor is the score of a hint without an affinity).
+
+    post: __return__ >= 0
+    """
+    total = count = 0
+    for hint in permutation:
+        if hint.numa_affinity is not None and hint.score > 0:
+            total += hint.score
+            count += 1
+    return total // count if count else 0
 
 
 def target_count(lists: Sequence[Sequence[TopologyHint]]) -> int:
@@ -228,6 +245,8 @@ def best_hint(
     MERGE-7 (up to 1.23): of two non-preferred candidates the narrower is kept.
     MERGE-8 (1.24+): non-preferred candidates are ranked around the target count.
     MERGE-10: when nothing is kept, the result is the machine mask, not preferred.
+    MERGE-14 (1.38+): of candidates equal in affinity and preference the first is kept, so
+    the winner's score is the first permutation's that merges to it.
     """
     default = numa.default_affinity()
     if not version.ranks_non_preferred_by_target_count:

@@ -31,7 +31,8 @@ from numaspec.topology.options import (
     options_allowed_errors,
     parse_policy_options,
 )
-from numaspec.topology.versions import NEWEST, KubeletVersion
+from numaspec.topology.scores import has_scores, possible_scores, winner_score
+from numaspec.topology.versions import DEFAULT, KubeletVersion
 
 if TYPE_CHECKING:
     from numaspec.topology.trace import MergeTrace
@@ -61,10 +62,23 @@ class MergeOutcome:
 
     hint: TopologyHint
     admit: bool
+    #: MERGE-14 (1.38+): every score kubelet may report for this hint (the walk over a
+    #: provider's resources is in Go map order), ``hint.score`` among them; empty where there
+    #: were too many orders to try (then any score agrees); ``None`` before 1.38, whose hints
+    #: have no score.  Not part of equality: two answers agree on a score as RUN-3 says.
+    scores: frozenset[int] | None = attrs.field(default=None, eq=False)
 
     def __str__(self) -> str:
-        """As the merge protocol writes a response (WIRE-1)."""
-        return f'{{"hint":{self.hint},"admit":{"true" if self.admit else "false"}}}'
+        """As the merge protocol writes a response (WIRE-1; HINT-5, MERGE-14 from 1.38)."""
+        hint = str(self.hint)
+        if self.scores is not None:
+            mask = self.hint.numa_affinity
+            others = "" if self.scores == {self.hint.score} else (
+                f',"scores":[{",".join(map(str, sorted(self.scores)))}]')
+            hint = (f'{{"numa_affinity":{"null" if mask is None else mask},"preferred":'
+                    f'{"true" if self.hint.preferred else "false"},"score":{self.hint.score}'
+                    f'{others}}}')
+        return f'{{"hint":{hint},"admit":{"true" if self.admit else "false"}}}'
 
 
 def _unknown_policy(policy: str, version: KubeletVersion, *, validated: bool) -> UnknownPolicyError:
@@ -203,9 +217,11 @@ def merge_for_policy(
     the budget, else the fast merge's (EXPLAIN-2)."""
     if trace is not None:
         trace.start(policy.value, providers, version, numa)
+    scored = version.has_hint_scores
     if policy is Policy.NONE:
         # POLICY-1: no hint at all, always admitted; the providers are not consulted.
-        return _traced(trace, MergeOutcome(TopologyHint(None, False), True), "POLICY-1")
+        return _traced(trace, MergeOutcome(TopologyHint(None, False), True,
+                                           frozenset({0}) if scored else None), "POLICY-1")
     lists = flatten_provider_hints(providers)
     if policy is Policy.SINGLE_NUMA_NODE:
         lists = filter_single_numa_hints(lists)
@@ -227,14 +243,32 @@ def merge_for_policy(
         if trace is not None:
             trace.fast(found)
         hint = found.hint
+        if scored and has_scores(lists):  # MERGE-14: the walk keeps the first one's score
+            hint = attrs.evolve(hint, score=winner_score(lists, numa, hint))
+    scores = None
+    if scored:
+        scores = _possible(providers, numa, hint, lists, policy is Policy.SINGLE_NUMA_NODE)
     if policy is Policy.SINGLE_NUMA_NODE:
         if hint.numa_affinity == numa.default_affinity():
+            # the whole machine becomes no affinity at all, and its score is dropped
             hint = TopologyHint(None, hint.preferred)
-        return _traced(trace, MergeOutcome(hint, hint.preferred), "POLICY-4")
+            scores = frozenset({0}) if scored else None
+        return _traced(trace, MergeOutcome(hint, hint.preferred, scores), "POLICY-4")
     # POLICY-2: best-effort always admits.  POLICY-3: restricted admits iff preferred.
+    # POLICY-7 (1.38+): both search the preferred combinations first; the answer is the same.
     return _traced(trace, MergeOutcome(hint, True if policy is Policy.BEST_EFFORT
-                                       else hint.preferred),
+                                       else hint.preferred, scores),
                    "POLICY-2" if policy is Policy.BEST_EFFORT else "POLICY-3")
+
+
+def _possible(providers: Sequence[ProviderHints], numa: NumaInfo, hint: TopologyHint,
+              lists: Sequence[Sequence[TopologyHint]], single: bool) -> frozenset[int]:
+    """MERGE-14: the scores kubelet may report for ``hint``: the one of the listed order,
+    unless a provider with several resources makes the order matter."""
+    if not has_scores(lists) or all(len(p or {}) < 2 for p in providers):
+        return frozenset({hint.score})
+    found = possible_scores(providers, numa, hint, single_numa_node=single)
+    return frozenset() if found is None else found | {hint.score}
 
 
 def _fits_budget(lists: Sequence[Sequence[TopologyHint]], max_steps: int) -> bool:
@@ -262,7 +296,7 @@ def topology_merge(
     numa_nodes: Sequence[int] | NumaInfo,
     policy: str,
     *,
-    version: KubeletVersion = NEWEST,
+    version: KubeletVersion = DEFAULT,
     policy_options: Mapping[str, str] | None = None,
     numa_distances: Mapping[int, Sequence[int]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,

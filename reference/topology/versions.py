@@ -15,8 +15,10 @@ import attrs
 from numaspec.errors import UnsupportedVersionError
 
 __all__ = [
+    "DEFAULT",
     "NEWEST",
     "OLDEST",
+    "PRERELEASES",
     "SUPPORTED_VERSIONS",
     "KubeletVersion",
     "parse_version",
@@ -36,6 +38,18 @@ class KubeletVersion:
 
     def __str__(self) -> str:
         return f"1.{self.minor}"
+
+    @property
+    def prerelease(self) -> str | None:
+        """VER-1: the pre-release numaspec read for a minor not yet released (``1.38.0-beta.0``),
+        ``None`` for a released minor."""
+        return PRERELEASES.get(self.minor)
+
+    @property
+    def described(self) -> str:
+        """The release as a person reads it: ``1.37``, or ``1.38 (pre-release 1.38.0-beta.0)``."""
+        read = self.prerelease
+        return str(self) if read is None else f"{self} (pre-release {read})"
 
     # --- behaviour switches -----------------------------------------------------------------
 
@@ -66,12 +80,36 @@ class KubeletVersion:
         down."""
         return self.minor >= 34
 
+    @property
+    def copies_numa_combinations(self) -> bool:
+        """CPU-12 (1.38+): distribute-cpus-across-numa keeps a copy of the NUMA combination and
+        the remainder subset it chooses; before, it kept the walk's own storage, whose later
+        members the rest of the walk overwrote."""
+        return self.minor >= 38
+
+    @property
+    def has_hint_scores(self) -> bool:
+        """HINT-5, MERGE-13 (1.38+): hints carry a utilization score, which the merge averages
+        (kubernetes 1.38: ``TopologyHint.Score``, ``aggregateHintScores``)."""
+        return self.minor >= 38
+
+    @property
+    def searches_preferred_first(self) -> bool:
+        """POLICY-7 (1.38+): best-effort and restricted search the preferred combinations
+        before the full merge (kubernetes#137701, ``mergePreferred``)."""
+        return self.minor >= 38
+
 
 #: The oldest modelled release: 1.18 is the first with the filter-then-merge single-numa-node
 #: policy that every later release keeps (1.17's own algorithm is not modelled).
 OLDEST = KubeletVersion(18)
-#: The newest release numaspec has been checked against.
-NEWEST = KubeletVersion(37)
+#: The newest release numaspec models: a pre-release while :data:`PRERELEASES` names it.
+NEWEST = KubeletVersion(38)
+#: VER-1: the release a request without a version means: the newest *released* minor (a
+#: pre-release is modelled only when it is asked for by name).
+DEFAULT = KubeletVersion(37)
+#: VER-1: minors modelled before their release, and the pre-release that was read for each.
+PRERELEASES: dict[int, str] = {38: "1.38.0-beta.0"}
 SUPPORTED_VERSIONS = tuple(KubeletVersion(m) for m in range(OLDEST.minor, NEWEST.minor + 1))
 
 

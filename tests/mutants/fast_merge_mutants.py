@@ -59,7 +59,7 @@ FAST_MUTANTS: dict[str, Callable[..., TopologyHint]] = {
 
 
 def _with_listed_compact(*args: Any, **kwargs: Any) -> TopologyHint:
-    with mock.patch.object(fm._Listed, "compact", _no_free_hints):
+    with mock.patch.object(fm.Listed, "compact", _no_free_hints):
         return fm.fast_best_hint(*args, **kwargs)
 
 

@@ -14,8 +14,19 @@ data="$here/../../../spec/data/feature-gates.json"
 # database, so v1.36.4).
 RELEASES=(v1.18.19 v1.19.16 v1.20.15 v1.21.14 v1.22.17 v1.23.17 v1.24.17 v1.25.16 v1.26.15
   v1.27.16 v1.28.15 v1.29.15 v1.30.14 v1.31.14 v1.32.13 v1.33.13 v1.34.9 v1.35.8 v1.36.4
-  v1.37.2)
+  v1.37.2 v1.38.0-beta.0)
 if [ "$#" -gt 0 ]; then RELEASES=("$@"); fi
+# A release whose module needs a newer Go than the machine's: the toolchain the go command
+# fetches from the module proxy for it, and the requirements of its module graph the proxy
+# does not serve, replaced by the nearest it serves (nothing built here imports either).
+toolchain() { case "$1" in v1.38.*) echo go1.27.3 ;; *) echo "${GOTOOLCHAIN:-auto}" ;; esac; }
+unserved() {
+  case "$1" in
+    v1.38.*)
+      echo "	sigs.k8s.io/structured-merge-diff/v7 => sigs.k8s.io/structured-merge-diff/v7 v7.0.0"
+      echo "	k8s.io/ktesting => ./stub/k8s.io/ktesting" ;;
+  esac
+}
 work="$(mktemp -d)"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir "$work/out"
@@ -41,8 +52,9 @@ extras() {
 
 one() {
   local ver="$1" minor staging started d json gomod_file src mods ex tags others
-  minor="${ver#v}"; minor="${minor%.*}"
+  minor="$(sed -E 's/^v([0-9]+\.[0-9]+)\..*/\1/' <<<"$ver")"
   staging="v0.${ver#v1.}"
+  export GOTOOLCHAIN; GOTOOLCHAIN="$(toolchain "$ver")"
   started=$SECONDS
   d="$work/$minor"; mkdir -p "$d"
   cp "$here/main.go" "$here"/specs_*.go "$d/"
@@ -52,10 +64,19 @@ one() {
   mods="$(sed -n 's#^\s*\(k8s.io/[^ ]*\) => ./staging/src/.*#\1#p' "$gomod_file" | sort -u)"
   {
     echo "module numaspec.invalid/gates"
-    echo; echo "go 1.26"; echo
+    echo; if [ "$GOTOOLCHAIN" = auto ]; then echo "go 1.26"; else echo "go ${GOTOOLCHAIN#go}"; fi; echo
     echo "require k8s.io/kubernetes $ver"; echo
     echo "replace ("
-    for m in $mods; do echo "	$m => $m $staging"; done
+    for m in $mods; do
+      if unserved "$ver" | grep -q "^	$m =>"; then continue; fi
+      echo "	$m => $m $staging"
+    done
+    unserved "$ver"
+    if unserved "$ver" | grep -q '=> ./stub/k8s.io/ktesting'; then
+      # an empty package: go mod tidy resolves the tests' import, and no build compiles it
+      mkdir -p "$d/stub/k8s.io/ktesting" && echo "module k8s.io/ktesting" > "$d/stub/k8s.io/ktesting/go.mod"
+      echo "package ktesting" > "$d/stub/k8s.io/ktesting/doc.go"
+    fi
     # 1.19's module graph names vbom.ml/util, whose host is gone and which the proxy refuses;
     # nothing built here imports it, so an empty stand-in module satisfies the graph.
     if grep -q 'vbom.ml/util' "$gomod_file"; then
