@@ -28,6 +28,7 @@ from kubelet_builds import TABLE_RELEASES
 
 from numaspec.conformance.cases.vectors import holds_in, load_vectors, split_id
 from numaspec.conformance.implementations.claims import Claims
+from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.rules import parse_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,7 +55,8 @@ GO_CHECKS: dict[str, tuple[str, ...]] = {
     "tests/test_kubelet_machine.py": tuple(m for m, r in TABLE_RELEASES.items()
                                            if "node" in r.ops),
     "tests/test_kubelet_config_go.py": tuple(m for m, r in TABLE_RELEASES.items()
-                                             if "node" in r.ops),
+                                             if "node" in r.ops
+                                             and int(m.split(".")[1]) in NODE_VERSIONS),
 }
 _OP = {"merge": "merge", "node": "node", "hints": "hints"}
 #: What the kubelet adapters claim: everything but numaspec's line format (PROTO-7).

@@ -31,7 +31,7 @@ import yaml
 
 from numaspec.errors import InputFileError, NodeStartupError, NotModelledError, NumaspecError
 from numaspec.node.admission import Node
-from numaspec.node.nodeconfig import NodeConfig, parse_cpuset
+from numaspec.node.nodeconfig import NODE_VERSIONS, NodeConfig, parse_cpuset
 from numaspec.node.quantity import parse_quantity
 from numaspec.operators.importers.kubelet_config import read_kubelet_config
 from numaspec.operators.importers.sysfs import read_sysfs
@@ -39,7 +39,10 @@ from numaspec.operators.importers.sysfs import read_sysfs
 OPERATOR = Path(__file__).parent / "fixtures" / "operator"
 FIXTURE_CONFIGS = sorted(p for p in OPERATOR.glob("*/kubelet-config.yaml"))
 MACHINE = Path(__file__).parent / "fixtures" / "sysfs" / "two-socket-4numa"
-MINORS = [m for m, r in kubelet_builds.TABLE_RELEASES.items() if "node" in r.ops]
+#: The node releases numaspec models (a pre-release read for the merge only, 1.38, is not:
+#: its configuration is refused as not modelled).
+MINORS = [m for m, r in kubelet_builds.TABLE_RELEASES.items()
+          if "node" in r.ops and int(m.split(".")[1]) in NODE_VERSIONS]
 #: How many configurations are drawn per run (from a fixed seed: the same every run).
 DRAWN = 120
 

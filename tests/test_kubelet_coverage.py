@@ -3,7 +3,7 @@
 Builds nothing and runs always.  The switch points are the minors of spec/versions.md's table
 and, for every rule, the first release of its ``Holds in`` range and the one after its last
 (RUN-10 runs a vector at every release it holds in: a release on each side of each switch is
-what tells them apart).  Between two consecutive switch points, inside the modelled 1.18-1.37,
+what tells them apart).  Between two consecutive switch points, inside the modelled 1.18-1.38,
 kubelet behaves the same for numaspec's rules, so one pinned release whose adapter runs the
 merge must fall in each such interval; and every release of the node model
 (numaspec.node.nodeconfig.NODE_VERSIONS) needs a pinned release that runs the node probe.
@@ -24,13 +24,13 @@ from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.rules import parse_rules
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
-OLDEST, NEWEST = 18, 37
-_RANGE = re.compile(r"^1\.(\d+)\s*[\u2013-]\s*1\.(\d+)\b")  # en dash or hyphen
+OLDEST, NEWEST = 18, 38
+_RANGE = re.compile(r"^1\.(\d+)(?:\s*[\u2013-]\s*1\.(\d+))?\b")  # en dash or hyphen
 _TABLE_ROW = re.compile(r"^\| 1\.(\d+) \|")
 
 
 def switch_points(spec: Path = SPEC) -> list[int]:
-    """The minors where some modelled behaviour changes, inside 1.18-1.37."""
+    """The minors where some modelled behaviour changes, inside 1.18-1.38."""
     points = {OLDEST}
     for line in (spec / "versions.md").read_text(encoding="utf-8").splitlines():
         row = _TABLE_ROW.match(line)
@@ -39,7 +39,7 @@ def switch_points(spec: Path = SPEC) -> list[int]:
     for rule in parse_rules(spec):
         holds = _RANGE.match(rule.meta.get("Holds in", ""))
         assert holds, f"{rule.id} ({rule.file}:{rule.line}): unreadable Holds in"
-        points.update((int(holds.group(1)), int(holds.group(2)) + 1))
+        points.update((int(holds.group(1)), int(holds.group(2) or holds.group(1)) + 1))
     return sorted(p for p in points if OLDEST <= p <= NEWEST)
 
 
@@ -62,7 +62,7 @@ def test_switch_points_are_read() -> None:
     points = switch_points()
     # versions.md's table and the rules' ranges: 1.24 (MERGE-3), 1.25 (CPU-5), 1.29 (the
     # node model) and 1.32 (a node rule that held until 1.31) are among them.
-    assert {18, 20, 24, 25, 26, 28, 29, 31, 32, 33, 35, 36, 37} <= set(points)
+    assert {18, 20, 24, 25, 26, 28, 29, 31, 32, 33, 35, 36, 37, 38} <= set(points)
 
 
 def _minors(gap: str) -> set[int]:
@@ -83,7 +83,7 @@ def test_every_switch_and_node_release_is_covered_by_a_pinned_release() -> None:
 
 
 @pytest.mark.parametrize("dropped", ["1.18", "1.23", "1.24", "1.26", "1.28", "1.29", "1.33",
-                                     "1.35", "1.36", "1.37"])
+                                     "1.35", "1.36", "1.37", "1.38"])
 def test_dropping_a_release_leaves_a_gap(dropped: str) -> None:
     """The check can fail: each of these releases is the only one in its interval (without
     1.24 the 1.24 interval has no merge release; without 1.33 nothing runs the 1.33-1.34

@@ -132,6 +132,8 @@ class Implementation:
     allocate_features: tuple[str, ...] | None = None
     #: PROTO-7: the part of the semantics it claims (absent: all of it, but not the format)
     claims: Claims = attrs.field(factory=Claims)
+    #: NODE-0, VER-1: node releases it declares that numaspec does not model (not judged)
+    unmodelled_node: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> Implementation:
@@ -170,16 +172,21 @@ class Implementation:
                         f"'implementation.{key}[{index}]' is {version!r}, not a kubelet minor "
                         f"release: declare \"1.<minor>\" ({_minor_hint(version)}); a patch "
                         "release goes in 'version' or 'metadata'", where=where)
+        # NODE-0, VER-1: a node release numaspec does not model (1.38, read for the merge only)
+        # is not judged; the report's header says so (reports.unmodelled_node_lines)
+        declared_node = strings("node_kubelet_versions", versions)
+        node = tuple(v for v in declared_node if int(v.split(".")[1]) in NODE_VERSIONS)
         return cls(name=text("name"), version=text("version"), language=text("language"),
                    homepage=text("homepage"), issues=text("issues"),
                    kubelet_versions=versions,
-                   node_kubelet_versions=strings("node_kubelet_versions", versions),
+                   node_kubelet_versions=node,
                    operations=operations, raw=dict(value),
                    allocate_versions=allocate_versions,
                    allocate_features=(strings("allocate_features")
                                       if "allocate_features" in value else None),
                    claims=Claims.from_json(value.get("claims"),
-                                           f"{where}: implementation.claims"))
+                                           f"{where}: implementation.claims"),
+                   unmodelled_node=tuple(v for v in declared_node if v not in node))
 
     def declares(self, op: str, kubelet_version: str | None, case: Any = None) -> str | None:
         """Why a case is not for this implementation, or None when it is (RUN-4).  A node

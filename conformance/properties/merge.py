@@ -167,6 +167,17 @@ def _outcome(impl: MergeImplementation, request: MergeRequest) -> MergeOutcome:
     return answer
 
 
+def _placed(outcome: MergeOutcome) -> TopologyHint:
+    """The hint's affinity and preference, without its score: what the merge decides (HINT-5:
+    the score never decides; the equivalence property judges it)."""
+    return attrs.evolve(outcome.hint, score=0) if outcome.hint.score else outcome.hint
+
+
+def _placement(outcome: MergeOutcome) -> tuple[TopologyHint, bool]:
+    """MERGE-11: what no order changes: the hint without its score (MERGE-14), and admission."""
+    return _placed(outcome), outcome.admit
+
+
 def _valid(request: MergeRequest) -> MergeRequest:
     """Skip cases the reference itself refuses (the strategies rarely make them)."""
     assume(not isinstance(reference.merge(request), ErrorAnswer))
@@ -201,7 +212,7 @@ def preferred_narrowest(impl: MergeImplementation, case: MergeRequest) -> None:
     assume(preferred)
     outcome = _outcome(impl, request)
     best = min(preferred, key=lambda c: (c.bits.bit_count(), c.bits))
-    assert outcome.hint == TopologyHint(NumaMask(best.bits), True), (
+    assert _placed(outcome) == TopologyHint(NumaMask(best.bits), True), (
         f"expected the narrowest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
 
 
@@ -224,7 +235,7 @@ def preferred_closest(impl: MergeImplementation, case: MergeRequest, data: st.Da
     assume(preferred)
     outcome = _outcome(impl, request)
     best = min(preferred, key=lambda c: (c.bits.bit_count(), *tie_key(request, c.bits)))
-    assert outcome.hint == TopologyHint(NumaMask(best.bits), True), (
+    assert _placed(outcome) == TopologyHint(NumaMask(best.bits), True), (
         f"expected the closest preferred candidate {NumaMask(best.bits)}, got {outcome.hint}")
 
 
@@ -248,12 +259,12 @@ def non_preferred_rank(impl: MergeImplementation, case: MergeRequest, data: st.D
     outcome = _outcome(impl, request)
     if not found:
         machine = NumaMask.of(request.numa_nodes)
-        assert outcome.hint == TopologyHint(machine, False), (
+        assert _placed(outcome) == TopologyHint(machine, False), (
             f"no candidate at all: expected the machine mask, not preferred; got {outcome.hint}")
         return
     target = target_of(lists)
     best = min(found, key=lambda c: non_preferred_key(request, target, c.bits))
-    assert outcome.hint == TopologyHint(NumaMask(best.bits), False), (
+    assert _placed(outcome) == TopologyHint(NumaMask(best.bits), False), (
         f"target count {target}: expected {NumaMask(best.bits)}, got {outcome.hint}")
 
 
@@ -315,7 +326,7 @@ def single_numa_node(impl: MergeImplementation, case: MergeRequest, data: st.Dat
     request = _valid(request)
     outcome = _outcome(impl, request)
     expected = single_numa_expected(request)
-    assert outcome.hint == expected, f"expected {expected}, got {outcome.hint}"
+    assert _placed(outcome) == expected, f"expected {expected}, got {outcome.hint}"
     assert outcome.admit == expected.preferred, f"admit must be {expected.preferred}"
 
 
@@ -368,7 +379,8 @@ def order_independent(impl: MergeImplementation, case: MergeRequest, seed: int) 
             None if p is None else {k: None if v is None else tuple(flip(list(v)))
                                     for k, v in flip(list(p.items()))}
             for p in flip(list(request.providers))))
-        assert _outcome(impl, other) == expected, "the answer depends on order"
+        assert _placement(_outcome(impl, other)) == _placement(expected), (
+            "the answer depends on order")
 
 
 def _reversed(items: list[_T]) -> list[_T]:

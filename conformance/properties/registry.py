@@ -58,6 +58,11 @@ class Property:
         if self.op != "merge":
             node = [int(v.split(".")[1]) for v in getattr(impl, "node_kubelet_versions", ())
                     if isinstance(v, str) and v.startswith("1.") and v[2:].isdigit()]
+            unmodelled = getattr(impl, "unmodelled_node", ())
+            if not node and unmodelled and self.op in ("node", "hints"):
+                return (f"{getattr(impl, 'name', 'the implementation')} declares its node at "
+                        f"kubelet {', '.join(unmodelled)} only, where numaspec does not model "
+                        "node admission (NODE-0; a pre-release read for the merge only)")
             if self.since is not None and node and all(m < self.since for m in node):
                 return (f"it speaks of kubelet 1.{self.since} and later, which "
                         f"{getattr(impl, 'name', 'the implementation')} does not declare for "

@@ -333,7 +333,25 @@ def _not_served(impl: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     reasons = reasons if isinstance(reasons, dict) else {}
     return [f"{n} cases of the {op!r} operation, which it does not serve"
             + (f": {reasons[op]}" if isinstance(reasons.get(op), str) else "")
-            for op, n in sorted(left.items())]
+            for op, n in sorted(left.items())] + _unmodelled_node(impl)
+
+
+def _unmodelled_node(impl: Mapping[str, Any]) -> list[str]:
+    """NODE-0, VER-1: node releases it declares that numaspec does not model (a pre-release
+    read for the merge only): not judged, and said."""
+    from numaspec.node.nodeconfig import NODE_VERSIONS
+    from numaspec.topology.versions import KubeletVersion
+
+    if not {"node", "hints"} & set(impl.get("operations") or ()):
+        return []
+    declared = impl.get("node_kubelet_versions", impl.get("kubelet_versions"))
+    if not isinstance(declared, list):
+        return []
+    left = [str(v) for v in declared if isinstance(v, str) and v.count(".") == 1
+            and v.split(".")[1].isdigit() and int(v.split(".")[1]) not in NODE_VERSIONS]
+    return [f"node and hints at kubelet {KubeletVersion(int(v.split('.')[1])).described}, "
+            "which it declares, are not judged: numaspec models node admission at "
+            f"1.{NODE_VERSIONS.start}-1.{NODE_VERSIONS.stop - 1}" for v in left]
 
 
 _UNJUDGED_LISTED = 10

@@ -324,6 +324,7 @@ class _ProtocolMerge:
         if "cpus" in impl.operations:
             self.cpus = self._cpus
         self.node_kubelet_versions = impl.node_kubelet_versions
+        self.unmodelled_node = impl.unmodelled_node
         self.allocate_versions = impl.allocate_versions
         self.allocate_features = impl.allocate_features
 

@@ -308,7 +308,18 @@ func wireSkip(format string, args ...any) *Skip {
 // express (unknown fields, wrong JSON types, missing required fields, a
 // negative or repeated machine node id, which no cadvisor reports) is
 // answered skipped. Repeated JSON keys are not detected (Go keeps the last).
+// A hint has exactly numa_affinity and preferred: a "score" is an unknown
+// field here (the releases whose TopologyHint has no Score, before 1.38).
 func DecodeMergeCase(raw json.RawMessage) (*MergeCase, *Skip) {
+	return DecodeMergeCaseScored(raw, false)
+}
+
+// DecodeMergeCaseScored is DecodeMergeCase for a release whose hints may
+// carry a score (scores: TopologyHint.Score, 1.38 on): a hint may then also
+// have "score" (HINT-5), a JSON integer from 0 to MaxScore, which the wire
+// format requires (anything else is skipped, WIRE-3). Without scores it is
+// DecodeMergeCase.
+func DecodeMergeCaseScored(raw json.RawMessage, scores bool) (*MergeCase, *Skip) {
 	var sc strictCase
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -354,7 +365,15 @@ func DecodeMergeCase(raw json.RawMessage) (*MergeCase, *Skip) {
 			for j, h := range *hints {
 				aff, okA := h["numa_affinity"]
 				pref, okP := h["preferred"]
-				if !okA || !okP || len(h) != 2 {
+				score, okS := h["score"]
+				fields := 2
+				if scores && okS {
+					fields = 3
+				}
+				if !okA || !okP || len(h) != fields {
+					if scores {
+						return nil, wireSkip("providers[%d].%s[%d] must have numa_affinity and preferred, and no other field but score", i, res, j)
+					}
 					return nil, wireSkip("providers[%d].%s[%d] must have exactly numa_affinity and preferred", i, res, j)
 				}
 				var hin HintIn
@@ -366,6 +385,13 @@ func DecodeMergeCase(raw json.RawMessage) (*MergeCase, *Skip) {
 					return nil, wireSkip("providers[%d].%s[%d].preferred is not true or false", i, res, j)
 				}
 				hin.Preferred = *b
+				if fields == 3 {
+					var n *int64
+					if err := json.Unmarshal(score, &n); err != nil || n == nil || *n < 0 || *n > MaxScore {
+						return nil, wireSkip("providers[%d].%s[%d].score is not an integer from 0 to %d: %s", i, res, j, MaxScore, score)
+					}
+					hin.Score = n
+				}
 				list = append(list, hin)
 			}
 			out[res] = list

@@ -134,11 +134,12 @@ func needsMore(step json.RawMessage, buildMinor string, served map[string]bool) 
 }
 
 // Modelled says whether numaspec models kubelet minor release "1.N" (VER-3:
-// 1.18 to 1.37). A node of a modelled release other than the adapter's own is
-// another binary's case (skipped); anything else is unsupported-version.
+// 1.18 to 1.38, 1.38 as its pre-release 1.38.0-beta.0). A node of a modelled
+// release other than the adapter's own is another binary's case (skipped);
+// anything else is unsupported-version.
 func Modelled(minor string) bool {
 	n, err := strconv.Atoi(strings.TrimPrefix(minor, "1."))
-	return err == nil && strings.HasPrefix(minor, "1.") && n >= 18 && n <= 37
+	return err == nil && strings.HasPrefix(minor, "1.") && n >= 18 && n <= 38
 }
 
 // RunSession runs a node or hints case ({"steps": [...]}) on a fresh probe and

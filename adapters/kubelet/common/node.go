@@ -365,10 +365,13 @@ func Errf(kind, stage, format string, args ...interface{}) *NodeError {
 	return &NodeError{Kind: kind, Stage: stage, Message: fmt.Sprintf(format, args...)}
 }
 
-// NodeHint is a topology hint; NUMA nil means no affinity (null).
+// NodeHint is a topology hint; NUMA nil means no affinity (null). Score is
+// the provider hint's Score in a hints answer of a release whose hints carry
+// one (1.38 on; 0 included), absent otherwise (and from admission decisions).
 type NodeHint struct {
-	NUMA      []int `json:"numa"`
-	Preferred bool  `json:"preferred"`
+	NUMA      []int  `json:"numa"`
+	Preferred bool   `json:"preferred"`
+	Score     *int64 `json:"score,omitempty"`
 }
 
 // MemBlock is one memory manager block.

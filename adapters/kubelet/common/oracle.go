@@ -21,11 +21,18 @@ import (
 )
 
 // HintIn is one decoded hint. Affinity == nil means "numa_affinity": null
-// (or absent); a non-nil pointer to an empty slice means [].
+// (or absent); a non-nil pointer to an empty slice means []. Score is the
+// hint's optional "score" (HINT-5; nil when absent), which only releases
+// whose TopologyHint has a Score (1.38 on) pass on to kubelet.
 type HintIn struct {
 	Affinity  *[]int `json:"numa_affinity"`
 	Preferred bool   `json:"preferred"`
+	Score     *int64 `json:"score"`
 }
+
+// MaxScore is the largest hint score numaspec's wire format accepts (HINT-5:
+// a percentage; kubelet's TopologyHint.Score is documented as [0,100]).
+const MaxScore = 100
 
 // Provider is one hint provider: nil map when the JSON element was null.
 // A resource mapped to nil means a nil hint slice; to a non-nil empty slice
@@ -46,9 +53,18 @@ type Request struct {
 }
 
 // Hint is the answer hint. Affinity nil => null; non-nil (maybe empty) => list.
+// Score is kubelet's merged hint's Score, set (0 included) by the releases
+// whose TopologyHint has one (1.38 on) and absent from the others' answers.
 type Hint struct {
-	Affinity  []int `json:"numa_affinity"`
-	Preferred bool  `json:"preferred"`
+	Affinity  []int  `json:"numa_affinity"`
+	Preferred bool   `json:"preferred"`
+	Score     *int64 `json:"score,omitempty"`
+}
+
+// Scored is h with its score (a release whose hints carry one: 1.38 on).
+func (h Hint) Scored(score int64) Hint {
+	h.Score = &score
+	return h
 }
 
 // Error is the error object of a response.
@@ -113,6 +129,19 @@ func AffinityBits(isNil bool, bits []int) []int {
 // []map[string][]H shape, preserving nil maps, nil slices and empty slices.
 // mk builds one kubelet hint; affinity is nil for a null numa_affinity.
 func ConvertProviders[H any](ps []Provider, mk func(affinity []int, isNil bool, preferred bool) (H, error)) ([]map[string][]H, error) {
+	return ConvertHints(ps, func(h HintIn) (H, error) {
+		var aff []int
+		isNil := h.Affinity == nil
+		if !isNil {
+			aff = *h.Affinity
+		}
+		return mk(aff, isNil, h.Preferred)
+	})
+}
+
+// ConvertHints is ConvertProviders with mk given each decoded hint whole
+// (its score too).
+func ConvertHints[H any](ps []Provider, mk func(HintIn) (H, error)) ([]map[string][]H, error) {
 	if ps == nil {
 		return nil, nil
 	}
@@ -129,12 +158,7 @@ func ConvertProviders[H any](ps []Provider, mk func(affinity []int, isNil bool, 
 			}
 			hs := make([]H, 0, len(hints))
 			for _, h := range hints {
-				var aff []int
-				isNil := h.Affinity == nil
-				if !isNil {
-					aff = *h.Affinity
-				}
-				kh, err := mk(aff, isNil, h.Preferred)
+				kh, err := mk(h)
 				if err != nil {
 					return nil, err
 				}

@@ -134,4 +134,16 @@ type Kubelet interface {
 	PodTopologyHints(p topologymanager.HintProvider, pod *v1.Pod) map[string][]topologymanager.TopologyHint
 	// Merge is tm.GetPolicy().Merge.
 	Merge(tm topologymanager.Manager, providers []map[string][]topologymanager.TopologyHint) (topologymanager.TopologyHint, bool)
+
+	// ---- hint scores (TopologyHint.Score, 1.38 on; HINT-5) ----
+
+	// HintScores says whether the release's TopologyHint has a Score: a
+	// merge request's hint may then carry one, and merge answers and the
+	// hints operation report it.
+	HintScores() bool
+	// WithScore is h with its Score set to score (only called when
+	// HintScores).
+	WithScore(h topologymanager.TopologyHint, score int64) topologymanager.TopologyHint
+	// Score is h's Score (0 before 1.38, whose hints have none).
+	Score(h topologymanager.TopologyHint) int64
 }

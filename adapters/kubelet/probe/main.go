@@ -43,7 +43,7 @@ func (a Adapter) Run(op string, raw json.RawMessage) (any, *common.Skip) {
 		if e := common.CaseVersion(head.KubeletVersion, a.K.Version()); e != nil {
 			return common.MergeResult{Error: e}, nil
 		}
-		c, skip := common.DecodeMergeCase(raw)
+		c, skip := common.DecodeMergeCaseScored(raw, a.K.HintScores())
 		if skip != nil {
 			return nil, skip
 		}

@@ -27,12 +27,12 @@ func (o Oracle) Evaluate(req *common.Request) common.Response {
 	if err != nil {
 		return common.Fail("kubelet-error", "new-manager", err.Error())
 	}
-	providers, err := common.ConvertProviders(req.Providers, mkHint)
+	providers, err := convertProviders(o.K, req.Providers)
 	if err != nil {
 		return common.Fail("kubelet-error", "bitmask", err.Error())
 	}
 	hint, admit := o.K.Merge(mgr, providers)
-	return common.OK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
+	return common.OK(outHint(o.K, hint), admit)
 }
 
 // caseMachine is the fabricated machine whose cadvisor topology
@@ -46,16 +46,37 @@ func caseMachine(req *common.Request) *common.Machine {
 	return m
 }
 
-func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint, error) {
-	h := topologymanager.TopologyHint{Preferred: preferred}
-	if !isNil {
-		m, err := bitmask.NewBitMask(aff...)
-		if err != nil {
-			return h, err
+// convertProviders builds kubelet's providers' hints from the decoded ones
+// (masks with kubelet's bitmask.NewBitMask), each hint's score set where the
+// release's hints have one (k.HintScores; a score given to an older release
+// has nowhere to go: the adapter's decoding refuses it, the merge oracle
+// ignores it as it does any field kubelet's hint lacks).
+func convertProviders(k Kubelet, ps []common.Provider) ([]map[string][]topologymanager.TopologyHint, error) {
+	scores := k.HintScores()
+	return common.ConvertHints(ps, func(in common.HintIn) (topologymanager.TopologyHint, error) {
+		h := topologymanager.TopologyHint{Preferred: in.Preferred}
+		if in.Affinity != nil {
+			m, err := bitmask.NewBitMask(*in.Affinity...)
+			if err != nil {
+				return h, err
+			}
+			h.NUMANodeAffinity = m
 		}
-		h.NUMANodeAffinity = m
+		if scores && in.Score != nil {
+			h = k.WithScore(h, *in.Score)
+		}
+		return h, nil
+	})
+}
+
+// outHint is the answer's form of kubelet's merged hint: with its Score
+// (0 included) where the release's hints have one.
+func outHint(k Kubelet, h topologymanager.TopologyHint) common.Hint {
+	out := common.OutHint(h.NUMANodeAffinity, h.Preferred)
+	if k.HintScores() {
+		out = out.Scored(k.Score(h))
 	}
-	return h, nil
+	return out
 }
 
 // Merge answers a numaspec merge case as a kubelet of this release starting
@@ -72,7 +93,8 @@ func mkHint(aff []int, isNil bool, preferred bool) (topologymanager.TopologyHint
 //     package main; same condition, same text);
 //  6. topologymanager.NewManager (options, distances, node count, policy);
 //  7. the policy's Merge over the providers (hints built with kubelet's
-//     bitmask.NewBitMask).
+//     bitmask.NewBitMask; from 1.38 with their scores, and the merged
+//     hint's Score answered).
 //
 // Errors carry kubelet's text; their numaspec kind comes from the step that
 // failed and common.Classify*.
@@ -102,12 +124,12 @@ func Merge(k Kubelet, c *common.MergeCase) common.MergeResult {
 	if err != nil {
 		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
 	}
-	providers, err := common.ConvertProviders(c.Providers, mkHint)
+	providers, err := convertProviders(k, c.Providers)
 	if err != nil {
 		return classified(common.ClassifyTopologyManagerError(err.Error()), err)
 	}
 	hint, admit := k.Merge(mgr, providers)
-	return common.MergeOK(common.OutHint(hint.NUMANodeAffinity, hint.Preferred), admit)
+	return common.MergeOK(outHint(k, hint), admit)
 }
 
 func classified(kind string, err error) common.MergeResult {

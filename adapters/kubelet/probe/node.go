@@ -793,6 +793,7 @@ func (p *probe) State() common.NodeResponse {
 // container, GetPodTopologyHints(pod) without one. Nothing is admitted or
 // allocated. The pod is checked as for admit, but its uid may be one on the
 // node (its containers' hints are then regenerated from what they hold).
+// From 1.38 each hint also carries the provider's Score (k.HintScores).
 func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeResponse {
 	if p.tm == nil {
 		return noNode()
@@ -838,6 +839,10 @@ func (p *probe) Hints(spec *common.PodSpec, container *string) common.NodeRespon
 				nh := common.NodeHint{Preferred: h.Preferred}
 				if h.NUMANodeAffinity != nil {
 					nh.NUMA = common.SortedInts(h.NUMANodeAffinity.GetBits())
+				}
+				if p.k.HintScores() { // 1.38 on: the provider's utilization score
+					score := p.k.Score(h)
+					nh.Score = &score
 				}
 				list = append(list, nh)
 			}

@@ -14,7 +14,9 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
-	kubefeatures "k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/memorymanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 	schedulerframework "k8s.io/kubernetes/pkg/scheduler/framework"
@@ -29,6 +31,13 @@ type ResizeEnv struct {
 	Update    func(*schedulerframework.NodeInfo, *lifecycle.PodAdmitAttributes) error
 	CPUPolicy string
 	MemPolicy string
+	// CPU, Memory and Devices are the node's managers (Memory nil when the
+	// release does not build it, Devices when the probe has none): 1.38's
+	// resize admit handler asks them which resources they allocate
+	// exclusively (the container manager's AllocationMode).
+	CPU     cpumanager.Manager
+	Memory  memorymanager.Manager
+	Devices *devicemanager.ManagerImpl
 	// Absolute is the container manager's GetNodeAllocatableAbsolute:
 	// capacity minus systemReserved and kubeReserved, never below zero.
 	Absolute v1.ResourceList
@@ -54,6 +63,10 @@ type ResizeKubelet interface {
 	// judge a resize against the node (1.36+: PodResizeValidator, RESIZE-2):
 	// the refusal's text, "" when none refuses.
 	AdmitResize(old, desired *v1.Pod, node *v1.Node) (string, error)
+	// ResizeEnabled says whether kubelet evaluates resizes at all with the
+	// current feature gates: the InPlacePodVerticalScaling gate (1.34-1.37);
+	// always from 1.38, where the gate is gone (GA, removed).
+	ResizeEnabled() bool
 }
 
 // absoluteAllocatable is getNodeAllocatableAbsoluteImpl over the capacity:
@@ -89,7 +102,7 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize, podLevel *c
 		// A case with a resize is not this release's to answer (the runner skips it).
 		return common.ErrResponse(common.ErrNS("skip", "invalid", "resize", "this probe (%s) does not drive kubelet's resize path", p.k.Version()))
 	}
-	if !utilfeature.DefaultFeatureGate.Enabled(kubefeatures.InPlacePodVerticalScaling) {
+	if !k.ResizeEnabled() {
 		// GLUE: kubelet's calls into the resize path sit behind the gate
 		// (HandlePodUpdates): with it off a resize is never evaluated (RESIZE-3).
 		return common.ErrResponse(common.ErrNS("invalid-field", "invalid", "resize", "InPlacePodVerticalScaling is off: kubelet never evaluates a resize"))
@@ -198,7 +211,10 @@ func (p *probe) Resize(uid string, changes []common.ContainerResize, podLevel *c
 	}
 	desired.Generation = pod.Generation + 1
 	env := ResizeEnv{TM: p.tm, FitNode: p.fitNode(), Update: p.pluginResources, CPUPolicy: p.cpuPolicy,
-		MemPolicy: p.memPolicy, Absolute: p.absolute, Desired: desired}
+		MemPolicy: p.memPolicy, CPU: p.cpu, Memory: p.mem, Absolute: p.absolute, Desired: desired}
+	if p.devs != nil {
+		env.Devices = p.devs.dm
+	}
 	for _, q := range p.activePods() {
 		env.Allocated = append(env.Allocated, q)
 		if q.UID == desired.UID {

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
+	admissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -34,7 +35,12 @@ func (Kubelet) AdmitResize(old, desired *v1.Pod, node *v1.Node) (string, error) 
 	}
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(node.DeepCopy()), 0)
 	plugin.SetExternalKubeInformerFactory(factory)
-	plugin.InspectFeatureGates(utilfeature.DefaultFeatureGate)
+	// The API server's plugin initializer hands the feature gates to a
+	// plugin that wants them: 1.36-1.37's does (InPlacePodVerticalScaling),
+	// 1.38's no longer (the gate is gone).
+	if wants, ok := any(plugin).(admissioninitializer.WantsFeatures); ok {
+		wants.InspectFeatureGates(utilfeature.DefaultFeatureGate)
+	}
 	if err := plugin.ValidateInitialization(); err != nil {
 		return "", err
 	}

@@ -1,0 +1,1 @@
+module k8s.io/ktesting
