@@ -9,6 +9,7 @@ number wanted.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -251,10 +252,44 @@ def _hand_out(after: dict[int, int], subset: Sequence[int], remainder: int, grou
                 "see spec/findings.md", where="cpuManagerPolicyOptions")
 
 
+def _shared_tail_start(size: int) -> int:
+    """CPU-12, before 1.38: how many leading members of a combination of ``size`` are kept in
+    storage of that combination's own by kubelet's walk: one more than the largest of 0, 1, 2,
+    4, 8, ... below ``size``.  The walk makes each combination by adding one member to its
+    prefix, and its storage for whole numbers has room for 1, 2, 4, 8, ... members: adding to
+    full storage copies the prefix into fresh storage (the 1st, 2nd, 3rd, 5th, 9th, 17th, ...
+    member), adding to storage with room writes in place (the 4th, the 6th to 8th, the 10th to
+    16th, ...).  So all the combinations that agree on this many leading members share the
+    places of the members after them."""
+    return 1 + (1 << ((size - 1).bit_length() - 1) if size > 1 else 0)
+
+
+def _as_read_later(kept: tuple[int, ...] | None, current: tuple[int, ...],
+                   copies: bool) -> tuple[int, ...] | None:
+    """CPU-12: a combination the distributed allocator kept, as it reads once the same walk has
+    produced ``current``.  From 1.38 the allocator keeps a copy, which nothing changes.  Before,
+    it kept the walk's storage: when ``current`` has the same size and the same leading
+    members (:func:`_shared_tail_start`) its later members are written over the kept ones, so
+    a kept combination ends up with the tail of the last combination the walk produced with its
+    head (the last such one of all, unless the walk stopped early)."""
+    if copies or kept is None or len(kept) != len(current):
+        return kept
+    head = _shared_tail_start(len(kept))
+    if kept[:head] != current[:head]:
+        return kept
+    return kept[:head] + current[head:]
+
+
 def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int, *,
-                 spread: bool, align_by_socket: bool) -> set[int]:
+                 spread: bool, align_by_socket: bool, copies: bool = True,
+                 caps_share: bool = True) -> set[int]:
     """CPU-12: distribute-cpus-across-numa: the fewest NUMA nodes that can share the request
-    evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed."""
+    evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed.
+    ``copies`` is false before 1.38, where the combination and remainder subset chosen are
+    read as :func:`_as_read_later` says, so CPUs may come from NUMA nodes never chosen.
+    ``caps_share`` (1.37+) lowers the even share to what the chosen nodes can give in whole
+    groups; before 1.37 a node that cannot give it gives nothing (kubelet ignores the packed
+    allocator's refusal there), which ends in an accounting error."""
     available = frozenset(available)
     if n % group != 0:
         return _packed(topo, available, n, spread)
@@ -275,6 +310,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
         best_combo: tuple[int, ...] | None = None
         best_in_one_socket = False
         for combo in itertools.combinations(numas, k):
+            best_combo = _as_read_later(best_combo, combo, copies)
             if best_balance == 0 and (not align_by_socket or best_in_one_socket):
                 break
             if sum(free[x] for x in combo) < n:
@@ -298,6 +334,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
             size = len(candidates)
             while remainder > 0 and size >= 1:
                 for subset in itertools.combinations(candidates, size):
+                    local_remainder = _as_read_later(local_remainder, subset, copies) or ()
                     trial = dict(after)
                     if sum(trial[x] for x in subset) < remainder:
                         continue
@@ -318,10 +355,13 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
         if best_combo is None:
             continue
         share = (n // len(best_combo) // group) * group
-        if align_by_socket:  # nothing is taken yet: ``free`` still holds
+        if caps_share or align_by_socket:  # nothing is taken yet: ``free`` still holds
             share = min([share, *((free[x] // group) * group for x in best_combo)])
         for numa in best_combo:
-            acc.take(_packed(topo, acc.free_in("numa", numa), share, spread))
+            # A refusal is ignored: nothing is taken from this node.  Reached only before
+            # 1.37, when the combination as read later holds a node with too few free CPUs.
+            with contextlib.suppress(CPUAllocationError):
+                acc.take(_packed(topo, acc.free_in("numa", numa), share, spread))
         remainder = n - share * len(best_combo)
         while remainder > 0:
             progressed = False
@@ -358,16 +398,22 @@ def take_by_topology(
     align_by_socket_in_distribution: bool = False,
     prefer_uncore: bool = False,
     uncore_rounds_up: bool = True,
+    copies_combinations: bool = True,
+    caps_distributed_share: bool = True,
 ) -> frozenset[int]:
     """CPU-10, CPU-12, CPU-13, CPU-19: ``n`` CPUs out of ``available``, chosen as the static
     policy's ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with
     kubelet's text.  ``prefer_uncore`` adds the uncore-cache step to the packed allocator
     only (kubelet's distributed allocator never takes it); ``uncore_rounds_up`` is CPU-20's
-    1.34 change."""
+    1.34 change.  ``copies_combinations`` (1.38+) and ``caps_distributed_share`` (1.37+) are
+    CPU-12's: false, the distributed allocator reads its chosen NUMA combination as kubelet
+    1.29 to 1.37 do (:func:`_as_read_later`), and before 1.37 does not lower its even share."""
     if distribute_across_numa:
         n_cores = len({c.core for c in topo.cpus})
         group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
         return frozenset(_distributed(topo, available, n, group, spread=spread,
-                                      align_by_socket=align_by_socket_in_distribution))
+                                      align_by_socket=align_by_socket_in_distribution,
+                                      copies=copies_combinations,
+                                      caps_share=caps_distributed_share))
     return frozenset(_packed(topo, available, n, spread,
                              uncore_rounds_up if prefer_uncore else None))

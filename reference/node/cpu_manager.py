@@ -145,7 +145,9 @@ def take_by_policy(topology: CPUTopology, version: KubeletVersion, options: CPUM
         spread=options.distribute_across_cores,
         align_by_socket_in_distribution=options.align_by_socket and version.minor >= 37,
         prefer_uncore=options.prefer_align_by_uncore_cache,
-        uncore_rounds_up=version.uncore_partial_rounds_up)
+        uncore_rounds_up=version.uncore_partial_rounds_up,
+        copies_combinations=version.copies_numa_combinations,
+        caps_distributed_share=version.minor >= 37)
 
 
 class StaticCPUManager:
