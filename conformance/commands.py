@@ -37,7 +37,8 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "vectors" and args.vectors_command == "export":
             from numaspec.conformance.cases.go_export import main as export_main
 
-            return export_main(args.go, out=args.out, files=args.files)
+            return export_main(args.go, out=args.out, files=args.files, random=args.random,
+                               seed=args.seed)
         if args.command == "vectors":
             from numaspec.conformance.cases.vectors import run as vectors_run
 

@@ -21,6 +21,13 @@ back after it; the others only decide whether kubelet starts.  Only vectors whos
 release is a merged hint are written: a refusal (an unknown policy, an option a gate keeps off)
 comes from kubelet's configuration checks outside this package, and the file's header says how
 many were left out and why.
+
+Beside the vectors, a seeded sample of random merge cases at the release (``random``, the
+differential's generator, :mod:`numaspec.conformance.properties.random_cases`) with the
+reference's answers: the vectors show each rule once, the sample ranks many candidates against
+each other, so a one-line change to kubelet's ranking that no vector reaches fails there too.
+From 1.38 each hint carries its score and each answer the scores kubelet may report (HINT-5,
+MERGE-14: Go map order over a provider's resources decides among them).
 """
 
 from __future__ import annotations
@@ -34,7 +41,10 @@ import attrs
 
 from numaspec.errors import InvalidFieldError
 
-__all__ = ["GoExport", "export_go", "main"]
+__all__ = ["DEFAULT_RANDOM", "GoExport", "export_go", "main"]
+
+#: The random cases an export carries by default: a few seconds of ``go test``.
+DEFAULT_RANDOM = 2000
 
 _MINOR = re.compile(r"^v?1\.(\d+)$")
 #: The oldest release the export knows how to call (the oldest numaspec models).
@@ -51,6 +61,8 @@ class GoExport:
     written: int
     #: vector instance IDs left out, with why
     left_out: tuple[tuple[str, str], ...]
+    #: of ``written``, the random cases
+    random: int = 0
 
 
 def _minor(release: str) -> int:
@@ -65,9 +77,10 @@ def _minor(release: str) -> int:
     return minor
 
 
-def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str] = ()
-              ) -> GoExport:
-    """The Go test file of the merge vectors that hold at ``release`` (``1.N``)."""
+def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str] = (),
+              random: int = 0, seed: int = 0) -> GoExport:
+    """The Go test file of the merge vectors that hold at ``release`` (``1.N``), and of
+    ``random`` random merge cases of ``seed`` at it with the reference's answers."""
     from numaspec import NEWEST
     from numaspec.conformance.cases.vectors import instances, load_vector_paths, load_vectors
 
@@ -88,9 +101,40 @@ def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str
             left_out.append((instance.id, why))
             continue
         gates = gates or any(_reaches_merge(g) for g in instance.case.get("feature_gates") or {})
-        rows.append(_row(instance.id, instance.case, instance.expected))
-    source = _render(minor, rows, left_out, gates, numaspec_version)
-    return GoExport(release, source, len(rows), tuple(left_out))
+        rows.append(_row(instance.id, instance.case, instance.expected, minor))
+    vectors = len(rows)
+    if random < 0:
+        raise InvalidFieldError(f"must be 0 or more, got {random}", where="--random")
+    for case_id, case, answer in _random(release, random, seed):
+        why = _why_not(case, answer)
+        if why:
+            left_out.append((case_id, why))
+            continue
+        gates = gates or any(_reaches_merge(g) for g in case.get("feature_gates") or {})
+        rows.append(_row(case_id, case, answer, minor))
+    source = _render(minor, rows, left_out, gates, numaspec_version,
+                     sample=(len(rows) - vectors, random, seed))
+    return GoExport(release, source, len(rows), tuple(left_out), len(rows) - vectors)
+
+
+def _random(release: str, count: int, seed: int) -> list[tuple[str, Any, Any]]:
+    """``count`` random merge cases of ``seed`` at ``release``, each with the reference's
+    answer (as the protocol writes it)."""
+    from numaspec.conformance.implementations.adapter import reference
+    from numaspec.conformance.properties.merge import answer_json
+    from numaspec.conformance.properties.random_cases import random_merge_case_at
+    from numaspec.errors import NumaspecError
+    from numaspec.protocols.merge_protocol import decode_merge_request
+
+    found = []
+    for index in range(count):
+        case = random_merge_case_at(seed, index, [release])
+        try:
+            answer = answer_json(reference.merge(decode_merge_request(case)))
+        except NumaspecError as exc:  # a case the format refuses: not kubelet's Merge
+            answer = {"error": {"kind": exc.kind}}
+        found.append((f"random-{seed}-{index}", case, answer))
+    return found
 
 
 def _case_minor(version: str) -> int | None:
@@ -120,9 +164,10 @@ def _ints(values: Sequence[int]) -> str:
 def _hint(hint: Mapping[str, Any]) -> str:
     affinity = hint.get("numa_affinity")
     preferred = "true" if hint.get("preferred") else "false"
+    score = f", score: {int(hint['score'])}" if hint.get("score") else ""
     if affinity is None:
-        return f"{{isNil: true, preferred: {preferred}}}"
-    return f"{{affinity: {_ints(affinity)}, preferred: {preferred}}}"
+        return f"{{isNil: true, preferred: {preferred}{score}}}"
+    return f"{{affinity: {_ints(affinity)}, preferred: {preferred}{score}}}"
 
 
 def _providers(providers: Any) -> str:
@@ -152,7 +197,7 @@ def _reaches_merge(gate: str) -> bool:
     return gate.startswith("TopologyManager") or gate in ("AllAlpha", "AllBeta")
 
 
-def _row(case_id: str, case: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
+def _row(case_id: str, case: Mapping[str, Any], expected: Mapping[str, Any], minor: int) -> str:
     # an empty policy name is "none" by the time kubelet builds its Manager (configuration
     # defaulting; numaspec's vectors policy-empty-name-is-none-*)
     fields = [f"id: {_go_string(case_id)}", f"policy: {_go_string(case['policy'] or 'none')}",
@@ -172,12 +217,15 @@ def _row(case_id: str, case: Mapping[str, Any], expected: Mapping[str, Any]) -> 
             f"{_go_string(k)}: {'true' if v else 'false'}" for k, v in gates.items()) + "}")
     fields.append(f"providers: {_providers(case.get('providers'))}")
     fields.append(f"want: numaspecHint{_hint(expected['hint'])}")
+    if minor >= 38:  # MERGE-14: the scores kubelet may report; [] (any) when not enumerated
+        scores = expected["hint"].get("scores", [expected["hint"].get("score", 0)])
+        fields.append("scores: []int64{" + ", ".join(str(int(v)) for v in scores) + "}")
     fields.append(f"admit: {'true' if expected['admit'] else 'false'}")
     return "\t{" + ", ".join(fields) + "},"  # one line each: gofmt leaves it as it is
 
 
 def _render(minor: int, rows: Sequence[str], left_out: Sequence[tuple[str, str]], gates: bool,
-            numaspec_version: str) -> str:
+            numaspec_version: str, *, sample: tuple[int, int, int] = (0, 0, 0)) -> str:
     third = ['"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager/bitmask"']
     if minor >= 26:  # the package NUMAInfo reads the machine's topology from
         third.append('cadvisorapi "github.com/google/cadvisor/lib/model"' if minor >= 37
@@ -196,8 +244,11 @@ def _render(minor: int, rows: Sequence[str], left_out: Sequence[tuple[str, str]]
         f"// Code generated by numaspec vectors export --go 1.{minor} (numaspec "
         f"{numaspec_version}). DO NOT EDIT.",
         "//",
-        f"// numaspec's merge vectors at kubelet 1.{minor} ({len(rows)} instances) as a test of",
-        "// this package: put this file in pkg/kubelet/cm/topologymanager of a kubernetes tree",
+        f"// numaspec's merge vectors at kubelet 1.{minor} ({len(rows) - sample[0]} instances)"
+        + (f" and {sample[0]} of {sample[1]} random merge cases of seed {sample[2]}, with the"
+           " reference's answers," if sample[1] else ""),
+        "// as a test of this package: put this file in pkg/kubelet/cm/topologymanager of a "
+        "kubernetes tree",
         f"// at 1.{minor} and run",
         "//",
         "//\tgo test -run TestNumaspecVectors ./pkg/kubelet/cm/topologymanager/",
@@ -212,11 +263,12 @@ def _render(minor: int, rows: Sequence[str], left_out: Sequence[tuple[str, str]]
         *header, "", "package topologymanager", "", "import (",
         *[f"\t{i}" if i else "" for i in imports], ")", "",
         "type numaspecHint struct {", "\taffinity  []int", "\tisNil     bool",
-        "\tpreferred bool", "}", "",
+        "\tpreferred bool", *(["\tscore     int64"] if minor >= 38 else []), "}", "",
         "type numaspecVector struct {", "\tid        string", "\tpolicy    string",
         "\tnumaNodes []int", "\tdistances map[int][]uint64", "\toptions   map[string]string",
         "\tgates     map[string]bool", "\tproviders []map[string][]numaspecHint",
-        "\twant      numaspecHint", "\tadmit     bool", "}", "",
+        "\twant      numaspecHint", *(["\tscores    []int64"] if minor >= 38 else []),
+        "\tadmit     bool", "}", "",
         "var numaspecVectors = []numaspecVector{", *rows, "}", "",
         *_test_function(minor, gates),
     ]
@@ -291,7 +343,8 @@ def _test_function(minor: int, gates: bool) -> list[str]:
         "\t\t\t\t\t}",
         "\t\t\t\t\tconverted := make([]TopologyHint, 0, len(hints))",
         "\t\t\t\t\tfor _, h := range hints {",
-        "\t\t\t\t\t\thint := TopologyHint{Preferred: h.preferred}",
+        "\t\t\t\t\t\thint := TopologyHint{Preferred: h.preferred"
+        + (", Score: h.score}" if minor >= 38 else "}"),
         "\t\t\t\t\t\tif !h.isNil {",
         "\t\t\t\t\t\t\tmask, err := bitmask.NewBitMask(h.affinity...)",
         "\t\t\t\t\t\t\tif err != nil {",
@@ -310,8 +363,10 @@ def _test_function(minor: int, gates: bool) -> list[str]:
         "\t\t\t\tgot.affinity = hint.NUMANodeAffinity.GetBits()",
         "\t\t\t\tsort.Ints(got.affinity)",
         "\t\t\t}",
+        *(["\t\t\tgot.score = hint.Score"] if minor >= 38 else []),
         "\t\t\tif got.isNil != v.want.isNil || got.preferred != v.want.preferred ||",
-        "\t\t\t\t!numaspecSame(got.affinity, v.want.affinity) || admit != v.admit {",
+        "\t\t\t\t!numaspecSame(got.affinity, v.want.affinity) || admit != v.admit"
+        + (" ||\n\t\t\t\t!numaspecScore(got.score, v.scores) {" if minor >= 38 else " {"),
         "\t\t\t\tt.Errorf(\"merged %s (admit %t); numaspec expects %s (admit %t)\",",
         "\t\t\t\t\tnumaspecShow(got), admit, numaspecShow(v.want), v.admit)",
         "\t\t\t}",
@@ -336,16 +391,24 @@ def _test_function(minor: int, gates: bool) -> list[str]:
         "\tif !h.isNil {",
         "\t\taffinity = fmt.Sprint(h.affinity)",
         "\t}",
-        "\treturn fmt.Sprintf(\"{affinity %s, preferred %t}\", affinity, h.preferred)",
+        *(["\treturn fmt.Sprintf(\"{affinity %s, preferred %t, score %d}\", affinity, "
+           "h.preferred, h.score)"] if minor >= 38 else
+          ["\treturn fmt.Sprintf(\"{affinity %s, preferred %t}\", affinity, h.preferred)"]),
         "}",
     ]
+    if minor >= 38:  # MERGE-14: one of the scores kubelet may report ([]: any)
+        lines += ["", "func numaspecScore(got int64, allowed []int64) bool {",
+                  "\tif len(allowed) == 0 {", "\t\treturn true", "\t}",
+                  "\tfor _, s := range allowed {", "\t\tif s == got {", "\t\t\treturn true",
+                  "\t\t}", "\t}", "\treturn false", "}"]
     if gates:
         lines += ["", "func featureOf(name string) featuregate.Feature { "
                       "return featuregate.Feature(name) }"]
     return lines
 
 
-def main(release: str, *, out: str | None, files: Sequence[str] = ()) -> int:
+def main(release: str, *, out: str | None, files: Sequence[str] = (),
+         random: int = DEFAULT_RANDOM, seed: int = 0) -> int:
     """``numaspec vectors export --go RELEASE``: the Go test file (standard output or ``out``),
     and what it holds on standard error."""
     import sys
@@ -353,12 +416,14 @@ def main(release: str, *, out: str | None, files: Sequence[str] = ()) -> int:
 
     from numaspec.about import __version__
 
-    exported = export_go(release, numaspec_version=__version__, vector_files=files)
+    exported = export_go(release, numaspec_version=__version__, vector_files=files,
+                         random=random, seed=seed)
     if out:
         Path(out).write_text(exported.source, encoding="utf-8")
     else:
         sys.stdout.write(exported.source)
-    print(f"{exported.written} merge vector instances at kubelet {exported.release} "
+    print(f"{exported.written - exported.random} merge vector instances and {exported.random} "
+          f"random cases (seed {seed}) at kubelet {exported.release} "
           f"{'written to ' + out if out else 'written'}; {len(exported.left_out)} left out "
           "(refusals, outside Merge: see the file's header)", file=sys.stderr)
     return 0

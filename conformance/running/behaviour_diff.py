@@ -20,6 +20,13 @@ Four parts, in this order:
 Each difference names the rules the reference's trace of it exercises (its ``explain``), and is
 written, with ``--out``, as a JSON Lines record ``numaspec replay FILE --id ID --impl ...``
 reads (``expected`` is the base's answer, ``actual`` the patched one's).
+
+**Across releases** (RUN-19): when the two declare no merge release in common, each its own
+(1.37.2 and 1.38.0-beta.0, a release and the next), the merge questions are drawn at the
+base's release and sent to the patched build at its own (the request's ``kubelet_version``
+rewritten); the node operations are not compared (a session names its release in every
+step).  A score the patched release adds to every answer (HINT-5: hints have one from 1.38) is
+not a difference where the base's answer has none; the summary counts those answers.
 """
 
 from __future__ import annotations
@@ -87,6 +94,10 @@ class BehaviourDiff:
     found: list[Difference]
     #: the bench --sizes rows (markdown), or "" when not asked
     speed: str = ""
+    #: the patched build's own release, when it is not the base's (RUN-19 across releases)
+    across: str | None = None
+    #: across releases: answers alike but for the score the later release adds
+    scored: int = 0
 
     @property
     def changed(self) -> list[Difference]:
@@ -102,7 +113,12 @@ class BehaviourDiff:
         per_part = Counter(d.part for d in self.changed)
         parts = "; ".join(f"{part}: {per_part.get(part, 0)} of {n:,} answered differently"
                           for part, n in self.asked.items())
-        text = f"{self.patched} against {self.base} (kubelet {self.release}): {parts}"
+        release = (f"kubelet {self.release}" if self.across is None else
+                   f"the merge, asked at kubelet {self.release} and at {self.across}")
+        text = f"{self.patched} against {self.base} ({release}): {parts}"
+        if self.across is not None:
+            text += (f"; {self.scored:,} answers alike but for the score {self.across} adds "
+                     "(HINT-5)")
         timed = [d for d in self.unsettled if "timeout" in (d.base.status, d.patched.status)]
         unsettled = [d for d in self.unsettled if d not in timed]
         for found, why in ((unsettled, "the base answers differently from ask to ask"),
@@ -149,7 +165,8 @@ def _rules(op: str, case: Any) -> tuple[str, ...]:
 
 
 class _Pair:
-    """The two connections, asked the same questions."""
+    """The two connections, asked the same questions (across releases: the patched one at its
+    own release)."""
 
     def __init__(self, base: str, patched: str, timeout: float) -> None:
         self.spec, self.timeout = base, timeout
@@ -161,23 +178,46 @@ class _Pair:
             self.base.close()
             raise
         b, p = self.base.implementation, self.patched.implementation
-        releases = sorted(set(b.kubelet_versions) & set(p.kubelet_versions))
-        if not releases:
-            self.close()
-            raise InvalidFieldError(
-                f"{b.name} {b.version} and {p.name} {p.version} declare no merge release in "
-                f"common ({', '.join(b.kubelet_versions)} / {', '.join(p.kubelet_versions)})",
-                where="--patched")
-        self.releases = releases
+        releases = sorted(set(b.kubelet_versions) & set(p.kubelet_versions), key=_order)
+        self.across: str | None = None  # the patched build's release, when not the base's
         self.ops = [op for op in _OPS if op in b.operations and op in p.operations]
+        if not releases:
+            if not (b.kubelet_versions and p.kubelet_versions
+                    and _order(max(p.kubelet_versions, key=_order))
+                    > _order(max(b.kubelet_versions, key=_order))):
+                self.close()
+                raise InvalidFieldError(
+                    f"{b.name} {b.version} and {p.name} {p.version} declare no merge release "
+                    f"in common ({', '.join(b.kubelet_versions)} / "
+                    f"{', '.join(p.kubelet_versions)}), and the patched one is not a later "
+                    "release", where="--patched")
+            releases = [max(b.kubelet_versions, key=_order)]
+            self.across = max(p.kubelet_versions, key=_order)
+            self.ops = ["merge"] if "merge" in self.ops else []
+        self.releases = releases
+        self.scored = 0  # across releases: answers that differ only by the patched one's score
 
     def ask(self, op: str, cases: list[Any]) -> list[tuple[Answer, Answer]]:
-        return list(zip(self.base.run_many(op, cases), self.patched.run_many(op, cases),
+        sent = cases if self.across is None else [_at(case, self.across) for case in cases]
+        return list(zip(self.base.run_many(op, cases), self.patched.run_many(op, sent),
                         strict=True))
+
+    def differences(self, op: str, case: Any, base: Answer, patched: Answer) -> list[str]:
+        """:func:`differences`; across releases, without the score the later release adds, and
+        two skips alike whatever their words (the adapters' own decoding, WIRE-3, not
+        kubelet's behaviour)."""
+        if self.across is not None and base.status == patched.status == "skipped":
+            return []
+        if self.across is not None and patched.status == "result" and base.status == "result":
+            unscored = _unscored(base.result, patched.result)
+            if unscored is not patched.result:
+                self.scored += 1
+                patched = attrs.evolve(patched, result=unscored)
+        return differences(op, case, base, patched)
 
     def differ(self, op: str, case: Any) -> bool:
         (base, patched), = self.ask(op, [case])
-        return (bool(differences(op, case, base, patched))
+        return (bool(self.differences(op, case, base, patched))
                 and not self.unjudged(op, case, base, patched))
 
     def unjudged(self, op: str, case: Any, base: Answer, patched: Answer) -> bool:
@@ -200,6 +240,27 @@ class _Pair:
         for connection in (self.base, self.patched, self.second):
             if connection is not None:
                 connection.close()
+
+
+def _order(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in _minor(release).split(".") if part.isdigit())
+
+
+def _at(case: Any, release: str) -> Any:
+    """A merge request at another release (RUN-19 across releases)."""
+    return {**case, "kubelet_version": release} if isinstance(case, dict) else case
+
+
+def _unscored(base: Any, patched: Any) -> Any:
+    """``patched`` without the hint's ``score``/``scores`` when ``base``'s hint has none (the
+    same object when there is nothing to take away)."""
+    if not (isinstance(base, dict) and isinstance(patched, dict)):
+        return patched
+    hint, theirs = base.get("hint"), patched.get("hint")
+    if not (isinstance(hint, dict) and isinstance(theirs, dict)) or "score" in hint \
+            or "score" not in theirs:
+        return patched
+    return {**patched, "hint": {k: v for k, v in theirs.items() if k not in ("score", "scores")}}
 
 
 def behaviour_diff(base: str, patched: str, *, cases: int = 20_000, large_cases: int = 200,
@@ -235,7 +296,7 @@ def behaviour_diff(base: str, patched: str, *, cases: int = 20_000, large_cases:
             speed = _speed(base, patched, sizes, pair, max_permutations=max_permutations * 20)
         b, p = pair.base.implementation, pair.patched.implementation
         return BehaviourDiff(f"{b.name} {b.version}", f"{p.name} {p.version}", release, asked,
-                             found, speed)
+                             found, speed, across=pair.across, scored=pair.scored)
     finally:
         pair.close()
 
@@ -253,7 +314,7 @@ def _conformance(pair: _Pair, release: str, found: list[Difference],
             batch = of_op[low:low + 50]
             for case, (base, patched) in zip(batch, pair.ask(op, [c.case for c in batch]),
                                              strict=True):
-                texts = differences(op, case.case, base, patched)
+                texts = pair.differences(op, case.case, base, patched)
                 if texts:
                     found.append(Difference("conformance", case.id, op, case.case, base,
                                             patched, tuple(texts),
@@ -282,7 +343,7 @@ def _random(pair: _Pair, part: str, shape: CaseShape, count: int, *, seed: int,
         requests = [shape.case_at(seed, i, versions, ()) for i in batch]
         for i, case, (base, patched) in zip(batch, requests, pair.ask("merge", requests),
                                             strict=True):
-            texts = differences("merge", case, base, patched)
+            texts = pair.differences("merge", case, base, patched)
             if texts:
                 found.append(Difference(part, shape.case_id(seed, i), "merge", case, base,
                                         patched, tuple(texts),
@@ -299,7 +360,7 @@ def _shrunk(pair: _Pair, item: Difference) -> Difference:
         return item
     (base, patched), = pair.ask("merge", [small])
     return attrs.evolve(item, case=small, base=base, patched=patched, found_as=item.case,
-                        differences=tuple(differences("merge", small, base, patched)))
+                        differences=tuple(pair.differences("merge", small, base, patched)))
 
 
 def _speed(base: str, patched: str, text: str, pair: _Pair, *, max_permutations: int,
@@ -335,7 +396,8 @@ def _speed(base: str, patched: str, text: str, pair: _Pair, *, max_permutations:
                                                     "permutations)")
             else:
                 base_time = sizes.through(base, case, 600.0)
-            patched_time = sizes.through(patched, case, timeout)
+            patched_time = sizes.through(
+                patched, case if pair.across is None else _at(case, pair.across), timeout)
             if patched_time.answer is None:
                 same = "—"
             elif base_time.answer is not None:
