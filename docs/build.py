@@ -10,7 +10,7 @@ so nothing in it is written twice.
   (``merge.html#MERGE-8``), whatever its title;
 * under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
   was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
-  the rule's ``Holds in``), and its ``Checked by`` entries linked to the vectors, the
+  the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by`` entries linked to the vectors, the
   properties and the tests;
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
   spec's vector files and the property registry;
@@ -414,7 +414,9 @@ class _Site:
         low, high = span
         pinned = [(int(minor.split(".")[1]), version) for minor, version in self.releases.items()
                   if low <= int(minor.split(".")[1]) <= high]
-        return max(pinned)[1] if pinned else f"v1.{high}.0"
+        # a released kubelet rather than a pre-release, where the range has one (VER-1)
+        released = [item for item in pinned if "-" not in item[1]]
+        return max(released or pinned)[1] if pinned else f"v1.{high}.0"
 
     def span(self, rule: str) -> tuple[int, int] | None:
         """The rule's Holds in range as minors (None where it names no release)."""
@@ -577,7 +579,7 @@ class _Site:
         range, the pinned kubelet releases inside it, where the test run runs it against
         kubelet (``adapters/kubelet/COVERAGE.md``, when the checkout has it) and a strip of
         one mark per minor."""
-        minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 38)))
+        minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 39)))
         pinned = {int(m.split(".")[1]) for m in self.releases}
         run = _coverage(REPO / "adapters" / "kubelet" / "COVERAGE.md")
         first, last = minors[0], minors[-1]

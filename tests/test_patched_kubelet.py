@@ -248,3 +248,22 @@ def test_the_random_sample_catches_what_the_vectors_miss(tmp_path: Path) -> None
     done = go_test(test_file, PATCHED_RELEASE, BELOW_TARGET)
     assert done.returncode == 1, done.stdout[-3000:]
     assert "--- FAIL: TestNumaspecVectors/random-0-48" in done.stdout
+
+
+# ---- a new release of a modelled minor (repin.sh) ----
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "Usage: ./repin.sh VERSION"),
+    (["1.38"], "1.38 is not a kubernetes version such as v1.38.0-rc.0"),
+    (["v1.99.0"], "kubelet 1.99 is not pinned (releases.json)"),
+    (["v1.37.2"], "kubelet 1.37 is already pinned at v1.37.2"),
+    (["v1.37.3", "--jobs", "2"], "unknown argument --jobs"),
+])
+def test_repin_refuses_bad_usage_in_one_line_and_touches_nothing(args: list[str],
+                                                                 message: str) -> None:
+    before = (ROOT / "releases.json").read_bytes()
+    done = subprocess.run(["bash", str(ROOT / "repin.sh"), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert (ROOT / "releases.json").read_bytes() == before
