@@ -12,21 +12,27 @@ and ``pkg/api/v1/resource/helpers.go`` (``PodRequests``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
 from numaspec.errors import InvalidFieldError, NodeStartupError
-from numaspec.node.go_quantity import GoQuantity, go_add, go_parse, go_sub, go_text
+from numaspec.node.go_quantity import (
+    GoQuantity,
+    go_add,
+    go_parse,
+    go_reserved_cpu,
+    go_sub,
+    go_text,
+)
 from numaspec.node.machine import HUGEPAGE_SIZES, Machine
 from numaspec.node.nodeconfig import DEFAULT_EVICTION_MEMORY, NodeConfig
 from numaspec.node.pods import Container, Pod, pod_level_resource
 from numaspec.node.quantity import milli_value, value
 from numaspec.node.rejection import Rejection
 
-__all__ = ["Allocatable", "DEFAULT_MAX_PODS", "check_node_allocatable", "fit_rejection",
-           "format_quantity", "node_allocatable", "node_capacity", "pod_requests",
-           "validate_pod_resources"]
+__all__ = ["Allocatable", "DEFAULT_MAX_PODS", "allocatable_reservation",
+           "check_node_allocatable", "fit_rejection", "format_quantity", "node_allocatable",
+           "node_capacity", "pod_requests", "validate_pod_resources"]
 
 #: ADMIT-8: kubelet's default ``maxPods``.
 DEFAULT_MAX_PODS = 110
@@ -89,8 +95,11 @@ def node_capacity(machine: Machine) -> dict[str, Fraction]:
 def _go_reservation(config: NodeConfig, name: str) -> GoQuantity:
     """NODE-9: the reservation of one resource as kubelet's Go sums it (systemReserved, then
     kubeReserved, then the memory eviction threshold, each parsed by ``ParseQuantity``; from
-    1.37 a cpu quantity is first set to its nearest millicore; ``reservedSystemCPUs`` replaces
-    the cpu reservations by their count, which is parsed, and rounded, like them)."""
+    1.37 a cpu quantity is first rounded to millicores in int64 arithmetic, which wraps past
+    2^63 micro-cores (1.37) or keeps a quantity too large for it as parsed (1.38):
+    :func:`~numaspec.node.go_quantity.go_reserved_cpu`; ``reservedSystemCPUs`` replaces the
+    cpu reservations by their count, which is parsed, and rounded, like them)."""
+    minor = config.kubelet_version.minor
     system = dict(config.system_reserved)
     kube = dict(config.kube_reserved)
     if config.reserved_system_cpus:
@@ -105,13 +114,27 @@ def _go_reservation(config: NodeConfig, name: str) -> GoQuantity:
         if text is None:
             total = go_add(total, GoQuantity())  # a missing entry: Go's zero Quantity
             continue
-        quantity = go_parse(text)
-        if name == "cpu" and position < 2 and config.kubelet_version.minor >= 37:
-            micro = math.ceil(quantity.exact * 1_000_000)
-            millis = (micro + 500) // 1000
-            quantity = GoQuantity(millis, -3, quantity.format, exact=Fraction(millis, 1000))
+        quantity = go_parse(text, minor=minor)
+        if name == "cpu" and position < 2:
+            quantity = go_reserved_cpu(quantity, minor=minor)
         total = go_add(total, quantity)
     return total
+
+
+def allocatable_reservation(config: NodeConfig) -> dict[str, Fraction]:
+    """NODE-3: what kubelet reserves per resource (``NodeConfig.allocatable_reservation``,
+    which also refuses what kubelet refuses), with the cpu entry as kubelet's int64
+    arithmetic leaves it from 1.37: a kubeReserved or systemReserved cpu whose micro-cores
+    pass 2^63 wraps at 1.37 (``10000000000000`` reserves -8446744073709.551 CPUs, so the
+    start-up check passes and allocatable grows; ``10T`` reserves nothing) and is kept as
+    parsed at 1.38.  Zero entries are left out, as kubelet leaves them out."""
+    reservation = config.allocatable_reservation()
+    if config.kubelet_version.minor >= 37:
+        cpu = _go_reservation(config, "cpu").exact
+        reservation.pop("cpu", None)
+        if cpu != 0:
+            reservation["cpu"] = cpu
+    return reservation
 
 
 def _go_capacity(capacity: Fraction, name: str) -> GoQuantity:
@@ -131,11 +154,14 @@ def check_node_allocatable(machine: Machine, config: NodeConfig) -> None:
     walks a Go map, so their order varies).
 
     Kubelet prints the quantity values with ``%v``, so its text shows Go's struct fields
-    (:mod:`numaspec.node.go_quantity`); numaspec's own message shows them as quantities.  Where Go
+    (:mod:`numaspec.node.go_quantity`; from 1.38 with one more, ``{ 0}``); numaspec's own
+    message shows them as quantities.  A cpu reservation that 1.37 wrapped negative passes;
+    one it wrapped to another positive amount is shown wrapped.  Where Go
     holds an amount as a decimal its text holds a heap address, and ``kubelet_message`` is
     left out."""
     capacity = node_capacity(machine)
-    reservation = config.allocatable_reservation()
+    reservation = allocatable_reservation(config)
+    minor = config.kubelet_version.minor
     errors: list[str] = []
     kubelet: list[str | None] = []
     for name in sorted(capacity):
@@ -150,12 +176,13 @@ def check_node_allocatable(machine: Machine, config: NodeConfig) -> None:
             left = format_quantity(capacity[name] - reserved, binary=_binary_resource(name))
             pattern = "Resource {} has an allocatable of {}, capacity of {}"
             errors.append(pattern.format(_go_q(name), shown, left))
-            texts = (go_text(go_reserved), go_text(go_sub(go_capacity, go_reserved)))
+            texts = (go_text(go_reserved, minor=minor),
+                     go_text(go_sub(go_capacity, go_reserved), minor=minor))
         else:
             pattern = ("Resource {} has a reservation of {} but capacity of {}. Expected "
                        "capacity >= reservation.")
             errors.append(pattern.format(_go_q(name), shown, has))
-            texts = (go_text(go_reserved), go_text(go_capacity))
+            texts = (go_text(go_reserved, minor=minor), go_text(go_capacity, minor=minor))
         kubelet.append(None if None in texts else pattern.format(_go_q(name), *texts))
     if errors:
         prefix = "invalid Node Allocatable configuration. "
@@ -176,7 +203,7 @@ def node_allocatable(machine: Machine, config: NodeConfig, device_counts: Mappin
     the rest in whole units; an extended resource counts its healthy devices; ``pods`` is
     ``maxPods``."""
     capacity = node_capacity(machine)
-    reservation = config.allocatable_reservation()
+    reservation = allocatable_reservation(config)
     out: Allocatable = {}
     for name, amount in capacity.items():
         left = max(amount - reservation.get(name, Fraction(0)), Fraction(0))

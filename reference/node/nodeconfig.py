@@ -10,7 +10,6 @@ reservations) and ``pkg/kubelet/cm/node_container_manager_linux.go``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
@@ -23,6 +22,7 @@ from numaspec.errors import (
     NotModelledError,
 )
 from numaspec.limits import MAX_CPU_ID, MAX_LINE_BYTES
+from numaspec.node.go_quantity import go_parse, go_reserved_cpu
 from numaspec.node.quantity import milli_value, parse_quantity
 from numaspec.topology.gates import default_gates
 from numaspec.topology.versions import KubeletVersion
@@ -143,13 +143,15 @@ class NodeConfig:
         cpu reservation is the number of those CPUs."""
         kube = _quantities(self.kube_reserved, "config.kubeReserved")
         system = _quantities(self.system_reserved, "config.systemReserved")
-        if self.kubelet_version.minor >= 37:
-            # From 1.37 kubelet reads a reserved cpu quantity to the nearest millicore (the
-            # micro-value rounded up, then halves rounded up): below half a millicore is zero.
-            for part in (kube, system):
+        minor = self.kubelet_version.minor
+        if minor >= 37:
+            # From 1.37 kubelet reads a reserved cpu quantity to the nearest millicore through
+            # its micro-value, which 1.37 lets wrap past int64 and 1.38 keeps as parsed there
+            # (numaspec.node.go_quantity.go_reserved_cpu; finding 49).
+            for part, raw in ((kube, self.kube_reserved), (system, self.system_reserved)):
                 if "cpu" in part:
-                    micro = math.ceil(part["cpu"] * 1_000_000)
-                    part["cpu"] = Fraction((micro + 500) // 1000, 1000)
+                    part["cpu"] = go_reserved_cpu(go_parse(raw["cpu"], minor=minor),
+                                                  minor=minor).exact
         if self.reserved_system_cpus:
             kube.pop("cpu", None)
             system["cpu"] = Fraction(len(self.reserved_system_cpus))

@@ -32,6 +32,7 @@ DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _DIGITS = frozenset("0123456789")
 _INT64 = 1 << 63
+_INT32 = 1 << 31
 
 #: kubelet's own error texts (apimachinery's ErrFormatWrong, ErrSuffix and ErrNumeric).
 _FORMAT = ("quantities must match the regular expression "
@@ -98,13 +99,26 @@ def exponent_suffix(suffix: str) -> int | None:
     return (parsed + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def parse_quantity(text: object, *, where: str = "") -> Fraction:
-    """QTY-1: the exact value of a quantity string such as ``"2"``, ``"500m"``, ``"1Gi"``.
+def _go_scale_wraps(whole: str, fraction: str, power: int, minor: int) -> bool:
+    """QTY-4: whether apimachinery's integer fast path takes the number with its power of ten
+    minus the fraction's digits wrapped around 32 bits (``scale -= int32(len(denom))``): then
+    Go holds the digits at a power of ten near +2^31 (``1.5e-2147483648`` is
+    15 x 10^2147483647), at every release."""
+    digits = len(whole.lstrip("0") or "0") + len(fraction)
+    return digits <= (19 if minor >= 38 else 18) and power - len(fraction) < -_INT32
+
+
+def parse_quantity(text: object, *, where: str = "", minor: int = 37) -> Fraction:
+    """QTY-1: the exact value of a quantity string such as ``"2"``, ``"500m"``, ``"1Gi"``, as
+    kubelet 1.``minor`` reads it.
 
     Raises :class:`InvalidQuantityError` (with kubelet's wording) for what Kubernetes refuses.
     QTY-2: negative quantities parse; whether they are allowed is the caller's rule.
     QTY-4: a magnitude of 2**63 or more is refused (numaspec's limit; kubelet's handling of
-    such quantities differs from manager to manager).
+    such quantities differs from manager to manager), and so is a number Go holds at a power
+    of ten wrapped around 32 bits (:func:`_go_scale_wraps`).  From 1.38 (apimachinery v0.38)
+    an exponent of -2^31 (after Go's truncation to 32 bits) that reaches the decimal parser
+    is "unable to parse quantity's suffix".
     """
     if not isinstance(text, str):
         raise InvalidQuantityError(f"a quantity is a string such as \"500m\" or \"1Gi\", got "
@@ -132,6 +146,16 @@ def parse_quantity(text: object, *, where: str = "") -> Fraction:
         # fast path (Pi and Ei, or below a nano) and its decimal parser finds nothing to read.
         raise InvalidQuantityError(f"{_short(text)}: {_NUMERIC}", where=where,
                                    kubelet_message=_NUMERIC)
+    if base == 10 and suffix not in DECIMAL_SUFFIXES:
+        if _go_scale_wraps(whole, fraction, power, minor):
+            if (whole + fraction).strip("0"):
+                raise InvalidQuantityError(
+                    f"{_short(text)}: the value does not fit a 64-bit integer (apimachinery "
+                    "holds it at a power of ten wrapped around 32 bits)", where=where)
+            return Fraction(0)
+        if minor >= 38 and power == -_INT32:
+            raise InvalidQuantityError(f"{_short(text)}: {_SUFFIX}", where=where,
+                                       kubelet_message=_SUFFIX)
     whole, fraction = whole.lstrip("0"), fraction.rstrip("0")
     if not whole and not fraction:
         return Fraction(0)

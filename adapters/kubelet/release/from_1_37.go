@@ -11,7 +11,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	podutil "k8s.io/kubernetes/pkg/api/pod"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
@@ -22,13 +21,6 @@ import (
 	"numaspec.invalid/kubelet-oracle/machineinfo"
 	"numaspec.invalid/kubelet-oracle/probe"
 )
-
-// ReservedQuantity: server.go's parseResourceList rounds cpu to millicores.
-func (Kubelet) ReservedQuantity(name v1.ResourceName, q *resource.Quantity) {
-	if name == v1.ResourceCPU {
-		q.SetMilli((q.ScaledValue(resource.Micro) + 500) / 1000)
-	}
-}
 
 // podLevelSteps: 1.37's v1 defaulting leaves pod-level resources alone while
 // PodLevelResourcesFixDefaulting is on (its default), and PrepareForCreate
