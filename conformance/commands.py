@@ -36,8 +36,11 @@ def dispatch(args: argparse.Namespace) -> int:
             return _report(args)
         if args.command == "vectors" and args.vectors_command == "export":
             from numaspec.conformance.cases.go_export import main as export_main
+            from numaspec.conformance.cases.go_export import release_of
+            from numaspec.conformance.properties.random_cases import answered_merge_cases
 
-            return export_main(args.go, out=args.out, files=args.files, random=args.random,
+            sample = answered_merge_cases(release_of(args.go), args.random, args.seed)
+            return export_main(args.go, out=args.out, files=args.files, sample=sample,
                                seed=args.seed)
         if args.command == "vectors":
             from numaspec.conformance.cases.vectors import run as vectors_run

@@ -10,8 +10,8 @@ so nothing in it is written twice.
   (``merge.html#MERGE-8``), whatever its title;
 * under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
   was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
-  the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by`` entries linked to the vectors, the
-  properties and the tests;
+  the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by``
+  entries linked to the vectors, the properties and the tests;
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
   spec's vector files and the property registry;
 * the comparison of implementations (``adapters/comparison/matrix.md``) when the checkout

@@ -28,7 +28,7 @@ from numaspec.conformance.running.profiles import active_profile
 from numaspec.topology.fast_merge import Space, Tuning, _choose_count, _Ranker, fast_merge
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import NumaMask
-from numaspec.topology.merge import _better_non_preferred, _Chooser
+from numaspec.topology.merge import Chooser, _better_non_preferred
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.options import PolicyOptions
 from numaspec.topology.versions import parse_version
@@ -107,7 +107,7 @@ def test_ranking_is_merge_8s_fold_on_every_pair() -> None:  # FAST-2, FAST-5
     space = Space(numa)
     masks = list(range(1, 32))
     for closest, target in itertools.product((False, True), range(7)):
-        chooser = _Chooser(numa, "best-effort", PolicyOptions(prefer_closest_numa_nodes=closest))
+        chooser = Chooser(numa, "best-effort", PolicyOptions(prefer_closest_numa_nodes=closest))
         ranker = _Ranker(space, numa, closest, Tuning())
         for a, b in itertools.product(masks, masks):
             fold = _better_non_preferred(H(NumaMask(a), False), H(NumaMask(b), False), target,

@@ -16,6 +16,7 @@ import pytest
 from kubelet_builds import PATCHED_RELEASE, PATCHES, ROOT, go_test, patched_binary
 
 from numaspec.conformance.cases.go_export import DEFAULT_RANDOM, export_go
+from numaspec.conformance.properties.random_cases import answered_merge_cases
 from numaspec.errors import InvalidFieldError
 
 CLI = [sys.executable, "-m", "numaspec.conformance.cli"]
@@ -214,7 +215,8 @@ _MINORS: list[str] = sorted((str(m) for m in kubelet_builds.RELEASES), key=_by_m
 @pytest.mark.parametrize("minor", _MINORS)
 def test_the_exported_vectors_pass_as_kubelets_own_go_test(minor: str, tmp_path: Path) -> None:
     test_file = tmp_path / "numaspec_vectors_test.go"
-    exported = export_go(minor, numaspec_version="test", random=DEFAULT_RANDOM)
+    exported = export_go(minor, numaspec_version="test",
+                         sample=answered_merge_cases(minor, DEFAULT_RANDOM))
     assert exported.random > DEFAULT_RANDOM // 4  # the rest are refusals (outside Merge)
     test_file.write_text(exported.source, encoding="utf-8")
     done = go_test(test_file, minor)
@@ -243,8 +245,8 @@ def test_the_random_sample_catches_what_the_vectors_miss(tmp_path: Path) -> None
     test_file.write_text(export_go(PATCHED_RELEASE, numaspec_version="test").source,
                          encoding="utf-8")
     assert go_test(test_file, PATCHED_RELEASE, BELOW_TARGET).returncode == 0
-    test_file.write_text(export_go(PATCHED_RELEASE, numaspec_version="test",
-                                   random=DEFAULT_RANDOM).source, encoding="utf-8")
+    test_file.write_text(export_go(PATCHED_RELEASE, numaspec_version="test", sample=(
+        answered_merge_cases(PATCHED_RELEASE, DEFAULT_RANDOM))).source, encoding="utf-8")
     done = go_test(test_file, PATCHED_RELEASE, BELOW_TARGET)
     assert done.returncode == 1, done.stdout[-3000:]
     assert "--- FAIL: TestNumaspecVectors/random-0-48" in done.stdout

@@ -239,7 +239,7 @@ def _last_not_first(self: object, current: TopologyHint, candidate: TopologyHint
     return _ORIGINAL_MASKS(self, current, candidate)  # type: ignore[arg-type]
 
 
-_ORIGINAL_MASKS = merge_module._Chooser.masks
+_ORIGINAL_MASKS = merge_module.Chooser.masks
 
 
 def _zeros_averaged(permutation: Sequence[TopologyHint]) -> int:
@@ -248,13 +248,13 @@ def _zeros_averaged(permutation: Sequence[TopologyHint]) -> int:
 
 
 def _listed_only(providers: object, numa: object, winner: TopologyHint,  # noqa: ARG001
-                 single_numa_node: bool = False) -> frozenset[int]:  # noqa: ARG001
+                 filtered: object = None) -> frozenset[int]:  # noqa: ARG001
     """A mutant: the order the request lists is the only one tried (MERGE-14 broken)."""
     return frozenset({winner.score})
 
 
 _MUTANTS: dict[str, tuple[Any, Any, MergeRequest]] = {
-    "last-not-first": (mock.patch.object(merge_module._Chooser, "masks", _last_not_first),
+    "last-not-first": (mock.patch.object(merge_module.Chooser, "masks", _last_not_first),
                        test_the_fast_merge_carries_the_walks_score, _SCORED_EXAMPLE),
     "zeros-averaged": (mock.patch.object(scores_module, "merged_score", _zeros_averaged),
                        test_the_fast_merge_carries_the_walks_score, _SCORED_EXAMPLE),

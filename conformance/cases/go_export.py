@@ -41,7 +41,7 @@ import attrs
 
 from numaspec.errors import InvalidFieldError
 
-__all__ = ["DEFAULT_RANDOM", "GoExport", "export_go", "main"]
+__all__ = ["DEFAULT_RANDOM", "GoExport", "Row", "export_go", "main", "release_of"]
 
 #: The random cases an export carries by default: a few seconds of ``go test``.
 DEFAULT_RANDOM = 2000
@@ -77,10 +77,27 @@ def _minor(release: str) -> int:
     return minor
 
 
+#: A random case for the table: its ID, the request and the reference's answer (as the
+#: protocol writes them), made by
+#: :func:`numaspec.conformance.properties.random_cases.answered_merge_cases`.
+Row = tuple[str, Any, Any]
+
+
+def release_of(release: str) -> str:
+    """``1.N`` of a release the export knows how to call, or :class:`InvalidFieldError`."""
+    from numaspec import NEWEST
+
+    minor = _minor(release)
+    if minor > NEWEST.minor:
+        raise InvalidFieldError(f"numaspec models kubelet up to {NEWEST}, not {release}",
+                                where="--go")
+    return f"1.{minor}"
+
+
 def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str] = (),
-              random: int = 0, seed: int = 0) -> GoExport:
-    """The Go test file of the merge vectors that hold at ``release`` (``1.N``), and of
-    ``random`` random merge cases of ``seed`` at it with the reference's answers."""
+              sample: Sequence[Row] = (), seed: int = 0) -> GoExport:
+    """The Go test file of the merge vectors that hold at ``release`` (``1.N``), and of the
+    random merge cases ``sample`` (drawn from ``seed``) with the reference's answers."""
     from numaspec import NEWEST
     from numaspec.conformance.cases.vectors import instances, load_vector_paths, load_vectors
 
@@ -103,9 +120,7 @@ def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str
         gates = gates or any(_reaches_merge(g) for g in instance.case.get("feature_gates") or {})
         rows.append(_row(instance.id, instance.case, instance.expected, minor))
     vectors = len(rows)
-    if random < 0:
-        raise InvalidFieldError(f"must be 0 or more, got {random}", where="--random")
-    for case_id, case, answer in _random(release, random, seed):
+    for case_id, case, answer in sample:
         why = _why_not(case, answer)
         if why:
             left_out.append((case_id, why))
@@ -113,28 +128,8 @@ def export_go(release: str, *, numaspec_version: str, vector_files: Sequence[str
         gates = gates or any(_reaches_merge(g) for g in case.get("feature_gates") or {})
         rows.append(_row(case_id, case, answer, minor))
     source = _render(minor, rows, left_out, gates, numaspec_version,
-                     sample=(len(rows) - vectors, random, seed))
+                     sample=(len(rows) - vectors, len(sample), seed))
     return GoExport(release, source, len(rows), tuple(left_out), len(rows) - vectors)
-
-
-def _random(release: str, count: int, seed: int) -> list[tuple[str, Any, Any]]:
-    """``count`` random merge cases of ``seed`` at ``release``, each with the reference's
-    answer (as the protocol writes it)."""
-    from numaspec.conformance.implementations.adapter import reference
-    from numaspec.conformance.properties.merge import answer_json
-    from numaspec.conformance.properties.random_cases import random_merge_case_at
-    from numaspec.errors import NumaspecError
-    from numaspec.protocols.merge_protocol import decode_merge_request
-
-    found = []
-    for index in range(count):
-        case = random_merge_case_at(seed, index, [release])
-        try:
-            answer = answer_json(reference.merge(decode_merge_request(case)))
-        except NumaspecError as exc:  # a case the format refuses: not kubelet's Merge
-            answer = {"error": {"kind": exc.kind}}
-        found.append((f"random-{seed}-{index}", case, answer))
-    return found
 
 
 def _case_minor(version: str) -> int | None:
@@ -408,7 +403,7 @@ def _test_function(minor: int, gates: bool) -> list[str]:
 
 
 def main(release: str, *, out: str | None, files: Sequence[str] = (),
-         random: int = DEFAULT_RANDOM, seed: int = 0) -> int:
+         sample: Sequence[Row] = (), seed: int = 0) -> int:
     """``numaspec vectors export --go RELEASE``: the Go test file (standard output or ``out``),
     and what it holds on standard error."""
     import sys
@@ -417,7 +412,7 @@ def main(release: str, *, out: str | None, files: Sequence[str] = (),
     from numaspec.about import __version__
 
     exported = export_go(release, numaspec_version=__version__, vector_files=files,
-                         random=random, seed=seed)
+                         sample=sample, seed=seed)
     if out:
         Path(out).write_text(exported.source, encoding="utf-8")
     else:

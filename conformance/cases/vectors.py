@@ -704,7 +704,14 @@ def _shape(answer: Any) -> str:
 
 
 def _hint_key(hint: Any) -> str:
+    """NWIRE-4: a hint whole, its ``score`` (1.38+) included."""
     return json.dumps(hint, sort_keys=True)
+
+
+def _placement_key(hint: Any) -> str:
+    """NWIRE-4: a hint without its ``score``: where and whether preferred."""
+    return _hint_key({k: v for k, v in hint.items() if k != "score"}
+                     if isinstance(hint, dict) else hint)
 
 
 def _compare_step(expected: Any, actual: Any, ambiguous: bool = False) -> str | None:
@@ -736,8 +743,13 @@ def _compare_step(expected: Any, actual: Any, ambiguous: bool = False) -> str | 
                 return f"hints: unexpected {resource!r}: {_short(got[resource], 80)}"
             a, b = want[resource], got[resource]
             if isinstance(a, list) and isinstance(b, list):
+                # NWIRE-4: each hint whole: from 1.38 its score too (a hint with a score
+                # where none is expected, before 1.38, differs as well)
                 if sorted(map(_hint_key, a)) == sorted(map(_hint_key, b)):
                     continue
+                if sorted(map(_placement_key, a)) == sorted(map(_placement_key, b)):
+                    return (f"hints.{resource}: the same hints with other scores (NWIRE-4): "
+                            f"expected {_short(a, 100)}, got {_short(b, 100)}")
             elif a == b:
                 continue
             return f"hints.{resource}: expected {_short(a, 100)}, got {_short(b, 100)}"

@@ -37,6 +37,7 @@ __all__ = [
     "LARGE_NUMA_NODES",
     "SHAPES",
     "CaseShape",
+    "answered_merge_cases",
     "large_case_versions",
     "permutations",
     "random_large_case_at",
@@ -160,6 +161,31 @@ def random_merge_case(rng: random.Random, versions: Sequence[str]) -> dict[str, 
         case["feature_gates"] = {gate: rng.random() < 0.5
                                  for gate in rng.sample(_GATES, rng.randint(1, 3))}
     return case
+
+
+def answered_merge_cases(release: str, count: int, seed: int = 0
+                         ) -> list[tuple[str, dict[str, Any], Any]]:
+    """Cases 0 to ``count - 1`` of ``seed`` at ``release``, each with its ID
+    (``random-<seed>-<i>``) and the reference's answer as the protocol writes it (RUN-20's
+    random sample)."""
+    from numaspec.errors import NumaspecError
+    from numaspec.protocols.merge_protocol import (
+        decode_merge_request,
+        encode_outcome,
+        evaluate_request,
+    )
+
+    if count < 0:
+        raise InvalidFieldError(f"must be 0 or more, got {count}", where="--random")
+    found = []
+    for index in range(count):
+        case = random_merge_case_at(seed, index, [release])
+        try:
+            answer: Any = encode_outcome(evaluate_request(decode_merge_request(case)))
+        except NumaspecError as exc:  # a refusal: kubelet's configuration checks, not Merge
+            answer = {"error": {"kind": exc.kind}}
+        found.append((f"random-{seed}-{index}", case, answer))
+    return found
 
 
 def _all_versions(versions: Sequence[str] | None) -> list[str]:

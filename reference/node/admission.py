@@ -333,7 +333,8 @@ class Node:
             # QOS-5: the API server defaults them, then validates them.
             resources = default_pod_level_resources(
                 pod, resources, fix=self.version.minor >= 37 and gates.get(
-                    "PodLevelResourcesFixDefaulting", False))
+                    "PodLevelResourcesFixDefaulting", False),
+                omit_partial=self.version.omits_partial_pod_limits)
             pod = attrs.evolve(pod, resources=resources)
         _check_pod_level(pod, resources)
         # QOS-4: an empty object makes the pod BestEffort up to 1.36; from 1.37
@@ -825,8 +826,8 @@ def _unknown_policy(name: str, known: str, field: str) -> NodeStartupError:
                             kubelet_message=msg)
 
 
-def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
-                                ) -> PodResources:
+def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool,
+                                omit_partial: bool = False) -> PodResources:
     """QOS-5: the API server's defaulting of pod-level resources, from what the pod states
     (the containers' own requests already defaulted from their limits, QOS-2):
 
@@ -838,7 +839,10 @@ def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
     3. only with ``fix`` (1.37's PodLevelResourcesFixDefaulting): a requested resource
        without a pod-level limit, which every container (init containers and sidecars
        included) limits, is limited at the larger of its request and the containers'
-       aggregated limit."""
+       aggregated limit; with ``omit_partial`` (1.38+,
+       :attr:`~numaspec.topology.versions.KubeletVersion.omits_partial_pod_limits`) the
+       aggregate has no cpu or memory that some container limits at zero, so neither is
+       limited then."""
     from numaspec.node.fit import aggregate_containers
 
     given = resources.given_requests
@@ -857,6 +861,12 @@ def default_pod_level_resources(pod: Pod, resources: PodResources, *, fix: bool
                 requests[name] = amount
     if fix:
         every = list(pod.all_containers())
+        if omit_partial:
+            # QOS-5 (1.38+): AggregateContainerLimits leaves out a cpu or memory limit that
+            # some container (init containers included) does not set above zero.
+            for name in ("cpu", "memory"):
+                if any(c.limits.get(name, 0) <= 0 for c in every):
+                    container_limits.pop(name, None)
         for name in [n for n in requests if pod_level_resource(n) and n not in limits]:
             if every and all(name in c.limits for c in every) and name in container_limits:
                 limits[name] = max(requests[name], container_limits[name])

@@ -15,6 +15,7 @@ import attrs
 from numaspec.errors import InvalidFieldError
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import iterate_masks
+from numaspec.topology.scores import utilization_score
 from numaspec.topology.versions import DEFAULT, KubeletVersion
 
 __all__ = ["CPUInfo", "CPUTopology", "generate_cpu_topology_hints"]
@@ -144,6 +145,8 @@ def generate_cpu_topology_hints(
     *,
     version: KubeletVersion = DEFAULT,
     align_by_socket: bool = False,
+    free: Iterable[int] | None = None,
+    reserved: Iterable[int] = (),
 ) -> list[TopologyHint]:
     """CPU-1..CPU-5: the CPU hints for ``request`` exclusive CPUs.
 
@@ -155,7 +158,11 @@ def generate_cpu_topology_hints(
       plus available CPUs are fewer than the request;
     * CPU-4: a hint is preferred iff it has that narrowest width (1.18 also wanted the fewest
       sockets among the masks that narrowed the width);
-    * CPU-5: with align-by-socket (1.25+), socket-aligned hints are preferred as well.
+    * CPU-5: with align-by-socket (1.25+), socket-aligned hints are preferred as well;
+    * CPU-22 (1.38+): each hint has a score, :func:`utilization_score` of the mask's CPUs less
+      ``reserved`` (*A*) and *A* less the ``free`` CPUs in the mask (the free pool: kubelet's
+      default set less the reserved CPUs; ``available`` when not given, as when hints come
+      from the free CPUs rather than from CPUs already held).
     """
     # Counted per NUMA node first (NWIRE-5): the same counts as per CPU, in time that does not
     # grow with CPUs times subsets.
@@ -167,6 +174,21 @@ def generate_cpu_topology_hints(
     reuse_bits = 0
     for numa in reuse_numa:
         reuse_bits |= 1 << numa if 0 <= numa < 64 else 0
+    scored = version.scores_cpu_hints
+    # CPU-22: per NUMA node, its CPUs less the reserved ones, and its free CPUs
+    allocatable_per_numa: dict[int, int] = {}
+    pool_per_numa: dict[int, int] = {}
+    if scored:
+        held_back = frozenset(reserved)
+        for c in topology.cpus:
+            if c.cpu not in held_back:
+                allocatable_per_numa[c.numa] = allocatable_per_numa.get(c.numa, 0) + 1
+        if free is None:
+            pool_per_numa = free_per_numa
+        else:
+            for cpu in set(free):
+                numa = topology.numa_of(cpu)
+                pool_per_numa[numa] = pool_per_numa.get(numa, 0) + 1
     nodes = topology.numa_nodes()
     min_affinity = len(nodes)
     min_sockets = len(topology.sockets())
@@ -191,5 +213,10 @@ def generate_cpu_topology_hints(
             preferred = mask.count() == min_affinity
             if version.minor <= 18 and preferred:
                 preferred = len(topology.sockets_in(members)) == min_sockets
-        hints.append(TopologyHint(mask, preferred))
+        score = 0
+        if scored:
+            allocatable = sum(allocatable_per_numa.get(n, 0) for n in members)
+            score = utilization_score(
+                allocatable, allocatable - sum(pool_per_numa.get(n, 0) for n in members))
+        hints.append(TopologyHint(mask, preferred, score))
     return hints

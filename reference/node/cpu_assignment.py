@@ -14,6 +14,8 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
+import attrs
+
 from numaspec.errors import NotModelledError
 from numaspec.node.cpu import CPUTopology
 
@@ -28,18 +30,36 @@ class CPUAllocationError(Exception):
 _UNITS = ("numa", "socket", "core", "uncore")
 
 
+@attrs.frozen
+class _From138:
+    """What kubelet 1.38 changed in the allocator, one switch each (all off: 1.29 to 1.37):
+    ``own_size`` (CPU-10: a socket or core is free when all its own CPUs are), ``uncore_once``
+    (CPU-19: each cache listed and taken once, no average gate), ``spread_round_robin``
+    (CPU-13: the spread order goes round-robin over each socket's cores) and
+    ``whole_groups`` (CPU-12: a remainder subset must hold the remainder in whole groups)."""
+
+    own_size: bool = False
+    uncore_once: bool = False
+    spread_round_robin: bool = False
+    whole_groups: bool = False
+
+
+_BEFORE_138 = _From138()
+
+
 class _Accumulator:
     """CPU-10: the CPUs still free (``details``), those taken so far and how many are still
     needed.  Units (NUMA nodes, sockets, cores) are sorted by how few free CPUs they have,
     then by id: the fullest unit is used first, which packs pods together."""
 
     def __init__(self, topo: CPUTopology, available: Iterable[int], needed: int,
-                 spread: bool) -> None:
+                 spread: bool, v138: _From138) -> None:
         self.topo = topo
         self.free = frozenset(available)
         self.needed = needed
         self.result: set[int] = set()
         self.spread = spread
+        self.v138 = v138
         self._by_cpu = topo.by_cpu()
         # NWIRE-5: each unit's CPUs, and its count of free ones kept up to date as CPUs are
         # taken, so that no query walks every CPU of the machine.
@@ -104,13 +124,27 @@ class _Accumulator:
     def sorted_uncore(self) -> list[int]:
         """CPU-19: NUMA node by NUMA node in CPU-10's order, the caches with a free CPU on that
         node, fewest free CPUs (counted over the whole cache) first, then by id.  A cache
-        reaching over several NUMA nodes is listed once for each."""
-        return [u for n in self.sorted_numa() for u in self._sorted(
+        reaching over several NUMA nodes is listed once for each before 1.38; from 1.38 only
+        at the first NUMA node that lists it."""
+        order = [u for n in self.sorted_numa() for u in self._sorted(
             "uncore", self._units("uncore", "numa", n))]
+        if self.v138.uncore_once:
+            return list(dict.fromkeys(order))
+        return order
 
     def sorted_cpus(self) -> list[int]:
         """CPU-10: packed order walks the sorted cores; CPU-13: spread order walks the sorted
-        sockets and takes each socket's free CPUs by id."""
+        sockets and takes each socket's free CPUs by id (before 1.38), or round-robin over the
+        socket's cores, fewest free CPUs first then by id, one free thread of each per round
+        (from 1.38, no NUMA ranking inside the socket)."""
+        if self.spread and self.v138.spread_round_robin:
+            order: list[int] = []
+            for s in self.sorted_sockets():
+                cores = self._sorted("core", self._units("core", "socket", s))
+                threads = [self.free_in("core", k) for k in cores]
+                for i in range(max((len(t) for t in threads), default=0)):
+                    order += [t[i] for t in threads if i < len(t)]
+            return order
         if self.spread:
             return [c for s in self.sorted_sockets() for c in self.free_in("socket", s)]
         return [c for k in self.sorted_cores() for c in self.free_in("core", k)]
@@ -137,16 +171,33 @@ class _Accumulator:
         self._take_whole("numa", self.sorted_numa(),
                          lambda n: self._count("numa", n) == len(self._all_in("numa", n)))
 
+    def _whole_free(self, attr: str, unit: int) -> bool:
+        return self._count(attr, unit) == len(self._all_in(attr, unit))
+
     def take_full_sockets(self) -> None:
+        """CPU-10: a socket is free when its free CPUs are as many as the machine's average per
+        socket (before 1.38), or all its own CPUs (from 1.38)."""
+        if self.v138.own_size:
+            self._take_whole("socket", self.sorted_sockets(),
+                             lambda s: self._whole_free("socket", s))
+            return
         self._take_whole("socket", self.sorted_sockets(),
                          lambda s: self._count("socket", s) == self.cpus_per_socket)
 
     def take_full_uncore(self) -> None:
-        """CPU-19: every wholly free cache (in :meth:`sorted_uncore`'s order, fixed before the
-        first is taken) whose size the request still needs.  A cache listed twice may be
-        taken twice: its CPUs are counted against the request each time, as kubelet does."""
+        """CPU-19 before 1.38: every wholly free cache (in :meth:`sorted_uncore`'s order, fixed
+        before the first is taken) whose size the request still needs.  A cache listed twice
+        may be taken twice: its CPUs are counted against the request each time, as kubelet
+        does."""
         self._take_whole("uncore", self.sorted_uncore(),
-                         lambda u: self._count("uncore", u) == len(self._all_in("uncore", u)))
+                         lambda u: self._whole_free("uncore", u))
+
+    def take_one_full_uncore(self, cache: int) -> None:
+        """CPU-19 from 1.38: ``cache`` whole if all its CPUs are free now and the request still
+        needs at least its size."""
+        cpus = self._all_in("uncore", cache)
+        if self._whole_free("uncore", cache) and self.needed >= len(cpus):
+            self.take(cpus)
 
     def take_partial_uncore(self, cache: int, round_up: bool) -> None:
         """CPU-20: finish the request inside one cache: its free cores by id, as many as the
@@ -168,6 +219,9 @@ class _Accumulator:
         order (fixed once), take whole caches while the request needs at least the machine's
         CPUs per cache (CPUs over distinct cache ids), then try to finish in the current cache
         (CPU-20)."""
+        if self.v138.uncore_once:
+            self._take_uncore_caches_once(round_up)
+            return
         caches = len(self._members["uncore"])
         per_cache = len(self.topo.cpus) // caches if caches else 0
         for cache in self.sorted_uncore():
@@ -179,7 +233,28 @@ class _Accumulator:
             if self.needed < 1:
                 return
 
+    def _take_uncore_caches_once(self, round_up: bool) -> None:
+        """CPU-19 from 1.38: the caches in :meth:`sorted_uncore`'s order (each once, fixed
+        before anything is taken): first every cache that is wholly free when reached and no
+        larger than what is still needed, whatever the machine's average; then, walking the
+        same list again, the first cache that can finish the request (CPU-20)."""
+        caches = self.sorted_uncore()
+        for cache in caches:
+            self.take_one_full_uncore(cache)
+            if self.needed < 1:
+                return
+        for cache in caches:
+            self.take_partial_uncore(cache, round_up)
+            if self.needed < 1:
+                return
+
     def take_full_cores(self) -> None:
+        """CPU-10: a core is free when its free CPUs are as many as the machine's average
+        threads per core (before 1.38), or all its own threads (from 1.38)."""
+        if self.v138.own_size:
+            self._take_whole("core", self.sorted_cores(),
+                             lambda k: self._whole_free("core", k))
+            return
         self._take_whole("core", self.sorted_cores(),
                          lambda k: self._count("core", k) == self.cpus_per_core)
 
@@ -190,21 +265,21 @@ class _Accumulator:
                 return
 
 
-def _start(topo: CPUTopology, available: frozenset[int], n: int, spread: bool
-           ) -> _Accumulator:
+def _start(topo: CPUTopology, available: frozenset[int], n: int, spread: bool,
+           v138: _From138) -> _Accumulator:
     """CPU-10: an accumulator for ``n`` CPUs, refusing a request larger than what is free."""
     if n > len(available):
         raise CPUAllocationError("not enough cpus available to satisfy request: "
                                  f"requested={n}, available={len(available)}")
-    return _Accumulator(topo, available, n, spread)
+    return _Accumulator(topo, available, n, spread, v138)
 
 
 def _packed(topo: CPUTopology, available: Iterable[int], n: int, spread: bool,
-            uncore: bool | None = None) -> set[int]:
+            uncore: bool | None = None, *, v138: _From138 = _BEFORE_138) -> set[int]:
     """CPU-10: whole free NUMA nodes and sockets (larger unit first), then (CPU-19, when
     ``uncore`` is not ``None``; ``True`` rounds CPU-20's core count up) uncore caches, then
     whole free cores (not with the spread order, CPU-13), then single CPUs."""
-    acc = _start(topo, frozenset(available), n, spread)
+    acc = _start(topo, frozenset(available), n, spread, v138)
     if acc.needed < 1:
         return set()
     steps = ([acc.take_full_numa, acc.take_full_sockets] if acc.numa_first
@@ -282,18 +357,22 @@ def _as_read_later(kept: tuple[int, ...] | None, current: tuple[int, ...],
 
 def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int, *,
                  spread: bool, align_by_socket: bool, copies: bool = True,
-                 caps_share: bool = True) -> set[int]:
+                 caps_share: bool = True, v138: _From138 = _BEFORE_138,
+                 min_numas_from_hint: int = 0) -> set[int]:
     """CPU-12: distribute-cpus-across-numa: the fewest NUMA nodes that can share the request
     evenly in groups of ``group`` CPUs, choosing the most balanced leftover; otherwise packed.
     ``copies`` is false before 1.38, where the combination and remainder subset chosen are
     read as :func:`_as_read_later` says, so CPUs may come from NUMA nodes never chosen.
     ``caps_share`` (1.37+) lowers the even share to what the chosen nodes can give in whole
     groups; before 1.37 a node that cannot give it gives nothing (kubelet ignores the packed
-    allocator's refusal there), which ends in an accounting error."""
+    allocator's refusal there), which ends in an accounting error.  ``min_numas_from_hint``
+    (1.38+, the affinity's NUMA node count, 0 for none) raises the fewest NUMA nodes tried
+    to it when it is above that and no more than the most that can be used; with
+    ``v138.whole_groups`` a remainder subset must hold the remainder in whole groups."""
     available = frozenset(available)
     if n % group != 0:
-        return _packed(topo, available, n, spread)
-    acc = _start(topo, available, n, spread)
+        return _packed(topo, available, n, spread, v138=v138)
+    acc = _start(topo, available, n, spread, v138)
     if acc.needed < 1:
         return set()
     numas = acc.sorted_numa()
@@ -303,6 +382,8 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
     needed_groups = (n - 1) // group + 1
     min_k = (needed_groups - 1) // per_numa + 1
     max_k = min(needed_groups, len(numas))
+    if min_k < min_numas_from_hint <= max_k:
+        min_k = min_numas_from_hint
     free = {numa: len(acc.free_in("numa", numa)) for numa in numas}
     for k in range(min_k, max_k + 1):
         best_balance = math.inf
@@ -336,7 +417,10 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
                 for subset in itertools.combinations(candidates, size):
                     local_remainder = _as_read_later(local_remainder, subset, copies) or ()
                     trial = dict(after)
-                    if sum(trial[x] for x in subset) < remainder:
+                    if v138.whole_groups:
+                        if sum(trial[x] // group for x in subset) * group < remainder:
+                            continue
+                    elif sum(trial[x] for x in subset) < remainder:
                         continue
                     _hand_out(trial, subset, remainder, group)
                     balance = _stddev(list(trial.values()))
@@ -361,7 +445,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
             # A refusal is ignored: nothing is taken from this node.  Reached only before
             # 1.37, when the combination as read later holds a node with too few free CPUs.
             with contextlib.suppress(CPUAllocationError):
-                acc.take(_packed(topo, acc.free_in("numa", numa), share, spread))
+                acc.take(_packed(topo, acc.free_in("numa", numa), share, spread, v138=v138))
         remainder = n - share * len(best_combo)
         while remainder > 0:
             progressed = False
@@ -370,7 +454,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
                     break
                 if len(acc.free_in("numa", numa)) < group:
                     continue
-                acc.take(_packed(topo, acc.free_in("numa", numa), group, spread))
+                acc.take(_packed(topo, acc.free_in("numa", numa), group, spread, v138=v138))
                 remainder -= group
                 progressed = True
             if not progressed:
@@ -384,7 +468,7 @@ def _distributed(topo: CPUTopology, available: Iterable[int], n: int, group: int
             raise CPUAllocationError("accounting error, too many CPUs allocated, "
                                      f"remaining: {acc.needed}")
         return acc.result
-    return _packed(topo, available, n, spread)
+    return _packed(topo, available, n, spread, v138=v138)
 
 
 def take_by_topology(
@@ -400,6 +484,11 @@ def take_by_topology(
     uncore_rounds_up: bool = True,
     copies_combinations: bool = True,
     caps_distributed_share: bool = True,
+    units_free_by_own_size: bool = False,
+    uncore_cache_once: bool = False,
+    spread_round_robin: bool = False,
+    remainder_in_whole_groups: bool = False,
+    min_numas_from_hint: int = 0,
 ) -> frozenset[int]:
     """CPU-10, CPU-12, CPU-13, CPU-19: ``n`` CPUs out of ``available``, chosen as the static
     policy's ``takeByTopology`` chooses them.  Raises :class:`CPUAllocationError` with
@@ -407,13 +496,23 @@ def take_by_topology(
     only (kubelet's distributed allocator never takes it); ``uncore_rounds_up`` is CPU-20's
     1.34 change.  ``copies_combinations`` (1.38+) and ``caps_distributed_share`` (1.37+) are
     CPU-12's: false, the distributed allocator reads its chosen NUMA combination as kubelet
-    1.29 to 1.37 do (:func:`_as_read_later`), and before 1.37 does not lower its even share."""
+    1.29 to 1.37 do (:func:`_as_read_later`), and before 1.37 does not lower its even share.
+
+    Kubelet 1.38's other changes, each off by default (1.29 to 1.37):
+    ``units_free_by_own_size`` (CPU-10), ``uncore_cache_once`` (CPU-19),
+    ``spread_round_robin`` (CPU-13), ``remainder_in_whole_groups`` (CPU-12) and
+    ``min_numas_from_hint`` (CPU-12: the affinity's NUMA node count for the take inside
+    the affinity, 0 otherwise; only the distributed allocator reads it)."""
+    v138 = _From138(own_size=units_free_by_own_size, uncore_once=uncore_cache_once,
+                    spread_round_robin=spread_round_robin,
+                    whole_groups=remainder_in_whole_groups)
     if distribute_across_numa:
         n_cores = len({c.core for c in topo.cpus})
         group = len(topo.cpus) // n_cores if full_pcpus_only and n_cores else 1
         return frozenset(_distributed(topo, available, n, group, spread=spread,
                                       align_by_socket=align_by_socket_in_distribution,
                                       copies=copies_combinations,
-                                      caps_share=caps_distributed_share))
+                                      caps_share=caps_distributed_share, v138=v138,
+                                      min_numas_from_hint=min_numas_from_hint))
     return frozenset(_packed(topo, available, n, spread,
-                             uncore_rounds_up if prefer_uncore else None))
+                             uncore_rounds_up if prefer_uncore else None, v138=v138))

@@ -135,9 +135,12 @@ def pod_guaranteed_cpus(pod: Pod) -> int:
 
 
 def take_by_policy(topology: CPUTopology, version: KubeletVersion, options: CPUManagerOptions,
-                   available: frozenset[int], n: int) -> frozenset[int]:
+                   available: frozenset[int], n: int, *, min_numas_from_hint: int = 0
+                   ) -> frozenset[int]:
     """The static policy's ``takeByTopology``: the allocator its options select (CPU-10,
-    CPU-12, CPU-13, CPU-19).  Kubelet uses it both to allocate and to pick the reserved CPUs."""
+    CPU-12, CPU-13, CPU-19).  Kubelet uses it both to allocate and to pick the reserved CPUs.
+    ``min_numas_from_hint``: the affinity's NUMA node count for the take inside the
+    affinity (CPU-12, read from 1.38 on), 0 for the rest and for the reserved CPUs."""
     return take_by_topology(
         topology, available, n,
         distribute_across_numa=options.distribute_across_numa,
@@ -147,7 +150,13 @@ def take_by_policy(topology: CPUTopology, version: KubeletVersion, options: CPUM
         prefer_uncore=options.prefer_align_by_uncore_cache,
         uncore_rounds_up=version.uncore_partial_rounds_up,
         copies_combinations=version.copies_numa_combinations,
-        caps_distributed_share=version.minor >= 37)
+        caps_distributed_share=version.minor >= 37,
+        units_free_by_own_size=version.frees_units_by_own_size,
+        uncore_cache_once=version.takes_each_uncore_cache_once,
+        spread_round_robin=version.spreads_round_robin_over_cores,
+        remainder_in_whole_groups=version.checks_remainder_in_whole_groups,
+        min_numas_from_hint=(min_numas_from_hint if version.distributes_over_affinity_width
+                             else 0))
 
 
 class StaticCPUManager:
@@ -187,10 +196,24 @@ class StaticCPUManager:
     def _take(self, available: frozenset[int], n: int) -> frozenset[int]:
         return take_by_policy(self.topology, self.version, self.options, available, n)
 
+    def _take_aligned(self, aligned: frozenset[int], n: int, affinity: NumaMask
+                      ) -> frozenset[int]:
+        """CPU-16: the take inside the affinity.  CPU-12 (1.38+): with
+        distribute-cpus-across-numa it spreads over at least the affinity's width (its NUMA
+        node count, as kubelet's ``allocateCPUs`` passes it); the rest of the request and the
+        reserved CPUs are taken with no such floor."""
+        if self.options.distribute_across_numa and self.version.distributes_over_affinity_width:
+            return take_by_policy(self.topology, self.version, self.options, aligned, n,
+                                  min_numas_from_hint=affinity.count())
+        return self._take(aligned, n)
+
     def _hints(self, available: frozenset[int], reusable: frozenset[int], n: int) -> ProviderHints:
+        """CPU-1..CPU-5 over ``available`` (the free CPUs, or those already held when hints are
+        regenerated) and ``reusable``; CPU-22 (1.38+): each hint scored on the free pool."""
         return {"cpu": generate_cpu_topology_hints(
             self.topology, available, reusable, n, version=self.version,
-            align_by_socket=self.options.align_by_socket)}
+            align_by_socket=self.options.align_by_socket, free=self.available(),
+            reserved=self.reserved)}
 
     def available(self) -> frozenset[int]:
         return self.default - self.reserved
@@ -258,7 +281,7 @@ class StaticCPUManager:
         try:
             if affinity is not None:
                 aligned = self._aligned(affinity, allocatable)
-                result = self._take(aligned, min(n, len(aligned)))
+                result = self._take_aligned(aligned, min(n, len(aligned)), affinity)
             result |= self._take(allocatable - result, n - len(result))
         except CPUAllocationError as exc:
             raise unexpected(str(exc)) from None

@@ -1,8 +1,9 @@
 """The Device Manager as a stateful hint provider (spec chapter ``devices.md``, DEV-1..DEV-7,
-DEV-10, DEV-11).
+DEV-10..DEV-12).
 
 Upstream: ``pkg/kubelet/cm/devicemanager/topology_hints.go`` (``GetTopologyHints``,
-``GetPodTopologyHints``, ``generateDeviceTopologyHints``, ``getPodDeviceRequest``) and
+``GetPodTopologyHints``, ``generateDeviceTopologyHints``, ``getPodDeviceRequest``; from 1.38
+``calculateDeviceScore``) and
 ``manager.go`` (``Allocate``, ``devicesToAllocate``, ``filterByAffinity``,
 ``callGetPreferredAllocationIfAvailable``, ``readCheckpoint``).  Plugins are assumed to answer
 ``Allocate`` successfully; a plugin offers ``GetPreferredAllocation`` only where the machine
@@ -11,7 +12,7 @@ says so (DEV-10).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from numaspec.node.machine import Device, Machine
 from numaspec.node.pods import Container, Pod, pod_total
@@ -19,6 +20,7 @@ from numaspec.node.quantity import value
 from numaspec.node.rejection import unexpected
 from numaspec.topology.hints import ProviderHints, TopologyHint
 from numaspec.topology.masks import NumaMask, iterate_masks
+from numaspec.topology.scores import utilization_score
 from numaspec.topology.versions import KubeletVersion
 
 __all__ = ["DeviceManager", "pod_device_limits"]
@@ -125,11 +127,29 @@ class DeviceManager:
 
     # -- hints ----------------------------------------------------------------------------------
 
+    def _scorer(self, resource: str, bits: Callable[[Iterable[int]], int]
+                ) -> Callable[[int], int]:
+        """DEV-12 (1.38+): a mask's score: of the resource's healthy devices with a NUMA node
+        in the mask (each counted once), how many are allocated, to any pod, the one asking
+        included; 0 before 1.38."""
+        if not self.version.scores_device_hints:
+            return lambda _: 0
+        devices = self.devices[resource]
+        allocated = self.allocated(resource)
+        healthy = [d for d in self.healthy[resource] if d in devices]
+        listed = _count_by_bits(bits(devices[d].numa) for d in healthy)
+        taken = _count_by_bits(bits(devices[d].numa) for d in healthy if d in allocated)
+
+        def score(word: int) -> int:
+            return utilization_score(sum(n for b, n in listed.items() if b & word),
+                                     sum(n for b, n in taken.items() if b & word))
+        return score
+
     def _generate(self, resource: str, available: frozenset[str], reusable: frozenset[str],
                   request: int) -> list[TopologyHint]:
         """DEV-3: every mask of the machine's NUMA nodes (CPU-less ones too; from 1.36 only
         those hosting a device of the resource); preferred iff as narrow as the narrowest mask
-        whose devices (all of them) could hold the request."""
+        whose devices (all of them) could hold the request.  DEV-12: each scored."""
         devices = self.devices[resource]
         universe = self.numa_nodes
         if self.version.minor >= 36:
@@ -161,7 +181,8 @@ class DeviceManager:
             matching = len(reusable_bits) + sum(n for b, n in free.items() if b & word)
             if matching >= request:
                 found.append(mask)
-        return [TopologyHint(m, m.count() == min_affinity) for m in found]
+        score = self._scorer(resource, bits)
+        return [TopologyHint(m, m.count() == min_affinity, score(m.bits)) for m in found]
 
     def _hints_for(self, requests: Mapping[str, int], held: Mapping[str, frozenset[str]],
                    reusable: Mapping[str, frozenset[str]]) -> ProviderHints:

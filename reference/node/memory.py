@@ -1,10 +1,12 @@
 """The Memory Manager's Static policy as a stateful hint provider (spec chapter ``memory.md``,
-MEM-1..MEM-10).
+MEM-1..MEM-12).
 
 Upstream: ``pkg/kubelet/cm/memorymanager/policy_static.go`` (``getDefaultMachineState``,
-``calculateHints``, ``Allocate``, ``updateMachineState``, ``RemoveContainer``,
-``updatePodReusableMemory``, ``updateInitContainersMemoryBlocks``, ``getPodRequestedResources``)
-and ``memory_manager.go`` (``AddContainer``; the reserved-memory validation).
+``calculateHints``, ``regenerateHints``, ``Allocate``, ``updateMachineState``,
+``RemoveContainer``, ``updatePodReusableMemory``, ``updateInitContainersMemoryBlocks``,
+``getPodRequestedResources``), ``memory_manager.go`` (``AddContainer``; the reserved-memory
+validation) and, from 1.38, ``pkg/kubelet/cm/topologymanager/score.go``
+(``UtilizationScore``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from numaspec.node.pods import Container, Pod, QOSClass, pod_total, qos_class
 from numaspec.node.rejection import unexpected
 from numaspec.topology.hints import ProviderHints, TopologyHint
 from numaspec.topology.masks import NumaMask, iterate_masks
+from numaspec.topology.scores import int64, utilization_score
 from numaspec.topology.versions import KubeletVersion
 
 __all__ = [
@@ -85,10 +88,15 @@ def container_memory(container: Container) -> dict[str, int]:
     return found
 
 
-def pod_memory(pod: Pod) -> dict[str, int]:
-    """MEM-3: the pod-scope request per type (:func:`numaspec.node.pods.pod_total`), keyed by the
-    types the app containers ask for: a type only init containers ask for is dropped."""
+def pod_memory(pod: Pod, *, every_type: bool = False) -> dict[str, int]:
+    """MEM-3: the pod-scope request per type (:func:`numaspec.node.pods.pod_total`).  Up to
+    1.37 keyed by the types the app containers ask for: a type only init containers ask for
+    is dropped; with ``every_type`` (1.38+,
+    :attr:`~numaspec.topology.versions.KubeletVersion.memory_pod_request_every_type`) every
+    type any container (app, sidecar, regular init) asks for is kept."""
     totals = pod_total(pod, container_memory)
+    if every_type:
+        return totals
     app_types = {t for c in pod.containers for t in container_memory(c)}
     return {t: size for t, size in totals.items() if t in app_types}
 
@@ -143,8 +151,20 @@ class MemoryManager:
 
     # -- hints ---------------------------------------------------------------------------------
 
+    def _score(self, nodes: tuple[int, ...], memory_type: str) -> int:
+        """MEM-12 (1.38+): the type's Allocatable over ``nodes`` and what blocks hold there
+        (Allocatable - Free), as a utilization score; 0 before 1.38."""
+        if not self.version.scores_memory_hints:
+            return 0
+        # kubelet sums the uint64 tables, then reads the sums as int64
+        tables = [self.nodes[n].tables[memory_type] for n in nodes]
+        allocatable = int64(sum(t.allocatable for t in tables))
+        free = int64(sum(t.free for t in tables))
+        return utilization_score(allocatable, allocatable - free)
+
     def _calculate(self, pod: Pod, request: Mapping[str, int]) -> dict[str, list[TopologyHint]]:
-        """MEM-4: single- and multi-NUMA hints under the group rule."""
+        """MEM-4: single- and multi-NUMA hints under the group rule; MEM-12: each scored per
+        type (the pod's reusable memory decides whether a mask fits, not its score)."""
         ids = sorted(self.nodes)
         min_affinity = len(ids)
         found: list[NumaMask] = []
@@ -162,12 +182,14 @@ class MemoryManager:
                    + self._reusable(pod.uid, nodes, t) < size for t, size in request.items()):
                 continue
             found.append(mask)
-        return {t: [TopologyHint(m, m.count() == min_affinity) for m in found]
+        return {t: [TopologyHint(m, m.count() == min_affinity, self._score(m.nodes, t))
+                    for m in found]
                 for t in sorted(request) if found}
 
     def _regenerate(self, blocks: list[Block], request: Mapping[str, int]) -> ProviderHints:
         """MEM-5: hints of a container that already holds memory; any mismatch with the
-        request means no preference (unlike the CPU and Device Managers)."""
+        request means no preference (unlike the CPU and Device Managers).  MEM-12: each
+        block's hint scores the block's own nodes (its own memory counts as held)."""
         if len(blocks) != len(request):
             return None
         hints: dict[str, list[TopologyHint] | None] = {t: [] for t in request}
@@ -176,7 +198,8 @@ class MemoryManager:
                 return None
             listed = hints[block.type]
             assert listed is not None
-            listed.append(TopologyHint(NumaMask.of(block.numa), True))
+            listed.append(TopologyHint(NumaMask.of(block.numa), True,
+                                       self._score(block.numa, block.type)))
         return hints
 
     def container_hints(self, pod: Pod, container: Container) -> ProviderHints:
@@ -192,16 +215,25 @@ class MemoryManager:
         return dict(self._calculate(pod, request))
 
     def pod_hints(self, pod: Pod) -> ProviderHints:
+        """MEM-3, MEM-4: pod-scope hints; MEM-5: regenerated from the first container (init
+        containers first) that holds blocks, compared with the pod's request up to 1.37 and
+        with that container's own from 1.38."""
         if not _managed(pod):
             return None
         try:
-            request = pod_memory(pod)
+            request = pod_memory(pod, every_type=self.version.memory_pod_request_every_type)
         except NotWholeBytesError:
             return None
         for container in pod.all_containers():
             held = self.blocks.get(pod.uid, {}).get(container.name)
-            if held is not None:
-                return self._regenerate(held, request)
+            if held is None:
+                continue
+            if self.version.regenerates_pod_memory_per_container:
+                try:
+                    return self._regenerate(held, container_memory(container))
+                except NotWholeBytesError:
+                    return None
+            return self._regenerate(held, request)
         return dict(self._calculate(pod, request))
 
     # -- allocation ----------------------------------------------------------------------------

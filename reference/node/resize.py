@@ -121,7 +121,8 @@ def _desired(node: Node, pod: Pod, changes: Sequence[ContainerResize],
         # body is defaulted; 1.37: the resize strategy completes them), then validated.
         resources = default_pod_level_resources(
             desired, resources, fix=node.version.minor >= 37 and node.config.gates().get(
-                "PodLevelResourcesFixDefaulting", False))
+                "PodLevelResourcesFixDefaulting", False),
+            omit_partial=node.version.omits_partial_pod_limits)
         desired = attrs.evolve(desired, resources=resources)
     if resources is not None and pod.resources is not None:
         _check_pod_level_change(pod.resources, resources)
@@ -185,6 +186,25 @@ def _absolute_allocatable(config: NodeConfig, capacity: Mapping[str, Fraction]
     return out
 
 
+#: RESIZE-4: the Infeasible messages of a Guaranteed pod's resize under the static CPU
+#: (resp. Memory) Manager: 1.33, 1.34-1.37, 1.38+ (:func:`_wording`).
+_INFEASIBLE_CPU = (
+    "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy",
+    'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
+    "Resize is infeasible for Guaranteed Pods when CPU allocation mode is exclusive")
+_INFEASIBLE_MEMORY = (
+    "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy",
+    'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"',
+    "Resize is infeasible for Guaranteed Pods when memory allocation mode is exclusive")
+
+
+def _wording(node: Node) -> int:
+    """RESIZE-4: which release's words: 0 for 1.33, 1 for 1.34-1.37, 2 from 1.38."""
+    if node.version.resize_infeasible_by_allocation_mode:
+        return 2
+    return 0 if node.version.minor == 33 else 1
+
+
 def _infeasible(node: Node, pod: Pod, desired: Pod) -> str | None:
     """RESIZE-4, RESIZE-5: the checks that make a resize Infeasible; the message, or None."""
     minor = node.version.minor
@@ -192,16 +212,13 @@ def _infeasible(node: Node, pod: Pod, desired: Pod) -> str | None:
     if qos_class(desired) is QOSClass.GUARANTEED:
         # RESIZE-4: the static CPU and Memory Managers cannot change exclusive CPUs or
         # memory blocks.  1.33: any resize of a Guaranteed pod; 1.34+: one that changes cpu
-        # (resp. memory).
+        # (resp. memory); 1.38+: the same conditions (the managers' allocation mode is
+        # exclusive under exactly these policies), in other words.
         if config.cpu_manager_policy == "static" and (minor == 33 or _changed(pod, desired,
                                                                                "cpu")):
-            return ("Resize is infeasible for Guaranteed Pods alongside CPU Manager static "
-                    "policy" if minor == 33 else "Resize is infeasible for Guaranteed Pods "
-                    'alongside CPU Manager policy "static"')
+            return _INFEASIBLE_CPU[_wording(node)]
         if node.memory is not None and (minor == 33 or _changed(pod, desired, "memory")):
-            return ("Resize is infeasible for Guaranteed Pods alongside Memory Manager static "
-                    "policy" if minor == 33 else "Resize is infeasible for Guaranteed Pods "
-                    'alongside Memory Manager policy "Static"')
+            return _INFEASIBLE_MEMORY[_wording(node)]
     if minor >= 36:
         return None
     # RESIZE-5 (1.33-1.35): the pod's requests against the whole node.
@@ -276,7 +293,9 @@ def _check_supported(node: Node) -> None:
     out."""
     gates = node.config.gates()
     version = node.version
-    if not gates.get("InPlacePodVerticalScaling", False):
+    # RESIZE-3: from 1.38 the gate is gone (naming it stops kubelet: VER-2) and kubelet
+    # always evaluates a resize.
+    if not version.resize_without_gate and not gates.get("InPlacePodVerticalScaling", False):
         raise InvalidFieldError(
             f"kubelet {version} with InPlacePodVerticalScaling off never evaluates a resize "
             "(and an API server with it off refuses the change)", where="op")

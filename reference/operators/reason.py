@@ -52,7 +52,8 @@ def _amounts(node: Node, pod: Pod, container: Container | None) -> dict[str, int
     if node.memory is not None and qos_class(pod) is QOSClass.GUARANTEED and \
             pod.resources is None:
         try:
-            memory = pod_memory(pod) if container is None else container_memory(container)
+            memory = (pod_memory(pod, every_type=node.version.memory_pod_request_every_type)
+                      if container is None else container_memory(container))
         except NumaspecError:  # a request that is not whole bytes: the provider says nothing
             memory = {}
         out.update({t: size for t, size in sorted(memory.items()) if size})

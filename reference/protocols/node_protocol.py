@@ -318,14 +318,25 @@ def _hint_order(hint: TopologyHint) -> tuple[int, bool]:
     return (-1 if hint.numa_affinity is None else hint.numa_affinity.bits, hint.preferred)
 
 
-def encode_hints(hints: Mapping[str, Sequence[TopologyHint] | None]) -> dict[str, Any]:
+def _hint_json(hint: TopologyHint, scores: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "numa": None if hint.numa_affinity is None else list(hint.numa_affinity.nodes),
+        "preferred": hint.preferred}
+    if scores:
+        out["score"] = hint.score
+    return out
+
+
+def encode_hints(hints: Mapping[str, Sequence[TopologyHint] | None], *,
+                 scores: bool = False) -> dict[str, Any]:
     """NWIRE-4: ``{"hints": {resource: [{"numa", "preferred"}, ...] | null}}``, each list in
     one canonical order (by the mask's word, then not preferred before preferred); the order
-    is not part of the contract."""
+    is not part of the contract.  With ``scores`` (a 1.38+ node,
+    :attr:`~numaspec.topology.versions.KubeletVersion.answers_hint_scores`) every hint also
+    gives its ``score`` (HINT-5; 0 included); before 1.38 no hint has one."""
     return {"hints": {
         resource: None if listed is None else [
-            {"numa": None if h.numa_affinity is None else list(h.numa_affinity.nodes),
-             "preferred": h.preferred} for h in sorted(listed, key=_hint_order)]
+            _hint_json(h, scores) for h in sorted(listed, key=_hint_order)]
         for resource, listed in sorted(hints.items())}}
 
 
@@ -420,7 +431,8 @@ class NodeSession:
             _object(body, "", {"op", "pod"}, {"container"})
             pod = self._pod(body["pod"])
             container = _str(body["container"], "container") if "container" in body else None
-            return encode_hints(self.node.provider_hints(pod, container))
+            return encode_hints(self.node.provider_hints(pod, container),
+                                scores=self.node.version.answers_hint_scores)
         if op == "remove":
             _object(body, "", {"op", "uid"}, set())
             self.node.remove(_str(body["uid"], "uid"))

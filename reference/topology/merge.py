@@ -20,7 +20,8 @@ from numaspec.topology.numa import NumaInfo, narrowest
 from numaspec.topology.options import PolicyOptions
 from numaspec.topology.versions import KubeletVersion
 
-__all__ = ["Keep", "MergeMode", "best_hint", "merge_permutation", "merged_score", "target_count"]
+__all__ = ["Chooser", "Keep", "MergeMode", "best_hint", "merge_permutation", "merged_score",
+           "target_count"]
 
 #: An observer of the walk (the explain trace): called with each candidate that becomes the
 #: best so far, the permutation it came from and the rule that made it the best; and once
@@ -116,7 +117,7 @@ def _affinity_counts(lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
             if h.numa_affinity is not None}
 
 
-class _Chooser:
+class Chooser:
     """The comparison of two candidates with the same preference (MERGE-6, MERGE-9)."""
 
     def __init__(self, numa: NumaInfo, mode: MergeMode, options: PolicyOptions) -> None:
@@ -144,7 +145,7 @@ class _Chooser:
 
 
 def _better_non_preferred(
-    current: TopologyHint, candidate: TopologyHint, target: int, choose: _Chooser
+    current: TopologyHint, candidate: TopologyHint, target: int, choose: Chooser
 ) -> TopologyHint:
     """MERGE-8: rank two non-preferred candidates around the target count T.
 
@@ -172,7 +173,7 @@ def _same(a: TopologyHint, b: TopologyHint) -> bool:
     return a.numa_affinity == b.numa_affinity and a.preferred == b.preferred
 
 
-def _ranked(a: TopologyHint, b: TopologyHint, modern: bool, choose: _Chooser | None,
+def _ranked(a: TopologyHint, b: TopologyHint, modern: bool, choose: Chooser | None,
             target: int) -> tuple[TopologyHint, str]:
     """EXPLAIN-2: the better of two distinct non-empty candidates, and the rule that ranks it
     above the other: MERGE-5 (preferred over not), MERGE-6 (the narrower of two preferred),
@@ -197,7 +198,7 @@ class _Podium:
     """EXPLAIN-2: the best candidate and the runner-up (the best of the rest), kept only for a
     trace, so that the rule that ranks the winner above the runner-up can be named."""
 
-    def __init__(self, modern: bool, choose: _Chooser | None, target: int) -> None:
+    def __init__(self, modern: bool, choose: Chooser | None, target: int) -> None:
         self._modern, self._choose, self._target = modern, choose, target
         self.best: TopologyHint | None = None
         self.second: TopologyHint | None = None
@@ -251,7 +252,7 @@ def best_hint(
     default = numa.default_affinity()
     if not version.ranks_non_preferred_by_target_count:
         return _best_hint_pre_124(lists, default, version, keep)
-    choose = _Chooser(numa, mode, options)
+    choose = Chooser(numa, mode, options)
     target = target_count(lists)
     best: TopologyHint | None = None
     podium = None if keep is None else _Podium(True, choose, target)

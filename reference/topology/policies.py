@@ -267,7 +267,8 @@ def _possible(providers: Sequence[ProviderHints], numa: NumaInfo, hint: Topology
     unless a provider with several resources makes the order matter."""
     if not has_scores(lists) or all(len(p or {}) < 2 for p in providers):
         return frozenset({hint.score})
-    found = possible_scores(providers, numa, hint, single_numa_node=single)
+    found = possible_scores(providers, numa, hint,
+                            filtered=filter_single_numa_hints if single else None)
     return frozenset() if found is None else found | {hint.score}
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from numaspec.topology.hints import TopologyHint
 from numaspec.topology.masks import NumaMask
-from numaspec.topology.merge import MergeMode, _Chooser, merge_permutation
+from numaspec.topology.merge import Chooser, MergeMode, merge_permutation
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.options import PolicyOptions
 from numaspec.topology.versions import KubeletVersion
@@ -34,7 +34,7 @@ def preferred_first(lists: Sequence[Sequence[TopologyHint]], numa: NumaInfo,
     if any(not hints for hints in preferred):
         return None
     default = numa.default_affinity()
-    choose = _Chooser(numa, mode, options)
+    choose = Chooser(numa, mode, options)
     best: TopologyHint | None = None
     chosen: list[TopologyHint] = []
 

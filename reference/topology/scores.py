@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -33,12 +33,33 @@ from numaspec.topology.hints import (
 from numaspec.topology.merge import merged_score
 from numaspec.topology.numa import NumaInfo
 
-__all__ = ["MAX_ORDERS", "first_permutation", "has_scores", "possible_scores", "winner_score"]
+__all__ = ["MAX_ORDERS", "first_permutation", "has_scores", "int64", "possible_scores",
+           "utilization_score", "winner_score"]
 
 #: MERGE-14: the most orders of the providers' resources :func:`possible_scores` tries; past
 #: it the scores are not enumerated (an answer then states the listed order's score only,
 #: and says so).
 MAX_ORDERS = 720
+
+
+def int64(value: int) -> int:
+    """``value`` as Go's int64 holds it (two's complement, wrapping)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def utilization_score(allocatable: int, assigned: int) -> int:
+    """HINT-5: the score a provider gives a hint (kubelet 1.38's ``UtilizationScore``, which
+    CPU-22, MEM-12 and DEV-12 apply): 0 when nothing is allocatable, else the assigned share as
+    a whole percentage, at least 1.  In Go's int64, as kubelet computes it: ``assigned * 100``
+    wraps past 2^63 and the division truncates toward zero, so a negative share scores 1.
+
+    post: __return__ >= 0
+    """
+    allocatable, share = int64(allocatable), int64(int64(assigned) * 100)
+    if allocatable <= 0:
+        return 0
+    quotient = abs(share) // allocatable
+    return max(1, quotient if share >= 0 else -quotient)
 
 
 def has_scores(lists: Sequence[Sequence[TopologyHint]]) -> bool:
@@ -152,12 +173,13 @@ def winner_score(lists: Sequence[Sequence[TopologyHint]], numa: NumaInfo,
 
 
 def possible_scores(providers: Sequence[ProviderHints], numa: NumaInfo, winner: TopologyHint,
-                    *, single_numa_node: bool = False) -> frozenset[int] | None:
+                    *, filtered: Callable[[list[Sequence[TopologyHint]]],
+                                          list[Sequence[TopologyHint]]] | None = None
+                    ) -> frozenset[int] | None:
     """MERGE-14: every score the winner may carry over the orders in which kubelet may walk
-    each provider's resources (Go map order); ``None`` when there are more than
-    :data:`MAX_ORDERS` orders to try."""
-    from numaspec.topology.policies import filter_single_numa_hints
-
+    each provider's resources (Go map order), the lists passed through ``filtered`` (POLICY-4's
+    filter, under single-numa-node); ``None`` when there are more than :data:`MAX_ORDERS`
+    orders to try."""
     orders = math.prod(math.factorial(len(p or {})) for p in providers)
     if orders > MAX_ORDERS:
         return None
@@ -167,7 +189,7 @@ def possible_scores(providers: Sequence[ProviderHints], numa: NumaInfo, winner: 
         reordered = [dict(items) if providers[i] else providers[i]
                      for i, items in enumerate(choice)]
         lists = flatten_provider_hints(reordered)
-        if single_numa_node:
-            lists = filter_single_numa_hints(lists)
+        if filtered is not None:
+            lists = filtered(lists)
         found.add(winner_score(lists, numa, winner))
     return frozenset(found)

@@ -88,6 +88,49 @@ class KubeletVersion:
         return self.minor >= 38
 
     @property
+    def frees_units_by_own_size(self) -> bool:
+        """CPU-10 (1.38+): the packed allocator takes a socket or a core whole when all *its
+        own* CPUs are free; before, when its free CPUs were as many as the machine's average
+        per socket (per core), which on an uneven machine gave away reserved or held CPUs
+        (``isSocketFree``, ``isCoreFree``)."""
+        return self.minor >= 38
+
+    @property
+    def distributes_over_affinity_width(self) -> bool:
+        """CPU-12 (1.38+): distribute-cpus-across-numa spreads the CPUs taken inside the
+        affinity over at least as many NUMA nodes as the affinity has, when that many are
+        feasible (``rangeNUMANodesNeededToSatisfy``'s ``minNumNUMAsFromHint``)."""
+        return self.minor >= 38
+
+    @property
+    def checks_remainder_in_whole_groups(self) -> bool:
+        """CPU-12 (1.38+): distribute-cpus-across-numa accepts a remainder subset only if its
+        NUMA nodes hold the remainder in whole groups; before, a raw CPU count, so kubelet's
+        hand-out loop could spin forever (finding 10)."""
+        return self.minor >= 38
+
+    @property
+    def spreads_round_robin_over_cores(self) -> bool:
+        """CPU-13 (1.38+): distribute-cpus-across-cores takes single CPUs socket by socket,
+        round-robin over the socket's cores (fullest first), one thread per core per round;
+        before, each socket's free CPUs by id (``sortAvailableCPUsSpread``)."""
+        return self.minor >= 38
+
+    @property
+    def takes_each_uncore_cache_once(self) -> bool:
+        """CPU-19 (1.38+): prefer-align-cpus-by-uncorecache lists each cache once and takes
+        every wholly free cache no larger than the need, once, with no machine-average gate;
+        before, a cache over two NUMA nodes was listed (and taken) twice and whole caches were
+        taken only while the need reached the machine's CPUs per cache (finding 25)."""
+        return self.minor >= 38
+
+    @property
+    def scores_cpu_hints(self) -> bool:
+        """CPU-22 (1.38+): every CPU Manager hint carries a utilization score
+        (``generateCPUTopologyHints``' ``UtilizationScore``)."""
+        return self.minor >= 38
+
+    @property
     def has_hint_scores(self) -> bool:
         """HINT-5, MERGE-13 (1.38+): hints carry a utilization score, which the merge averages
         (kubernetes 1.38: ``TopologyHint.Score``, ``aggregateHintScores``)."""
@@ -97,6 +140,55 @@ class KubeletVersion:
     def searches_preferred_first(self) -> bool:
         """POLICY-7 (1.38+): best-effort and restricted search the preferred combinations
         before the full merge (kubernetes#137701, ``mergePreferred``)."""
+        return self.minor >= 38
+
+    @property
+    def scores_memory_hints(self) -> bool:
+        """MEM-12 (1.38+): every Memory Manager hint, calculated or regenerated, carries a
+        utilization score per memory type (``calculateHints``, ``regenerateHints``)."""
+        return self.minor >= 38
+
+    @property
+    def memory_pod_request_every_type(self) -> bool:
+        """MEM-3 (1.38+): the pod-scope memory request covers every type any container (app,
+        sidecar, regular init) asks for; before, only the app containers' types
+        (``getPodRequestedResources``)."""
+        return self.minor >= 38
+
+    @property
+    def regenerates_pod_memory_per_container(self) -> bool:
+        """MEM-5 (1.38+): pod-scope regeneration compares the first container's blocks with
+        that container's own request; before, with the pod's (``GetPodTopologyHints``)."""
+        return self.minor >= 38
+
+    @property
+    def scores_device_hints(self) -> bool:
+        """DEV-12 (1.38+): every Device Manager hint carries a utilization score
+        (``calculateDeviceScore``)."""
+        return self.minor >= 38
+
+    @property
+    def answers_hint_scores(self) -> bool:
+        """NWIRE-4 (1.38+): the node protocol's hints answer gives each hint's ``score``."""
+        return self.minor >= 38
+
+    @property
+    def resize_infeasible_by_allocation_mode(self) -> bool:
+        """RESIZE-4 (1.38+): a Guaranteed pod's resize is refused on the managers' allocation
+        mode, in new words (``podResizesAdmitHandler.Admit``, ``AllocationMode``)."""
+        return self.minor >= 38
+
+    @property
+    def resize_without_gate(self) -> bool:
+        """RESIZE-3 (1.38+): ``InPlacePodVerticalScaling`` is gone (naming it is VER-2's
+        unrecognized gate): kubelet always evaluates a resize."""
+        return self.minor >= 38
+
+    @property
+    def omits_partial_pod_limits(self) -> bool:
+        """QOS-5 (1.38+): the containers' aggregated cpu or memory limit is left out unless
+        every container sets one above zero (``AggregateContainerLimits``,
+        ``omitPartiallySetCPUMemLimits``), so pod-level defaulting gives no limit there."""
         return self.minor >= 38
 
 

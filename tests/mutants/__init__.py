@@ -108,8 +108,8 @@ class BruteForce:
                            else h for h in hints) for hints in lists]
         return lists
 
-    def _candidates(self, request: MergeRequest, lists: Sequence[Sequence[TopologyHint]]
-                    ) -> list[Candidate]:
+    def _candidates(self, request: MergeRequest, lists: Sequence[Sequence[TopologyHint]],
+                    *, keep_empty: bool = False) -> list[Candidate]:
         machine = NumaMask.of(request.numa_nodes).bits
         out = []
         for perm in permutations(lists):
@@ -121,7 +121,7 @@ class BruteForce:
             if request.version.minor >= 24 and len(set(masks)) > 1 \
                     and not self._m("old_preferred_rule"):
                 preferred = False
-            if bits:
+            if bits or keep_empty:
                 out.append(Candidate(bits, preferred))
         return out
 
@@ -143,8 +143,10 @@ class BruteForce:
             request = attrs.evolve(request, policy_options={
                 k: v for k, v in request.policy_options.items()
                 if k != "prefer-closest-numa-nodes"})
+        scored = request.version.minor >= 38  # HINT-5: every answer has a score from 1.38
         if request.policy == "none":
-            return MergeOutcome(TopologyHint(None, False), True)
+            return MergeOutcome(TopologyHint(None, False), True,
+                                frozenset({0}) if scored else None)
         lists = self._lists(request)
         if request.policy == "single-numa-node":
             lists = filter_single_numa_hints(lists)
@@ -168,13 +170,30 @@ class BruteForce:
             hint = TopologyHint(NumaMask(min(found, key=rank).bits), False)
         else:
             hint = TopologyHint(machine, False)
+        if scored:
+            hint = attrs.evolve(hint, score=self._first_score(request, lists, hint))
+        scores = frozenset({hint.score}) if scored else None
         if request.policy == "single-numa-node":
             if hint.numa_affinity == machine and not self._m("sn_without_null_rule"):
                 hint = TopologyHint(None, hint.preferred)
-            return MergeOutcome(hint, hint.preferred)
+                scores = frozenset({0}) if scored else None
+            return MergeOutcome(hint, hint.preferred, scores)
         admit = request.policy == "best-effort" or hint.preferred or self._m(
             "restricted_admits_non_preferred")
-        return MergeOutcome(hint, admit)
+        return MergeOutcome(hint, admit, scores)
+
+    def _first_score(self, request: MergeRequest, lists: Sequence[Sequence[TopologyHint]],
+                     hint: TopologyHint) -> int:
+        """MERGE-13, MERGE-14, by brute force: the mean of the positive scores of the hints
+        with an affinity, in the first permutation (in walking order) that merges to ``hint``."""
+        assert hint.numa_affinity is not None
+        for perm, found in zip(permutations(lists), self._candidates(request, lists,
+                                                                      keep_empty=True),
+                               strict=True):
+            if found.bits == hint.numa_affinity.bits and found.preferred == hint.preferred:
+                scores = [h.score for h in perm if h.numa_affinity is not None and h.score > 0]
+                return sum(scores) // len(scores) if scores else 0
+        return 0  # MERGE-10: the machine, which no permutation gave
 
 
 MUTANTS = SimpleNamespace(**{m: BruteForce(m) for m in MUTATIONS})
