@@ -25,7 +25,8 @@ import fcntl
 import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,6 +34,8 @@ from typing import Protocol
 
 import pytest
 from go_builds import built, run_build
+
+from numaspec.conformance.implementations.exec_node import ExecNode
 
 ROOT = Path(__file__).resolve().parent.parent / "adapters" / "kubelet"
 BIN = ROOT / "bin"
@@ -147,6 +150,18 @@ def binary(minor: str) -> Path:
         pytest.skip(f"kubelet {minor} is not in this run's releases (the report header names "
                     f"them); NUMASPEC_KUBELET_RELEASES={minor} or =all runs it")
     return built(BIN / f"kubelet-adapter-{RELEASES[minor]}", build(), "adapters/kubelet/build.sh")
+
+
+@contextmanager
+def node_probe(minor: str) -> Iterator[ExecNode]:
+    """Release ``1.<minor>``'s node probe, running (skips or fails as :func:`node_command`),
+    closed on the way out."""
+    command = node_command(minor)
+    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
+    try:
+        yield probe
+    finally:
+        probe.close()
 
 
 def node_command(minor: str) -> list[str]:

@@ -33,7 +33,6 @@ from conftest import REPO
 from test_node_differential import normalizer
 
 from numaspec.conformance.cases import vectors as vector_files
-from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.conformance.speccheck import parse_rules
 from numaspec.errors import NotModelledError
 from numaspec.node import nodeconfig
@@ -727,16 +726,12 @@ def test_each_1_37_side_has_its_1_38_vector() -> None:
                                     SCORES_138], ids=lambda v: v["id"])
 def test_kubelet_138_agrees_with_staged_vector(vector: dict[str, Any]) -> None:
     """kubelet 1.38.0-beta.0's own node probe gives every staged answer."""
-    command = kubelet_builds.node_command("1.38")
-    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
-    try:
+    with kubelet_builds.node_probe("1.38") as probe:
         steps = vector["case"]["steps"]
         ours, theirs = normalizer(), normalizer()
         got = [ours(r, probe.handle(r)) for r in steps]
         want = [theirs(r, a) for r, a in zip(steps, vector["expected"]["answers"], strict=True)]
         assert got == want
-    finally:
-        probe.close()
 
 
 # -- random sessions against kubelet 1.38 --------------------------------------------------------
@@ -830,25 +825,20 @@ def test_random_cpu_sessions_agree_with_kubelet_138() -> None:
     (``cpusToReuse``) until another pod is allocated, while the reference restores them with
     the rest of the state (admission.md, a refused admission); the same difference at every
     release, not 1.38's."""
-    command = kubelet_builds.node_command("1.38")
-    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
     rng = random.Random(1380)
     compared = 0
-    try:
-        with node_138():
-            for _ in range(150):
-                steps = _random_session(rng)
-                session = NodeSession()
-                refused: set[str] = set()
-                for step in steps:
-                    if step["op"] == "hints" and step["pod"]["uid"] in refused:
-                        continue
-                    theirs = probe.handle(step)
-                    ours = session.answer(json.dumps(step))
-                    if not theirs.get("decision", {}).get("admitted", True):
-                        refused.add(step["pod"]["uid"])
-                    assert _view(step, ours) == _view(step, theirs), (step, steps)
-                    compared += 1
-    finally:
-        probe.close()
+    with kubelet_builds.node_probe("1.38") as probe, node_138():
+        for _ in range(150):
+            steps = _random_session(rng)
+            session = NodeSession()
+            refused: set[str] = set()
+            for step in steps:
+                if step["op"] == "hints" and step["pod"]["uid"] in refused:
+                    continue
+                theirs = probe.handle(step)
+                ours = session.answer(json.dumps(step))
+                if not theirs.get("decision", {}).get("admitted", True):
+                    refused.add(step["pod"]["uid"])
+                assert _view(step, ours) == _view(step, theirs), (step, steps)
+                compared += 1
     assert compared > 1000

@@ -30,16 +30,14 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pytest
-from kubelet_builds import node_command
+from kubelet_builds import node_probe
 from test_node_differential import normalizer
 
 from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
-from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.node import nodeconfig
 from numaspec.protocols.node_protocol import NodeSession
 from numaspec.topology.scores import utilization_score
@@ -112,12 +110,8 @@ def _sorted_hints(answer: dict[str, Any]) -> dict[str, Any]:
 def kubelet(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Kubelet 1.38.0-beta.0's node probe's answers to ``steps`` (skips as
     tests/kubelet_builds.py says when the release is not built)."""
-    command = node_command(RELEASE)
-    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
-    try:
+    with node_probe(RELEASE) as probe:
         return [probe.handle(step) for step in steps]
-    finally:
-        probe.close()
 
 
 def disagreements(steps: Sequence[dict[str, Any]]) -> list[str]:

@@ -15,13 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kubelet_builds import node_command
+from kubelet_builds import node_probe
 
-from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.errors import InvalidQuantityError, NodeStartupError
 from numaspec.node import nodeconfig
 from numaspec.node.fit import allocatable_reservation, check_node_allocatable, node_allocatable
@@ -294,12 +292,8 @@ def admit(cpu: str) -> dict[str, Any]:
 
 
 def probe_answers(minor: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    command = node_command(minor)
-    probe = ExecNode(command, name=" ".join(Path(c).name for c in command))
-    try:
+    with node_probe(minor) as probe:
         return [probe.handle(step) for step in steps]
-    finally:
-        probe.close()
 
 
 def reference_answers(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
