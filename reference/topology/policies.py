@@ -234,6 +234,8 @@ def merge_for_policy(
         trace.lists(lists, filtered=policy is Policy.SINGLE_NUMA_NODE,
                     target=target_count(lists) if version.ranks_non_preferred_by_target_count
                     else None)
+    # HINT-5: whether any hint has a score, read once (without one every score is 0)
+    with_scores = scored and has_scores(lists)
     if walk:
         hint = best_hint(lists, numa, version, mode, options,
                          keep=None if trace is None else trace.keep)
@@ -243,11 +245,12 @@ def merge_for_policy(
         if trace is not None:
             trace.fast(found)
         hint = found.hint
-        if scored and has_scores(lists):  # MERGE-14: the walk keeps the first one's score
+        if with_scores:  # MERGE-14: the walk keeps the first one's score
             hint = attrs.evolve(hint, score=winner_score(lists, numa, hint))
     scores = None
     if scored:
-        scores = _possible(providers, numa, hint, lists, policy is Policy.SINGLE_NUMA_NODE)
+        scores = _possible(providers, numa, hint, with_scores,
+                           policy is Policy.SINGLE_NUMA_NODE)
     if policy is Policy.SINGLE_NUMA_NODE:
         if hint.numa_affinity == numa.default_affinity():
             # the whole machine becomes no affinity at all, and its score is dropped
@@ -262,10 +265,10 @@ def merge_for_policy(
 
 
 def _possible(providers: Sequence[ProviderHints], numa: NumaInfo, hint: TopologyHint,
-              lists: Sequence[Sequence[TopologyHint]], single: bool) -> frozenset[int]:
+              with_scores: bool, single: bool) -> frozenset[int]:
     """MERGE-14: the scores kubelet may report for ``hint``: the one of the listed order,
-    unless a provider with several resources makes the order matter."""
-    if not has_scores(lists) or all(len(p or {}) < 2 for p in providers):
+    unless hints have scores and a provider with several resources makes the order matter."""
+    if not with_scores or all(len(p or {}) < 2 for p in providers):
         return frozenset({hint.score})
     found = possible_scores(providers, numa, hint,
                             filtered=filter_single_numa_hints if single else None)
