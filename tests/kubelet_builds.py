@@ -53,6 +53,12 @@ class Release:
     ops: tuple[str, ...]
     switches: tuple[str, ...]
     run: str | int  # "every-run" or a rotation group
+    toolchain: str | None = None  # the Go its module needs, newer than the machine's (1.38)
+
+    def go_environment(self) -> dict[str, str]:
+        """This process's environment, with ``GOTOOLCHAIN`` set to the row's ``toolchain``
+        where it names one, as adapters/kubelet/build.sh sets it for the adapters."""
+        return {**os.environ, **({"GOTOOLCHAIN": self.toolchain} if self.toolchain else {})}
 
 
 def load_table(path: Path = TABLE) -> tuple[int, dict[str, Release]]:
@@ -61,7 +67,7 @@ def load_table(path: Path = TABLE) -> tuple[int, dict[str, Release]]:
     releases = {}
     for row in data["releases"]:
         release = Release(row["minor"], row["version"], row["dir"], tuple(row["ops"]),
-                          tuple(row["switches"]), row["run"])
+                          tuple(row["switches"]), row["run"], row.get("toolchain"))
         releases[release.minor] = release
     return int(data["groups"]), releases
 

@@ -45,6 +45,10 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubelet_builds import Release
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
@@ -88,6 +92,13 @@ def _quantity_table() -> None:
                    cwd=REPO, env={**os.environ, "PYTHON": sys.executable}, check=True)
 
 
+def _release_of(directory: str) -> Release:
+    """The releases.json row of a release directory (``v1_38``)."""
+    from kubelet_builds import TABLE_RELEASES
+
+    return next(r for r in TABLE_RELEASES.values() if r.dir == directory)
+
+
 def _checkpoints() -> None:
     kubelet = REPO / "adapters" / "kubelet"
     for module in sorted(p.parent for p in (kubelet / "checkpoints").glob("v1_*/go.mod")):
@@ -99,7 +110,8 @@ def _checkpoints() -> None:
         with tempfile.TemporaryDirectory() as fresh:
             done = subprocess.run(["go", "run", "-tags", tags, ".", fresh], cwd=module,
                                   capture_output=True, text=True,
-                                  env={**os.environ, "GOFLAGS": "-mod=mod -p=1"})
+                                  env={**_release_of(module.name).go_environment(),
+                                       "GOFLAGS": "-mod=mod -p=1"})
             if done.returncode != 0:
                 sys.stderr.write(done.stderr[-3000:])
                 raise subprocess.CalledProcessError(done.returncode, done.args)

@@ -51,9 +51,13 @@ EXPECTED_FORMATS = {
     ("v1_37", "empty"): ("v4", "v3", "v2"),
     ("v1_37", "guaranteed"): ("v4", "v3", "v2"),
     ("v1_37", "guaranteed-podlevel"): ("v4", "v3", "v2"),
+    ("v1_38", "empty"): ("v4", "v3", "v2"),
+    ("v1_38", "guaranteed"): ("v4", "v3", "v2"),
+    ("v1_38", "guaranteed-podlevel"): ("v4", "v3", "v2"),
     ("v1_30", "memory-group-release"): ("v2", "v1", "v2"),
     ("v1_36", "memory-group-release"): ("v2", "v1", "v2"),
     ("v1_37", "memory-group-release"): ("v4", "v3", "v2"),
+    ("v1_38", "memory-group-release"): ("v4", "v3", "v2"),
 }
 
 
@@ -412,14 +416,15 @@ def test_state_dir_missing_files_are_none(tmp_path: Path) -> None:
 
 def test_written_files_are_kubelets_own(tmp_path: Path) -> None:
     """CKPT-8: the encoders write kubelet 1.30.14's cpu_manager_state and memory_manager_state
-    byte for byte, and every file (1.37's v4 and v3 included) reads back to what was read."""
+    byte for byte, and every file (1.37's and 1.38's v4 and v3 included) reads back to what was
+    read."""
     from numaspec.operators.importers.checkpoints import (
         encode_cpu_manager_state,
         encode_device_checkpoint,
         encode_memory_manager_state,
     )
 
-    for release in ("v1_30", "v1_36", "v1_37"):
+    for release in ("v1_30", "v1_36", "v1_37", "v1_38"):
         cpu, mem, dev = read_state_dir(STATE / release / "guaranteed")
         assert cpu is not None
         assert mem is not None

@@ -3,8 +3,9 @@ checkpoints.md: CKPT-1..6, CKPT-8).
 
 tests/test_checkpoints.py reads the committed fixtures (tests/fixtures/state/) without Go; here
 the programs that wrote them (adapters/kubelet/checkpoints/, one per release: 1.30, 1.36,
-1.37) are built for the run's releases (tests/kubelet_builds.py: 1.30 and 1.37 every run, 1.36
-with its rotation group) and run:
+1.37, 1.38) are built for the run's releases (tests/kubelet_builds.py: 1.30, 1.37 and 1.38
+every run, 1.36 with its rotation group; 1.38 with the Go toolchain its releases.json row names)
+and run:
 
 * writers: each program writes its scenarios again into a temporary directory, and every file
   it writes must equal the committed fixture byte for byte (the files carry no time stamps, so
@@ -58,7 +59,7 @@ STATE = HERE / "fixtures" / "state"
 OPERATOR = HERE / "fixtures" / "operator"
 PROGRAMS = kubelet_builds.ROOT / "checkpoints"
 #: The releases with a checkpoints program (adapters/kubelet/checkpoints/v1_N).
-MINORS = ("1.30", "1.36", "1.37")
+MINORS = ("1.30", "1.36", "1.37", "1.38")
 #: Files kept by hand beside the written ones (adapters/kubelet/checkpoints/README.md).
 BY_HAND = {"pods.yaml", "machine.json", "kubelet-config.yaml"}
 CPU, MEM, DEV = "cpu_manager_state", "memory_manager_state", "kubelet_internal_checkpoint"
@@ -82,6 +83,7 @@ def _build(minor: str) -> str | None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(["go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w",
                                "-tags", _tags(minor), "-o", str(out), "."], cwd=directory,
+                              env=kubelet_builds.TABLE_RELEASES[minor].go_environment(),
                               capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         return (f"go build of adapters/kubelet/checkpoints/{directory.name} failed "

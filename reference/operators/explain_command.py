@@ -253,7 +253,10 @@ def _version_from_state(args: argparse.Namespace, sources: dict[str, str]) -> An
         files = [f for f in checkpoints.read_state_dir(args.state_dir) if f is not None]
     except NumaspecError:
         files = []  # read again, as the release reads them, once the version is given
-    low, high = 29, 37
+    from numaspec.node.nodeconfig import NODE_VERSIONS
+    from numaspec.topology.versions import PRERELEASES
+
+    low, high = NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
     said = []
     for state in files:
         name = Path(state.path).name
@@ -262,9 +265,14 @@ def _version_from_state(args: argparse.Namespace, sources: dict[str, str]) -> An
             continue
         low, high = max(low, writers[0]), min(high, writers[1])
         said.append(f"{name} format {state.format}")
-    if files and low == high:
+    released = [m for m in range(low, high + 1) if m not in PRERELEASES]
+    if files and len(released) == 1:
+        # a pre-release that writes the same formats does not unsettle a released kubelet
+        also = "".join(f", and by the pre-release {PRERELEASES[m]}" for m in range(low, high + 1)
+                       if m in PRERELEASES)
+        low = released[0]
         sources["kubelet version"] = (f"1.{low}, from the state files ({', '.join(said)}: "
-                                      f"written only by kubelet 1.{low}; give "
+                                      f"written only by kubelet 1.{low}{also}; give "
                                       "--kubelet-version to say otherwise)")
         return parse_version(f"1.{low}", where="--state-dir")
     narrowed = (f"; the state files ({', '.join(said)}) were written by kubelet "

@@ -56,17 +56,18 @@ __all__ = [
 
 #: CKPT-1..3: for each (file, format), the kubelet minors that read it and the minors that write
 #: it (writers: by default gates; ``v3`` CPU and ``v2`` memory only with PodLevelResourceManagers
-#: on).  A format written only by releases older than 1.29 has no writer here.
+#: on).  A format written only by releases older than 1.29 has no writer here.  1.38 (read at
+#: 1.38.0-beta.0) reads and writes as 1.37: its state packages are 1.37.2's, line for line.
 FORMAT_READ_BY: Mapping[tuple[str, str], tuple[tuple[int, int], tuple[int, int] | None]] = {
     ("cpu_manager_state", "v1"): ((29, 36), None),
-    ("cpu_manager_state", "v2"): ((29, 37), (29, 36)),
-    ("cpu_manager_state", "v3"): ((36, 37), (36, 36)),
-    ("cpu_manager_state", "v4"): ((29, 37), (37, 37)),
-    ("memory_manager_state", "v1"): ((29, 37), (29, 36)),
-    ("memory_manager_state", "v2"): ((36, 37), (36, 36)),
-    ("memory_manager_state", "v3"): ((29, 37), (37, 37)),
+    ("cpu_manager_state", "v2"): ((29, 38), (29, 36)),
+    ("cpu_manager_state", "v3"): ((36, 38), (36, 36)),
+    ("cpu_manager_state", "v4"): ((29, 38), (37, 38)),
+    ("memory_manager_state", "v1"): ((29, 38), (29, 36)),
+    ("memory_manager_state", "v2"): ((36, 38), (36, 36)),
+    ("memory_manager_state", "v3"): ((29, 38), (37, 38)),
     ("kubelet_internal_checkpoint", "v1"): ((29, 30), None),
-    ("kubelet_internal_checkpoint", "v2"): ((29, 37), (29, 37)),
+    ("kubelet_internal_checkpoint", "v2"): ((29, 38), (29, 38)),
 }
 
 

@@ -1,6 +1,6 @@
 // Package release implements scenarios.Release (../scenarios) with the kubelet
-// code of the release module it is compiled in (../v1_30, ../v1_36,
-// ../v1_37): one Go source for all of them, as the adapters' ../../release.
+// code of the release module it is compiled in (../v1_30, ../v1_36, ../v1_37,
+// ../v1_38): one Go source for all of them, as the adapters' ../../release.
 // What is the same in every release is in this file; what kubelet changed at
 // release 1.N is in from_1_N.go (//go:build kubelet1.N), the form before it
 // in before_1_N.go, a form of one stretch in from_1_N_before_1_M.go; the
