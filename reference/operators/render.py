@@ -125,13 +125,24 @@ def _rules(console: Console, rules: Sequence[str]) -> None:
             console.print(Text(f"{indent}{link}", style="dim"), soft_wrap=True)
 
 
+def _described(version: Any) -> str:
+    """VER-1: a release as the answer names it, a pre-release with the one that was read."""
+    from numaspec.errors import NumaspecError
+    from numaspec.topology.versions import parse_version
+
+    try:
+        return parse_version(version).described
+    except NumaspecError:
+        return str(version)
+
+
 def _header(console: Console, answer: Mapping[str, Any]) -> None:
     node = answer.get("node") or {}
     pod = answer.get("pod") or {}
     tm = node.get("topology_manager") or {}
     options = ", ".join(f"{k}={v}" for k, v in (tm.get("options") or {}).items())
     console.print(Text(f"Pod {pod.get('name')} ({pod.get('qos')}) on kubelet "
-                       f"{node.get('kubelet_version')}", style="bold"))
+                       f"{_described(node.get('kubelet_version'))}", style="bold"))
     sources = node.get("sources") or {}
     for key in ("kubelet version", "devices"):
         if key in sources:  # OPS-13, OPS-14: what numaspec inferred, said before the answer
