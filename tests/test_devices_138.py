@@ -1,6 +1,4 @@
-"""Kubelet 1.38 (read at 1.38.0-beta.0) for the Device Manager, with the node model opened to
-1.38 inside these tests only (numaspec's node model refuses 1.38 until every manager is read
-in: ``NODE_VERSIONS``).
+"""Kubelet 1.38 (read at 1.38.0-beta.0) for the Device Manager.
 
 DEV-12: every device hint carries a utilization score: of the resource's healthy devices with
 a NUMA node in the mask, the share allocated (the requesting pod's own devices included);
@@ -26,14 +24,11 @@ from test_memory_138 import (
     create,
     disagreements,
     hints_of,
-    node_model_at_138,
     reference,
     vector_steps,
 )
 
 from numaspec.conformance.cases.vectors import Vector
-
-__all__ = ["node_model_at_138"]  # the autouse fixture, imported to apply here too
 
 DEV = "example.com/dev"
 SCENARIO = "dev-3-three-pods-unhealthy-and-no-topology"

@@ -1,6 +1,5 @@
 """Kubelet 1.38 (read at 1.38.0-beta.0) for the Memory Manager, the in-place resize and
-pod-level defaulting, with the node model opened to 1.38 inside these tests only (numaspec's
-node model refuses 1.38 until every manager is read in: ``NODE_VERSIONS``).
+pod-level defaulting.
 
 What is checked, against answers worked out by reading kubelet 1.38.0-beta.0 and against its
 own node probe (``kubelet-adapter-v1.38.0-beta.0 node``):
@@ -29,32 +28,23 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
-from unittest import mock
 
 import pytest
 from kubelet_builds import node_probe
 from test_node_differential import normalizer
 
 from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
-from numaspec.node import nodeconfig
 from numaspec.protocols.node_protocol import NodeSession
 from numaspec.topology.scores import utilization_score
 
-#: The release these tests are about, and the node model opened to it.
+#: The release these tests are about.
 RELEASE = "1.38"
-OPEN = range(29, 39)
 VECTORS = {v.id: v for v in load_vectors()}
 GI, MI = 1 << 30, 1 << 20
 #: MEM-1: NUMA 0's memory Allocatable in the worked examples (4Gi less the 100Mi reserved).
 ALLOC0 = 4 * GI - 100 * MI
-
-
-@pytest.fixture(autouse=True)
-def node_model_at_138() -> Iterator[None]:
-    with mock.patch.object(nodeconfig, "NODE_VERSIONS", OPEN):
-        yield
 
 
 def at_release(steps: Sequence[dict[str, Any]], release: str = RELEASE) -> list[dict[str, Any]]:

@@ -180,3 +180,18 @@ def test_a_deferred_resize_may_keep_only_the_init_containers_blocks(release: str
     problem = check_answers(steps, moved, compare=False)
     assert problem is not None
     assert "the memory assignments changed" in problem
+
+
+def test_the_uneven_exception_ends_at_1_37() -> None:
+    """Finding 33 is fixed in 1.38 (CPU-10): the same uneven machine at 1.38 is held to INV-5,
+    so 1.37's answer (a reserved CPU handed out) fails there, and 1.38's own answer passes."""
+    steps, answers = _vector_answers("inv-5-uneven-sockets-reserved-cpu", "1.37")
+    assert uneven_cpus(steps[0]["node"])
+    at_138 = json.loads(json.dumps(steps))
+    at_138[0]["node"]["kubeletVersion"] = "1.38"
+    assert not uneven_cpus(at_138[0]["node"])
+    problem = check_answers(at_138, answers, compare=False)
+    assert problem is not None
+    assert "INV-5" in problem, problem
+    own = [json.loads(json.dumps(a)) for a in _reference_answers(at_138)[0]]
+    assert check_answers(at_138, own, compare=False) is None

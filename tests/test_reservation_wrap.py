@@ -5,15 +5,13 @@ differently from v0.37.
 1.37 rounds a kubeReserved or systemReserved cpu to millicores with
 ``SetMilli((ScaledValue(Micro) + 500) / 1000)``, in int64 arithmetic that wraps past 2^63
 micro-cores; 1.38 rounds only where ``AsScaledInt64(Micro)`` fits and otherwise keeps the
-quantity as parsed.  The node model stops at 1.37, so the 1.38 forms are checked at unit
-level (``KubeletVersion(38)``, or ``NODE_VERSIONS`` patched inside a test).  The Go node
+quantity as parsed.  The Go node
 probes of kubelet 1.37.2, 1.30.14 and 1.38.0-beta.0 are compared where this run selects them
 (tests/kubelet_builds.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -21,7 +19,6 @@ import pytest
 from kubelet_builds import node_probe
 
 from numaspec.errors import InvalidQuantityError, NodeStartupError
-from numaspec.node import nodeconfig
 from numaspec.node.fit import allocatable_reservation, check_node_allocatable, node_allocatable
 from numaspec.node.go_quantity import (
     GoQuantity,
@@ -44,17 +41,6 @@ ZERO = GoQuantity(format="DecimalSI")
 WIRE_MACHINE: dict[str, Any] = {"numaNodes": [{"id": 0, "memory": "4Gi", "cores": [
     {"socket": 0, "threads": [0]}, {"socket": 0, "threads": [1]}]}]}
 MACHINE = Machine((NumaNode(0, 4 << 30, cores=(Core(0, (0,)), Core(0, (1,)))),), {})
-
-
-@pytest.fixture
-def node_138() -> Iterator[None]:
-    """The node configuration accepts 1.38 inside the test only."""
-    original = nodeconfig.NODE_VERSIONS
-    nodeconfig.NODE_VERSIONS = range(29, 39)
-    try:
-        yield
-    finally:
-        nodeconfig.NODE_VERSIONS = original
 
 
 def summed(q: GoQuantity, minor: int) -> str | None:
@@ -182,7 +168,6 @@ def test_137_wrapped_to_another_positive_amount_is_refused_wrapped() -> None:
     assert "1553255926290448m" in str(raised.value)
 
 
-@pytest.mark.usefixtures("node_138")
 @pytest.mark.parametrize("text", ["10000000000000", "20000000000000", "10T"])
 def test_138_keeps_an_unroundable_reservation_as_parsed(text: str) -> None:
     """NODE-3, NODE-9 at 1.38: the quantity is kept as parsed and refused at start-up."""
@@ -196,7 +181,6 @@ def test_138_keeps_an_unroundable_reservation_as_parsed(text: str) -> None:
         "{{2000 -3} {<nil>} { 0} DecimalSI}. Expected capacity >= reservation.")
 
 
-@pytest.mark.usefixtures("node_138")
 def test_138_prints_the_cached_string_field() -> None:
     """NODE-9 at 1.38: ``{ 0}`` where 1.37 printed an empty string, for the reservation and
     the capacity alike (kubelet 1.38.0-beta.0's node probe prints exactly this)."""
@@ -330,7 +314,6 @@ def test_the_probes_agree_on_the_wrap(minor: str) -> None:
         assert same_outcome(mine, kubelet), (step, mine, kubelet)
 
 
-@pytest.mark.usefixtures("node_138")
 @pytest.mark.parametrize("reserved", [
     {"cpu": "100", "memory": "8Gi"},
     {"cpu": "1.0005", "memory": "1000000000000000000"},
@@ -345,7 +328,6 @@ def test_138_probe_prints_what_numaspec_models(reserved: dict[str, str]) -> None
     assert kubelet["error"]["message"] == raised.value.kubelet_message
 
 
-@pytest.mark.usefixtures("node_138")
 def test_138_probe_keeps_an_unroundable_reservation() -> None:
     """NODE-3 at 1.38 against kubelet 1.38.0-beta.0's node probe (see the xfail reason)."""
     kubelet = probe_answers("1.38", [create("1.38", {"cpu": "10000000000000"})])[0]

@@ -94,7 +94,7 @@ def test_the_range_is_the_rules_and_the_ops() -> None:
     (both,) = load(vector(rules=["POLICY-2", "MERGE-3"],
                           case={**DIFFERENT_MASKS, "kubelet_version": "1.30"}))
     assert holds_in(both) == tuple(f"1.{m}" for m in range(24, 39))
-    # A node session holds in the node model's releases at most (HINT-3: 1.18–1.37).
+    # A node session holds in the node model's releases at most (HINT-3: 1.18–1.38).
     (node,) = load({"id": "n", "description": "d", "rules": ["HINT-3"], "op": "node",
                     "derived": "reference", "case": node_session("1.30"),
                     "expected": {"answers": [{"ok": True}]}})

@@ -25,7 +25,7 @@ change once published; a vector that turns out wrong is fixed, not renamed.
 **Releases.**  A vector's case names one release (:func:`case_version`: the merge request's
 ``kubelet_version``, a session's ``kubeletVersion``), but it holds in a range of them: the
 intersection of the ``Holds in`` ranges of the rules it cites (spec chapters), of what the op
-models (merge 1.18-1.37, the node ops :data:`numaspec.node.nodeconfig.NODE_VERSIONS`) and of the
+models (merge 1.18-1.38, the node ops :data:`numaspec.node.nodeconfig.NODE_VERSIONS`) and of the
 optional ``releases`` field (``"1.24-1.37"`` with an en dash as in ``Holds in``, or a hyphen;
 or one release ``"1.30"``), which states it instead of the rules (to narrow it, or to keep a
 vector that shows a rule not yet holding at its own release; ``check`` verifies every release

@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.protocols.node_protocol import NodeSession
+from numaspec.topology.versions import parse_version
 
 __all__ = ["NodeImplementation", "ReferenceNode", "StateChecks", "allocatable_violation",
            "bad_steps", "deferred_resize_change", "irregular_memory_groups", "make_node_machine",
@@ -101,12 +102,15 @@ def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
 
 
 def uneven_cpus(node: dict[str, Any]) -> bool:
-    """Whether the machine's sockets, or its cores, differ in how many CPUs they have: there
-    kubelet's CPU Manager may hand out a reserved CPU, or one another container holds
-    (finding 33).  It calls a socket (a core)
+    """Whether the machine's sockets, or its cores, differ in how many CPUs they have, at a
+    release where kubelet's CPU Manager may then hand out a reserved CPU, or one another
+    container holds (finding 33, 1.29-1.37).  It calls a socket (a core)
     free when it has as many free CPUs as the machine has per socket (per core) on average,
     and then takes every CPU of it, reserved ones included (cpu_assignment.go,
-    ``isSocketFree``, ``takeFullSockets``; ``isCoreFree``, ``takeFullCores``)."""
+    ``isSocketFree``, ``takeFullSockets``; ``isCoreFree``, ``takeFullCores``).  From 1.38 a
+    unit is free when all its own CPUs are (CPU-10), and no machine is uneven in this sense."""
+    if parse_version(node.get("kubeletVersion")).frees_units_by_own_size:
+        return False
     sockets: dict[Any, int] = {}
     cores: set[int] = set()
     for numa in node["machine"]["numaNodes"]:
@@ -181,6 +185,7 @@ class StateChecks:
     def __init__(self, node: dict[str, Any]) -> None:
         self.node = node
         self.numa_of_cpu = _cpu_numa(node)
+        self.version = parse_version(node.get("kubeletVersion"))
         self.uneven = uneven_cpus(node)
         self.devices = {r: {d["id"]: d for d in ds}
                         for r, ds in node["machine"].get("devices", {}).items()}
@@ -189,9 +194,9 @@ class StateChecks:
         """INV-3 and INV-9 hold from 1.32, in container scope, and not under best-effort:
         a non-preferred merge, or a pod-scope hint that a container's own request has to
         widen, can pin memory to one node of a group (findings.md, F-MEM-OVERLAP)."""
-        minor = int(str(self.node["kubeletVersion"]).lstrip("v").split(".")[1])
         config = self.node.get("config", {})
-        return (minor >= 32 and config.get("topologyManagerPolicy", "none") != "best-effort"
+        return (self.version.minor >= 32
+                and config.get("topologyManagerPolicy", "none") != "best-effort"
                 and config.get("topologyManagerScope", "container") == "container")
 
     def memory(self, state: dict[str, Any], fail: Callable[[str], None]) -> None:
@@ -279,11 +284,13 @@ class StateChecks:
                     n["id"] for n in self.node["machine"]["numaNodes"]}
                 for c in result["cpus"]:
                     candidates &= {self.numa_of_cpu[c]}
-                # INV-8's exception (findings.md 20): under pod scope the pod's memory hint
-                # can be a NUMA node where an init container's or a sidecar's memory does not
-                # fit, and its blocks then reach beyond it.
+                # INV-8's exception (findings.md 20, 1.29-1.37): under pod scope the pod's
+                # memory hint can be a NUMA node where an init container's or a sidecar's
+                # memory does not fit, and its blocks then reach beyond it.  1.38 asks the
+                # hint for every type any container requests (MEM-3), and the exception ends.
                 init = result["name"] in {c["name"] for c in pod.get("initContainers", [])} \
-                    and self.node.get("config", {}).get("topologyManagerScope") == "pod"
+                    and self.node.get("config", {}).get("topologyManagerScope") == "pod" \
+                    and not self.version.memory_pod_request_every_type
                 for block in [] if init else result["memory"]:
                     candidates &= set(block["numa"]) if len(block["numa"]) == 1 else set()
                 for resource, ids in result["devices"].items():
@@ -490,7 +497,7 @@ def bad_steps(live: dict[str, dict[str, Any]], counter: int) -> st.SearchStrateg
 
 
 def make_node_machine(factory: Callable[[], NodeImplementation], *,
-                      versions: tuple[str, ...] = ("1.30", "1.33", "1.37"),
+                      versions: tuple[str, ...] = ("1.30", "1.33", "1.37", "1.38"),
                       compare: bool = True, devices_too: bool = True,
                       normalize: Normalizer | None = None,
                       compare_until_irregular_groups: bool = False,

@@ -68,13 +68,15 @@ class NodeSessionImplementation(Protocol):
 
 
 def session_versions(impl: object) -> tuple[str, ...]:
-    """The node releases a session may name: every one of 1.29-1.37 the implementation
-    declares, 1.30, 1.33 and 1.37 first (:func:`node_requests` draws the first ones more
-    often); 1.30, 1.33 and 1.37 when it declares none.  Every release, not three: the options'
-    and gates' maturity steps (CPU-14, OPT-2, NODE-10) fall between them (issue 33)."""
+    """The node releases a session may name: every one of the node model's (NODE-0) the
+    implementation declares, 1.30, 1.33 and 1.37 first (:func:`node_requests` draws the first
+    ones more often); 1.30, 1.33 and 1.37 when it declares none.  Every release, not three: the
+    options' and gates' maturity steps (CPU-14, OPT-2, NODE-10) fall between them (issue 33)."""
+    from numaspec.node.nodeconfig import NODE_VERSIONS
+
     declared = sorted({v for v in getattr(impl, "node_kubelet_versions", ())
                        if isinstance(v, str) and v[:2] == "1." and v[2:].isdigit()
-                       and 29 <= int(v[2:]) <= 37}, key=lambda v: int(v[2:]))
+                       and int(v[2:]) in NODE_VERSIONS}, key=lambda v: int(v[2:]))
     if not declared:
         return _PREFERRED
     return (*[v for v in _PREFERRED if v in declared],

@@ -98,9 +98,11 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
     from numaspec.conformance.cases.predictions import judge
     from numaspec.protocols.adapter_protocol import predict_case, reference_predict, scheduler_case
 
+    from numaspec.node.nodeconfig import NODE_VERSIONS
+
     claims = claims_of(impl).predict
     versions = tuple(v for v in impl.node_kubelet_versions
-                     if v[:2] == "1." and v[2:].isdigit() and 29 <= int(v[2:]) <= 37)
+                     if v[:2] == "1." and v[2:].isdigit() and int(v[2:]) in NODE_VERSIONS)
     if data is None:
         stored = {k: v for k, v in stored_case(FIXED_EXAMPLE, versions).items()
                   if k in ("steps", "pod")}

@@ -70,7 +70,7 @@ class CPUManagerOptions:
 
 
 #: cpumanager.NewManager wraps every error of the static policy's constructor (its options,
-#: their check against the machine, the reservation) in this prefix (1.29 to 1.37).
+#: their check against the machine, the reservation) in this prefix (1.29 to 1.38).
 STATIC_POLICY_ERROR = "new static policy error: "
 
 

@@ -30,7 +30,7 @@ from numaspec.topology.versions import KubeletVersion
 __all__ = ["NODE_VERSIONS", "NodeConfig", "format_cpuset", "parse_cpuset"]
 
 #: NODE-0: the kubelet releases whose node admission numaspec models.
-NODE_VERSIONS = range(29, 38)
+NODE_VERSIONS = range(29, 39)
 #: VER-1: what a pre-release minor outside the node model is modelled for.
 _MERGE_ONLY = (" (the pre-release is modelled for the Topology Manager's merge only; its CPU, "
                "Memory and Device Manager changes are not yet: spec/releases.md)")

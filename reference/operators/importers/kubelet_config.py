@@ -135,7 +135,7 @@ def _map(body: dict[str, Any], source: str, prefix: str, name: str, kind: type
     return dict(raw)
 
 
-#: KCONF-9: the eviction signals kubelet 1.29-1.37 accept (``pkg/kubelet/eviction/helpers.go``,
+#: KCONF-9: the eviction signals kubelet 1.29-1.38 accept (``pkg/kubelet/eviction/helpers.go``,
 #: ``signalToResource``); any other stops kubelet at start.
 EVICTION_SIGNALS = frozenset({
     "memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
