@@ -58,8 +58,10 @@ def ensure_chromium() -> None:
         _unavailable(f"apt-get install {' '.join(PACKAGES)} failed:\n{tail}")
 
 
-def chromium(width: int = 1920, height: int = 1080) -> WebDriver:
-    """A headless Chromium, driven through Debian's chromedriver."""
+def chromium(scratch: Path, width: int = 1920, height: int = 1080) -> WebDriver:
+    """A headless Chromium, driven through Debian's chromedriver, that keeps its profile and
+    its temporary files (the singleton socket's directory, which it makes under ``TMPDIR``)
+    in ``scratch``, so a test leaves nothing in /tmp."""
     ensure_chromium()
     try:
         from selenium import webdriver
@@ -69,6 +71,8 @@ def chromium(width: int = 1920, height: int = 1080) -> WebDriver:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 f"--window-size={width},{height}"):
+                 f"--window-size={width},{height}", f"--user-data-dir={scratch / 'profile'}"):
         options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    environment = {**os.environ, "TMPDIR": str(scratch)}
+    return webdriver.Chrome(options=options,
+                            service=Service(str(CHROMEDRIVER), env=environment))

@@ -39,8 +39,8 @@ from numaspec.operators.importers.sysfs import read_sysfs
 OPERATOR = Path(__file__).parent / "fixtures" / "operator"
 FIXTURE_CONFIGS = sorted(p for p in OPERATOR.glob("*/kubelet-config.yaml"))
 MACHINE = Path(__file__).parent / "fixtures" / "sysfs" / "two-socket-4numa"
-#: The node releases numaspec models (a pre-release read for the merge only, 1.38, is not:
-#: its configuration is refused as not modelled).
+#: The node releases numaspec models (NODE_VERSIONS; a pre-release read for the merge only
+#: would not be one: its configuration is refused as not modelled).
 MINORS = [m for m, r in kubelet_builds.TABLE_RELEASES.items()
           if "node" in r.ops and int(m.split(".")[1]) in NODE_VERSIONS]
 #: How many configurations are drawn per run (from a fixed seed: the same every run).

@@ -30,8 +30,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    driver = chromium()
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    driver = chromium(tmp_path_factory.mktemp("chromium"))
     driver.set_page_load_timeout(60)
     try:
         yield driver

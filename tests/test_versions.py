@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from numaspec import DEFAULT, NEWEST, KubeletVersion, UnsupportedVersionError, parse_version
@@ -88,3 +90,20 @@ def test_bad_feature_gates_stop_kubelet_before_the_policy_name(
         check_startup("restricted", NumaInfo((0, 1)), KubeletVersion(minor), {},
                       {"SomeOtherGate": True})
     assert caught.value.where == "feature_gates.SomeOtherGate"
+
+
+def test_a_prerelease_read_for_the_merge_alone_says_so() -> None:  # VER-1, NODE-0
+    """The day a pre-release is read for the merge before its managers are (as 1.38 was), a
+    node case at it is not-modelled and the message says which part is modelled."""
+    from unittest import mock
+
+    from numaspec.node import nodeconfig
+    from numaspec.protocols.node_protocol import NodeSession
+
+    with mock.patch.object(nodeconfig, "NODE_VERSIONS", range(29, 38)):
+        answer = NodeSession().answer(json.dumps({"op": "create", "node": {
+            "kubeletVersion": "1.38", "machine": {"numaNodes": [
+                {"id": 0, "memory": "1Gi", "cores": [{"socket": 0, "threads": [0]}]}]}}}))
+    assert answer["error"]["kind"] == "not-modelled", answer
+    assert "1.38 (pre-release 1.38.0-beta.0)" in answer["error"]["message"]
+    assert "modelled for the Topology Manager's merge only" in answer["error"]["message"]
