@@ -55,10 +55,13 @@ def test_the_suite_passes_against_the_driver(tmp_path: Path) -> None:
     assert len(passed) >= 10, printed.getvalue()[-3000:]
     prop = next(r for r in records if r["id"] == "P-CPUS")
     assert prop["verdict"] in ("passed", "xfailed"), prop
-    # the vectors without the uncore-cache option are not claimed: the driver always aligns
-    unclaimed = [r for r in records if r["op"] == "cpus" and r["verdict"] == "skipped"]
-    assert unclaimed
-    assert all(r.get("skip_source") == "not-claimed" for r in unclaimed)
+    # the vectors without the uncore-cache option are not claimed: the driver always aligns;
+    # and a vector of a kubelet release whose allocator the driver does not vendor (1.38's) is
+    # not sent: the driver does not declare it
+    skipped = [r for r in records if r["op"] == "cpus" and r["verdict"] == "skipped"]
+    assert any(r.get("skip_source") == "not-claimed" for r in skipped)
+    assert {r.get("skip_source") for r in skipped} <= {"not-claimed", "undeclared"}
+    assert all(r["id"].endswith("1.38") for r in skipped if r.get("skip_source") == "undeclared")
 
 
 def test_the_adapter_declares_its_claims() -> None:

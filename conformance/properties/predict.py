@@ -96,9 +96,8 @@ def predict_never_admits_what_kubelet_rejects(impl: PredictImplementation,
                                               data: st.DataObject | None) -> None:
     """A pod the implementation says fits is one the node admits."""
     from numaspec.conformance.cases.predictions import judge
-    from numaspec.protocols.adapter_protocol import predict_case, reference_predict, scheduler_case
-
     from numaspec.node.nodeconfig import NODE_VERSIONS
+    from numaspec.protocols.adapter_protocol import predict_case, reference_predict, scheduler_case
 
     claims = claims_of(impl).predict
     versions = tuple(v for v in impl.node_kubelet_versions
