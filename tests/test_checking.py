@@ -403,7 +403,7 @@ def test_inv_6_reads_a_cpu_request_as_kubelet_does(cpu: str, held: int, broken: 
     decision = {"containers": [{"name": "c", "cpus": list(range(held)), "devices": {},
                                 "memory": [], "hint": {"numa": [0], "preferred": True}}]}
     failures: list[str] = []
-    checks = StateChecks({"machine": {"numaNodes": []}, "config": {}})
+    checks = StateChecks({"kubeletVersion": "1.37", "machine": {"numaNodes": []}, "config": {}})
     checks.decision(pod, decision, "none", failures.append)
     assert any("INV-6" in f for f in failures) == broken, failures
 

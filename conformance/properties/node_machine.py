@@ -24,12 +24,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from numaspec.conformance.properties.node_strategies import node_requests, pods
 from numaspec.protocols.node_protocol import NodeSession
-from numaspec.topology.versions import DEFAULT, KubeletVersion, parse_version
+from numaspec.topology.versions import parse_version
 
 __all__ = ["NodeImplementation", "ReferenceNode", "StateChecks", "allocatable_violation",
            "bad_steps", "deferred_resize_change", "irregular_memory_groups", "make_node_machine",
-           "node_version", "rejected_step_change", "restored", "spanning_reservations",
-           "uneven_cpus", "without_memory"]
+           "rejected_step_change", "restored", "spanning_reservations", "uneven_cpus",
+           "without_memory"]
 
 
 class NodeImplementation(Protocol):
@@ -101,12 +101,6 @@ def _cpu_numa(node: dict[str, Any]) -> dict[int, int]:
             for t in c["threads"]}
 
 
-def node_version(node: dict[str, Any]) -> KubeletVersion:
-    """The release a created node names (VER-1: none means the default release)."""
-    raw = node.get("kubeletVersion")
-    return DEFAULT if raw is None else parse_version(raw)
-
-
 def uneven_cpus(node: dict[str, Any]) -> bool:
     """Whether the machine's sockets, or its cores, differ in how many CPUs they have, at a
     release where kubelet's CPU Manager may then hand out a reserved CPU, or one another
@@ -115,7 +109,7 @@ def uneven_cpus(node: dict[str, Any]) -> bool:
     and then takes every CPU of it, reserved ones included (cpu_assignment.go,
     ``isSocketFree``, ``takeFullSockets``; ``isCoreFree``, ``takeFullCores``).  From 1.38 a
     unit is free when all its own CPUs are (CPU-10), and no machine is uneven in this sense."""
-    if node_version(node).frees_units_by_own_size:
+    if parse_version(node["kubeletVersion"]).frees_units_by_own_size:
         return False
     sockets: dict[Any, int] = {}
     cores: set[int] = set()
@@ -191,7 +185,7 @@ class StateChecks:
     def __init__(self, node: dict[str, Any]) -> None:
         self.node = node
         self.numa_of_cpu = _cpu_numa(node)
-        self.version = node_version(node)
+        self.version = parse_version(node["kubeletVersion"])
         self.uneven = uneven_cpus(node)
         self.devices = {r: {d["id"]: d for d in ds}
                         for r, ds in node["machine"].get("devices", {}).items()}
