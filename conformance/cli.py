@@ -1,6 +1,6 @@
 """The ``numaspec`` command: the one program over the reference and the suite.
 
-It sits above both (``tests/test_imports.py``): the reference's own commands are served by
+It sits above both (``tests/meta/test_imports.py``): the reference's own commands are served by
 :mod:`numaspec.protocols.serve` and :mod:`numaspec.operators.explain_command`, the suite's by
 :mod:`numaspec.conformance.commands`; this module only reads the command line.
 

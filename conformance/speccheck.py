@@ -42,11 +42,11 @@ _BOOKKEEPING_TESTS = ("test_spec.py", "test_vectors.py")
 
 def _test_citations(tests: Path) -> dict[str, set[str]]:
     cited: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(tests.glob("test_*.py")):
+    for path in sorted(tests.rglob("test_*.py")):
         if path.name in _BOOKKEEPING_TESTS:
             continue
         for rule in set(_RULE_REF.findall(path.read_text(encoding="utf-8"))):
-            cited[rule].add(f"test tests/{path.name}")
+            cited[rule].add(f"test tests/{path.relative_to(tests).as_posix()}")
     return cited
 
 

@@ -744,7 +744,7 @@ repository-code: "{url}"
         made = (f"by numaspec {produced}" if produced else "by numaspec")
         note = (f"This report was produced {made}; this site is numaspec {self.version}"
                 + (f" at commit `{self.commit[:12]}`" if self.commit != "unknown" else "")
-                + (".  The report predates this version: `python tests/regenerate.py --all` "
+                + (".  The report predates this version: `numaspec-dev regenerate --all` "
                    "remakes it." if produced and produced != self.version else ".")
                 + "  Its table scrolls sideways, the rule column stays in place.")
 

@@ -5,7 +5,7 @@ is in ``spec/`` of the source tree (installed as ``numaspec.spec``); rule IDs su
 ``MERGE-3`` in the docstrings point there.
 
 The package is laid out as the spec is, one wing per part, each importing only the wings
-before it (``tests/test_imports.py`` holds it to that):
+before it (``tests/meta/test_imports.py`` holds it to that):
 
 * at the base, shared by every wing: ``errors`` (the one error hierarchy), ``limits`` (the
   bounds numaspec accepts), ``strict_json`` (JSON as numaspec reads it), ``rules`` (the

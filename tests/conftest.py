@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from numaspec.conformance.running.profiles import load_profile
+from numaspec_tools.builds import dra as dra_builds
+from numaspec_tools.builds import go as go_builds
+from numaspec_tools.builds import kubelet as kubelet_builds
 
 load_profile()
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 _CROSSHAIR: dict[str, int] = {}
@@ -29,21 +30,41 @@ _CROSSHAIR: dict[str, int] = {}
 #: and steals from the end, so a long test collected late can leave one core idle for its
 #: whole length at the end of the run.
 LONG_FIRST = (
-    "tests/test_peer_adapters.py::test_the_suite_passes_against_the_peer",
-    "tests/test_runner_reference.py::test_numaspec_serve_passes_the_whole_suite_in_strict_mode",
-    "tests/test_kubelet_adapter.py::test_the_suite_passes_against_kubelet",
-    "tests/test_node_differential.py::test_reference_agrees_with_kubelet_node",
+    "tests/upstream/peers/test_peer_adapters.py::test_the_suite_passes_against_the_peer",
+    "tests/suite/test_runner_reference.py::test_numaspec_serve_passes_the_whole_suite_in_strict_mode",
+    "tests/upstream/kubelet/test_kubelet_adapter.py::test_the_suite_passes_against_kubelet",
+    "tests/upstream/kubelet/test_node_differential.py::test_reference_agrees_with_kubelet_node",
 )
+
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """LONG_FIRST's tests move to the front, in that order; the rest keep theirs."""
+    """Every test under tests/upstream/ (the Go-backed integration tests) is marked ``go``,
+    every test under tests/suite/power/ (the suite's power: its mutants, seeded peers and the
+    sampled mutation campaign) ``slow``;
+    LONG_FIRST's tests move to the front, in that order; the rest keep theirs."""
+    for item in items:
+        if item.path.is_relative_to(TESTS / "upstream"):
+            item.add_marker(pytest.mark.go)
+        if item.path.is_relative_to(TESTS / "suite" / "power"):
+            item.add_marker(pytest.mark.slow)
+
     def rank(item: pytest.Item) -> int:
         name = item.nodeid.split("[")[0]
         return next((i for i, long in enumerate(LONG_FIRST) if name.endswith(long)),
                     len(LONG_FIRST))
 
     items.sort(key=rank)  # stable: ties keep the collection order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    go_builds.marked_go = item.get_closest_marker("go") is not None
+
+
+def pytest_runtest_teardown() -> None:
+    go_builds.marked_go = None
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -54,9 +75,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_report_header() -> list[str]:
     """Which pinned kubelet and DRA allocator releases this run covers
-    (tests/kubelet_builds.py and tests/dra_builds.py SELECTED)."""
-    import dra_builds
-    import kubelet_builds
+    (tools/numaspec_tools/builds/kubelet.py and tools/numaspec_tools/builds/dra.py SELECTED)."""
 
     return [kubelet_builds.describe_selection(), dra_builds.describe_selection()]
 
@@ -72,7 +91,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(scope="module")
 def ray_instance() -> Iterator[None]:
     """A local Ray instance of two CPUs for one test module (the Ray tests of
-    tests/test_sharding.py and tests/test_checking.py), skipped without the ``ray`` extra."""
+    tests/suite/test_sharding.py and tests/suite/test_checking.py), skipped without the ``ray``
+    extra."""
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray is not installed (pip install 'numaspec[ray]')")
     ray = importlib.import_module("ray")  # not `import ray`: mypy runs without the extra too

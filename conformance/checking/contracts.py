@@ -10,7 +10,7 @@ and returns what it saw; its docstring carries the contract over that record.  C
 explores the small arguments; the managers themselves run concretely.
 
 Each harness runs its session through a ``*_session`` function that takes the manager class,
-so that ``tests/mutants/crosshair_node_mutants.py`` can run the same session on a
+so that ``tools/numaspec_tools/mutants/crosshair_node_mutants.py`` can run the same session on a
 deliberately wrong manager under the same contract.
 """
 

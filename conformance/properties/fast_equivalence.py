@@ -3,7 +3,8 @@ a Hypothesis property over the whole merge input space, and an exhaustive enumer
 small domain.
 
 Both compare :func:`numaspec.topology.fast_merge.fast_best_hint` (or any function of the same shape:
-the mutants in ``tests/mutants/fast_merge_mutants.py`` are wrong ones) with the walk over the
+the mutants in ``tools/numaspec_tools/mutants/fast_merge_mutants.py`` are wrong ones) with the walk
+over the
 cross product, :func:`numaspec.topology.merge.best_hint`, on the same arguments.  The property draws
 large lists on purpose (up to :data:`MAX_WALK` permutations), every release, prefer-closest
 with distance rows (some too large for a double to sum exactly), stray bits, empty masks,

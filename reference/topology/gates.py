@@ -88,7 +88,8 @@ def _table() -> dict[int, _Release]:
 
 def _release(version: KubeletVersion) -> _Release:
     release = _table().get(version.minor)
-    if release is None:  # the data file covers every modelled release (tests/test_gates.py)
+    # the data file covers every modelled release (tests/topology/test_gates.py)
+    if release is None:
         raise NotModelledError(f"no feature gate table for kubelet {version}",
                                where="kubelet_version")
     return release
@@ -198,7 +199,7 @@ def gate_errors(gates: Mapping[str, bool], version: KubeletVersion) -> list[Inva
     map in name order; each carries, as ``kubelet_message``, the whole text kubelet stops
     with in that order (see the module docstring for the release differences)."""
     release = _release(version)
-    if not gates:  # every release's defaults are accepted (tests/test_gates.py)
+    if not gates:  # every release's defaults are accepted (tests/topology/test_gates.py)
         return []
     known = release.gates
     refused: list[tuple[str, str, str]] = []  # (where, numaspec's message, kubelet's text)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates tests/fixtures/quantity/parse-v0.30.14.json (see README.md): builds this module
-# from the Go module cache and feeds it the strings of tests/quantity_strings.py.
+# from the Go module cache and feeds it the strings of tools/numaspec_tools/quantity_strings.py.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -10,5 +10,5 @@ trap 'rm -rf "$work"' EXIT
 (cd "$here" && GOFLAGS="-mod=mod -p=1" GOPROXY="${GOPROXY:-off}" GOSUMDB="${GOSUMDB:-off}" \
     go build -o "$work/quantity" .)
 mkdir -p "$repo/tests/fixtures/quantity"
-"$python" "$repo/tests/quantity_strings.py" | "$work/quantity" \
+"$python" -m numaspec_tools.quantity_strings | "$work/quantity" \
     > "$repo/tests/fixtures/quantity/parse-v0.30.14.json"

@@ -1,6 +1,6 @@
 // Command quantity reads quantity strings, one JSON string per line on stdin, parses each
 // with k8s.io/apimachinery's resource.ParseQuantity (the version go.mod pins) and writes the
-// table numaspec's tests/test_quantity_table.py checks the reference against (QTY-1): a JSON
+// table numaspec's tests/node/test_quantity_table.py checks the reference against (QTY-1): a JSON
 // object whose "entries" hold, one per line, either the exact parsed value, the canonical
 // String() and the format, or the error text.
 package main

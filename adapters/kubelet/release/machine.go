@@ -6,7 +6,7 @@ package release
 // kubelet's CPU Manager builds from it (topology.Discover), as one JSON
 // object on stdout. cadvisor's reader is hard-wired to /sys: the caller runs
 // this mode in a mount namespace with the tree to read bound over /sys
-// (tests/test_kubelet_machine.py: unshare -m, or unshare -rm unprivileged).
+// (tests/upstream/kubelet/test_kubelet_machine.py: unshare -m, or unshare -rm unprivileged).
 //
 // What is not cadvisor's reading here: MachineInfo.NumSockets, which cadvisor
 // counts in /proc/cpuinfo (not part of a sysfs copy), is the number of

@@ -27,7 +27,7 @@ API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KIND = "KubeletConfiguration"
 #: KCONF-3: kubelet's hard eviction thresholds when the file sets none (Linux;
 #: ``pkg/kubelet/eviction/defaults_linux.go``) from 1.30; 1.29 lacks ``imagefs.inodesFree``
-#: (found by tests/test_kubelet_config_go.py: default_eviction_hard).
+#: (found by tests/upstream/kubelet/test_kubelet_config_go.py: default_eviction_hard).
 DEFAULT_EVICTION_HARD: Mapping[str, str] = {
     "memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
     "imagefs.available": "15%", "imagefs.inodesFree": "5%"}

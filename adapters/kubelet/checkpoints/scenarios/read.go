@@ -4,7 +4,7 @@ package scenarios
 // checkpoint states, the Device Manager's checkpoint through the checkpoint
 // manager) run on a directory of state files, answering what each restored
 // or the error it refused the file with, as one JSON object on stdout. The
-// Python tests (tests/test_kubelet_checkpoints_go.py) give it the files
+// Python tests (tests/upstream/kubelet/test_kubelet_checkpoints_go.py) give it the files
 // numaspec writes and files numaspec refuses.
 
 import (

@@ -1,0 +1,279 @@
+"""DRA device co-placement (spec chapter dra.md): worked examples of the reference's allocator,
+its refusals, the judge of an answer under any pool order, and mutants that prove the two
+properties can fail."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from numaspec.conformance.cases.allocations import allocation_differences
+from numaspec.conformance.implementations.adapter import ReferenceImplementation
+from numaspec.conformance.properties.allocate import (
+    allocation_is_sound,
+    allocation_matches_reference,
+)
+from numaspec.conformance.properties.random_cases import CaseShape
+from numaspec.conformance.running.differential import differential
+from numaspec.protocols.adapter_protocol import reference_result
+from numaspec_tools import REPO
+from numaspec_tools.mutants.allocate_mutants import MutantAllocator
+
+ROOT = "resource.kubernetes.io/pcieRoot"
+
+
+def _slice(name: str, driver: str, devices: list[dict[str, Any]], *, pool: str = "node-a",
+           count: int = 1, generation: int = 0, node: str = "node-a") -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {
+        "driver": driver, "nodeName": node, "devices": devices,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count}}}
+
+
+def _class(name: str, driver: str) -> dict[str, Any]:
+    return {"metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
+
+
+def _claim(requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None,
+           name: str = "pair") -> dict[str, Any]:
+    devices: dict[str, Any] = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+def _exact(name: str, class_name: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": class_name, **extra}}
+
+
+GPUS = [{"name": f"gpu-{i}", "attributes": {ROOT: {"string": f"pci-{i // 2}"},
+                                            "numa": {"int": i // 2}}} for i in range(4)]
+NICS = [{"name": f"nic-{i}", "attributes": {ROOT: {"string": f"pci-{(3 - i) // 2}"},
+                                            "numa": {"int": (3 - i) // 2}}} for i in range(4)]
+
+
+def _node(claims: list[dict[str, Any]], *, allocated: tuple[str, ...] = (),
+          release: str = "1.37", features: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"release": release, "features": list(features), "node": {"name": "node-a"},
+            "slices": [_slice("gpus", "gpu.example.com", GPUS),
+                       _slice("nics", "nic.example.com", NICS)],
+            "classes": [_class("gpu", "gpu.example.com"), _class("nic", "nic.example.com")],
+            "allocated": list(allocated), "claims": claims}
+
+
+def _picks(answer: dict[str, Any]) -> list[list[str]]:
+    assert answer["outcome"] == "allocated", answer
+    return [[f"{d['request']}={d['device']}" for d in c["devices"]] for c in answer["claims"]]
+
+
+PAIR = _claim([_exact("gpu", "gpu"), _exact("nic", "nic")],
+              [{"requests": ["gpu", "nic"], "matchAttribute": ROOT}])
+
+
+def test_gpu_and_nic_on_one_pcie_root() -> None:
+    """DRA-6, DRA-7: gpu-0 is taken first; the NIC under its root is nic-2 (nic-0 and nic-1
+    are under the other root)."""
+    assert _picks(reference_result("allocate", _node([PAIR]))) == [["gpu=gpu-0", "nic=nic-2"]]
+
+
+def test_the_pair_moves_when_the_first_gpu_is_taken() -> None:
+    """DRA-7: an allocated device is skipped; the constraint still holds."""
+    answer = reference_result("allocate", _node([PAIR], allocated=(
+        "gpu.example.com/node-a/gpu-0",)))
+    assert _picks(answer) == [["gpu=gpu-1", "nic=nic-2"]]
+
+
+def test_backtracks_to_the_other_root() -> None:
+    """DRA-7: with both NICs under root 0 taken, the search gives gpu-0 back and pairs
+    under root 1."""
+    answer = reference_result("allocate", _node([PAIR], allocated=(
+        "nic.example.com/node-a/nic-2", "nic.example.com/node-a/nic-3")))
+    assert _picks(answer) == [["gpu=gpu-2", "nic=nic-0"]]
+
+
+def test_no_node_local_pair_left_is_unschedulable() -> None:
+    """DRA-9: every root has lost its NICs or its GPUs: no assignment exists."""
+    answer = reference_result("allocate", _node([PAIR], allocated=(
+        "nic.example.com/node-a/nic-2", "nic.example.com/node-a/nic-3",
+        "gpu.example.com/node-a/gpu-2", "gpu.example.com/node-a/gpu-3")))
+    assert answer == {"outcome": "unschedulable"}
+
+
+def test_two_devices_on_one_numa_node() -> None:
+    """DRA-6: numa as the driver's own attribute, named with its domain."""
+    claim = _claim([_exact("gpus", "gpu", count=2)],
+                   [{"matchAttribute": "gpu.example.com/numa"}])
+    answer = reference_result("allocate", _node([claim], allocated=(
+        "gpu.example.com/node-a/gpu-1",)))
+    assert _picks(answer) == [["gpus=gpu-2", "gpus=gpu-3"]]
+
+
+def test_all_takes_every_device_and_fails_if_one_is_in_use() -> None:
+    """DRA-4: All lists every selectable device; one in use and there is no answer."""
+    claim = _claim([{"name": "all", "exactly": {"deviceClassName": "nic",
+                                                "allocationMode": "All"}}])
+    assert _picks(reference_result("allocate", _node([claim]))) == [
+        [f"all=nic-{i}" for i in range(4)]]
+    answer = reference_result("allocate", _node([claim], allocated=(
+        "nic.example.com/node-a/nic-1",)))
+    assert answer == {"outcome": "unschedulable"}
+
+
+def test_prioritized_list_takes_the_first_subrequest_that_completes() -> None:
+    """DRA-4: 3 GPUs on one root do not exist, so the 2-GPU alternative is taken."""
+    claim = _claim([{"name": "gpus", "firstAvailable": [
+        {"name": "three", "deviceClassName": "gpu", "count": 3},
+        {"name": "two", "deviceClassName": "gpu", "count": 2}]}],
+        [{"matchAttribute": ROOT}])
+    answer = reference_result("allocate", _node([claim], features=("PrioritizedList",)))
+    assert _picks(answer) == [["gpus/two=gpu-0", "gpus/two=gpu-1"]]
+    refused = reference_result("allocate", _node([claim]))
+    assert refused == {"outcome": "error", "message": (
+        "claim default/pair, request gpus: has subrequests, but the DRAPrioritizedList "
+        "feature is disabled")}
+
+
+def test_a_constraint_never_spans_two_claims() -> None:
+    """DRA-6: the second claim's NIC is not bound to the first claim's GPU."""
+    first = _claim([_exact("gpu", "gpu")], [{"matchAttribute": ROOT}], name="a")
+    second = _claim([_exact("nic", "nic")], [{"matchAttribute": ROOT}], name="b")
+    assert _picks(reference_result("allocate", _node([first, second]))) == [
+        ["gpu=gpu-0"], ["nic=nic-0"]]
+
+
+@pytest.mark.parametrize(("release", "tail"), [
+    ("1.36", "claim default/pair: selector #0: CEL runtime error: no such key: model"),
+    ("1.37", "claim default/pair: selector #0 on device gpu.example.com/node-a/gpu-0: CEL "
+             "runtime error: no such key: model. consider using CEL optional chaining (.? "
+             "followed by orValue()) or guarding the check with has() for optional fields"),
+])
+def test_a_selector_runtime_error_in_each_release_words(release: str, tail: str) -> None:
+    """DRA-3: a missing attribute is an error; 1.37 names the device and adds a hint."""
+    claim = _claim([_exact("gpu", "gpu", selectors=[{"cel": {
+        "expression": 'device.attributes["gpu.example.com"].model == "a"'}}])])
+    answer = reference_result("allocate", _node([claim], release=release))
+    assert answer == {"outcome": "error", "message": tail}
+
+
+def test_a_missing_class_is_an_error() -> None:
+    """DRA-4: in the words of the scheduler's lister."""
+    answer = reference_result("allocate", _node([_claim([_exact("x", "fpga")])]))
+    assert answer == {"outcome": "error", "message": (
+        "claim default/pair, request x: could not retrieve device class fpga: "
+        'deviceclass.resource.k8s.io "fpga" not found')}
+
+
+@pytest.mark.parametrize(("edit", "kind", "where"), [
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(taints=[{"key": "k"}]),
+     "not-modelled", "slices[0].spec.devices[0].taints"),
+    (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(
+        adminAccess=True), "not-modelled", "claims[0].spec.devices.requests[0].exactly"
+                                           ".adminAccess"),
+    (lambda c: c["claims"][0]["spec"]["devices"]["requests"][1]["exactly"].update(
+        capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
+     "claims[0].spec.devices.requests[1].exactly.capacity"),
+    (lambda c: c.update(release="1.32"), "unsupported-version", "release"),
+    (lambda c: c.update(features=["Nope"]), "invalid-field", "features[0]"),
+    (lambda c: c.update(release="1.35", features=["CompatibilityGroups"]), "invalid-field",
+     "features[0]"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(x={"int": "1"}),
+     "invalid-field", "slices[0].spec.devices[0].attributes.x.int"),
+    (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(count=-1),
+     "invalid-field", "claims[0].spec.devices.requests[0].exactly.count"),
+])
+def test_bad_input_is_refused_naming_the_field(edit: Any, kind: str, where: str) -> None:
+    """DRA-0, DRA-1, DRA-10: a typed error naming the field, never a traceback."""
+    case = copy.deepcopy(_node([PAIR]))
+    edit(case)
+    answer = reference_result("allocate", case)
+    assert answer["error"]["kind"] == kind, answer
+    assert answer["error"]["where"] == where, answer
+
+
+def test_an_answer_under_another_pool_order_is_right() -> None:
+    """DRA-2: GPUs in two pools: the stable variant may search either first."""
+    case = _node([_claim([_exact("gpu", "gpu")])])
+    case["slices"] = [_slice("a", "gpu.example.com", GPUS[:2], pool="a"),
+                      _slice("b", "gpu.example.com", GPUS[2:], pool="b")]
+    expected = reference_result("allocate", case)
+    assert _picks(expected) == [["gpu=gpu-0"]]
+    other = {"outcome": "allocated", "claims": [{"devices": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "b", "device": "gpu-2"}]}]}
+    assert allocation_differences(case, expected, other) == []
+    wrong = {"outcome": "allocated", "claims": [{"devices": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "b", "device": "gpu-3"}]}]}
+    assert allocation_differences(case, expected, wrong) != []
+    # the incubating variant from 1.36 sorts pools: it must answer from pool a
+    assert allocation_differences(case, expected, {**other, "variant": "incubating"}) != []
+
+
+# --- mutants: each property can fail ---------------------------------------------------------
+
+
+_QUICK = settings(max_examples=400, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+
+
+def _check(prop: Any, impl: object) -> None:
+    """Run a property against ``impl`` at _QUICK's settings (a fresh @given each time: the
+    property's own is left as registered)."""
+    _QUICK(given(data=st.data())(prop.hypothesis.inner_test))(impl)
+
+
+def test_p_allocate_catches_a_mutant_that_reorders_picks() -> None:
+    """P-ALLOCATE fails an allocator that lists a claim's devices last taken first."""
+    with pytest.raises(AssertionError):
+        _check(allocation_matches_reference, MutantAllocator("reversed_picks"))
+
+
+def test_p_allocate_sound_catches_a_mutant_that_ignores_constraints() -> None:
+    """P-ALLOCATE-SOUND fails an allocator that drops every matchAttribute, without asking
+    the reference's search."""
+    with pytest.raises(AssertionError, match="matchAttribute"):
+        _check(allocation_is_sound, MutantAllocator("ignores_constraints"))
+
+
+def test_both_properties_hold_for_the_reference() -> None:
+    reference = ReferenceImplementation()
+    _check(allocation_matches_reference, reference)
+    _check(allocation_is_sound, reference)
+
+
+def test_the_differential_finds_and_shrinks_a_mutant() -> None:
+    """``numaspec differential --shape allocate``: every disagreement of the mutant found,
+    the first shrunk to a smaller case it still disagrees on; the reference itself agrees."""
+    shape = CaseShape("allocate")
+    result = differential("numaspec_tools.mutants.allocate_mutants:REVERSED",
+                          cases=150, shape=shape, shrink=1)
+    assert result.op == "allocate"
+    assert result.cases == 150
+    assert result.disagreements, result.summary()
+    first = result.disagreements[0]
+    assert "found_as" in first
+    assert len(json.dumps(first["case"])) < len(
+        json.dumps(first["found_as"]))
+    clean = differential("numaspec.protocols.adapter_protocol:ReferenceAdapter", cases=300,
+                         shape=shape)
+    assert clean.disagreements == []
+    assert clean.verdicts == {"agreed": 300}
+
+
+def test_a_timed_out_search_is_set_aside_by_the_manifest_and_never_shrunk() -> None:
+    """DRA-7, finding 38: an answer stopped by the scheduler's Filter timeout is a known
+    divergence of the DRA manifests (``actual.timed_out``), and the differential does not
+    shrink such answers (each try would wait for the timeout again)."""
+    shape = CaseShape("allocate")
+    manifest = str(REPO / "adapters" / "dra" / "expectations" / "dra-allocator-v0.37.2.json")
+    plain = differential("numaspec_tools.mutants.allocate_mutants:TIMES_OUT", cases=60, shape=shape,
+                         shrink=5)
+    assert plain.disagreements
+    assert not any("found_as" in d for d in plain.disagreements)
+    known = differential("numaspec_tools.mutants.allocate_mutants:TIMES_OUT", cases=60, shape=shape,
+                         expectations=manifest)
+    assert known.unexplained == []
+    assert known.explained == {"finding 38": len(known.disagreements)}

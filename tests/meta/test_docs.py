@@ -1,0 +1,257 @@
+"""The docs site (docs/build.py): generated from spec/ and the hand-written guides of
+docs/guides/, built strictly, one anchor per rule ID."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from numaspec.rules import parse_rules
+from numaspec_tools import REPO
+
+BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([*BUILD, "--out", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def test_every_rule_s_anchor_is_its_id(site: Path) -> None:
+    rules = parse_rules(REPO / "spec")
+    assert len(rules) > 200
+    pages: dict[str, str] = {}
+    for rule in rules:
+        chapter = rule.file.removesuffix(".md")
+        html = pages.setdefault(chapter, (site / f"{chapter}.html").read_text("utf-8"))
+        assert f'id="{rule.id}"' in html, rule.id
+    # the anchor is the ID whatever the title: MERGE-8's heading is not a slug of its title
+    assert 'id="MERGE-8"' in pages["merge"]
+
+
+def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
+    merge = (site / "merge.html").read_text("utf-8")
+    # upstream citations are permalinks at a pinned release tag, never at a branch
+    links = re.findall(r'href="(https://github.com/kubernetes/kubernetes/blob/[^"]+)"', merge)
+    assert links
+    assert all(re.match(r".*/blob/v1\.\d+\.\d+(-[0-9A-Za-z.]+)?/", link) for link in links)
+    # a rule that holds in released kubelets cites a release, not a pre-release (VER-1)
+    assert "/blob/v1.37.2/pkg/kubelet/cm/topologymanager/policy.go" in merge
+    assert 'href="checks.html#merge-target-width-1.24"' in merge
+    assert 'href="properties.html#P-EQUIVALENCE"' in merge
+    checks = (site / "checks.html").read_text("utf-8")
+    assert 'id="merge-target-width-1.24"' in checks
+    matrix = (site / "matrix.html").read_text("utf-8")
+    assert 'id="MERGE-3"' in matrix
+    assert (site / "findings.html").is_file()
+    assert (site / "adapter-protocol.html").is_file()
+    assert (site / "comparison.html").is_file()
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True)
+    return done.stdout.strip() if done.returncode == 0 else "main"
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("numaspec")
+
+
+def test_every_page_names_numaspec_s_version_and_commit(site: Path) -> None:
+    commit = _commit()
+    pages = sorted(p for p in site.rglob("*.html")
+                   if p.parent.name not in ("assets", "search") and p.name != "404.html"
+                   and 'http-equiv="refresh"' not in p.read_text("utf-8"))
+    assert len(pages) > 30
+    for page in pages:
+        html = page.read_text("utf-8")
+        footer = html[html.index('class="md-copyright__highlight numaspec-build"'):]
+        assert f"numaspec {_version()} at" in footer, page
+        assert commit[:12] in footer, page
+        assert "cite.html" in footer, page
+    # the comparison names the numaspec that produced it and the one the site is
+    comparison = (site / "comparison.html").read_text("utf-8")
+    assert f"this site is numaspec {_version()}" in comparison
+    assert "0.1.0" not in comparison
+
+
+def test_the_site_works_from_disk(site: Path) -> None:
+    """File links, not folder links; the search index inlined for file://; no font or
+    script from the network; the older folder addresses forward."""
+    for page in [site / "index.html", site / "merge.html", site / "guides" / "reference.html"]:
+        html = page.read_text("utf-8")
+        hrefs = re.findall(r'href="([^"#]*)[^"]*"', html)
+        internal = [h for h in hrefs if h and not re.match(r"^[a-z]+:", h)]
+        assert internal
+        assert not [h for h in internal if h.endswith("/")], page
+        assert not re.findall(r'<script[^>]+src="https?:', html), page
+        assert "fonts.googleapis.com" not in html
+        assert "unpkg.com" not in html
+    assert (site / "search" / "search_index.js").read_text("utf-8").startswith("var __index")
+    assert (site / "assets" / "javascripts" / "iframe-worker.js").is_file()
+    forward = (site / "merge" / "index.html").read_text("utf-8")
+    assert 'location.replace("../merge.html" + location.hash)' in forward
+
+
+def test_the_matrix_never_leaves_a_row_blank(site: Path) -> None:
+    matrix = (site / "matrix.html").read_text("utf-8")
+    row = matrix[matrix.index('<span id="MERGE-8">'):]
+    row = row[:row.index("</tr>")]
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.split(r"<td[^>]*>", row)]
+    assert cells[0] == "MERGE-8"
+    assert all(cells), cells
+    assert cells[1].startswith("1.24\u20131.38")
+    # no table of twenty release columns: one column per question
+    assert matrix.count("<th>1.2") == 0
+
+
+def test_the_entry_page_and_how_to_cite(site: Path) -> None:
+    home = (site / "index.html").read_text("utf-8")
+    assert "Who this is for" in home
+    assert "What a rule page says" in home
+    assert "This directory is the specification" not in home
+    assert "This directory is the specification" in (site / "specification.html").read_text(
+        "utf-8")
+    cite = re.sub(r"<[^>]+>", "", (site / "cite.html").read_text("utf-8"))
+    assert f"numaspec {_version()}" in cite
+    assert _commit() in cite
+    assert "@software{numaspec" in cite
+    assert "cff-version" in cite
+
+
+def test_citation_cff_names_the_package_s_version() -> None:
+    import yaml
+
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text("utf-8"))
+    assert str(cff["version"]) == _version()
+
+
+def _spec_copy(tmp_path: Path) -> Path:
+    spec = tmp_path / "spec"
+    shutil.copytree(REPO / "spec", spec, ignore=shutil.ignore_patterns("__pycache__"))
+    return spec
+
+
+@pytest.mark.parametrize(("added", "complaint"), [
+    ("MASK-99 is cited here.", "MASK-99 is not a rule of the spec"),
+    ("See [the rule](merge.md#MERGE-999).", "does not contain an anchor '#MERGE-999'"),
+    ("See [a page](nowhere.md).", "'nowhere.md'"),
+])
+def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added: str,
+                                                           complaint: str) -> None:
+    spec = _spec_copy(tmp_path)
+    masks = spec / "masks.md"
+    masks.write_text(masks.read_text("utf-8") + f"\n{added}\n", encoding="utf-8")
+    done = subprocess.run([*BUILD, "--spec", str(spec), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+GUIDES = REPO / "docs" / "guides"
+
+
+def test_the_guides_are_on_the_site(site: Path) -> None:
+    guides = sorted(p.stem for p in GUIDES.glob("*.md"))
+    assert "adapters" in guides
+    for name in guides:
+        assert (site / "guides" / f"{name}.html").is_file(), name
+    # in the navigation, as its own section, before the chapters grouped by spec/README.md's
+    # five parts
+    home = (site / "index.html").read_text("utf-8")
+    assert home.index("Guides") < home.index("Part I: the Topology Manager")
+    assert home.index("Part I: the Topology Manager") < home.index("Part V: operators")
+    reference = (site / "guides" / "reference.html").read_text("utf-8")
+    # a link to a chapter, written relative to docs/guides/, is the chapter's page; a rule ID
+    # links to its anchor; another guide is the guide's page
+    assert 'href="../merge-protocol.html"' in reference
+    assert 'href="../merge.html#MERGE-8"' in reference
+    assert 'href="fuzzing.html"' in reference
+    peers = (site / "guides" / "kubelet-and-peers.html").read_text("utf-8")
+    # any other file of the checkout is its GitHub page, at the commit the site is built from
+    assert f'href="https://github.com/numaspec/numaspec/blob/{_commit()}/adapters/kubelet/' \
+        'README.md"' in peers
+
+
+def test_the_readme_links_every_guide() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    linked = set(re.findall(r"\]\((docs/guides/[\w-]+\.md)[#)]", readme))
+    assert linked == {f"docs/guides/{p.name}" for p in GUIDES.glob("*.md")}
+    for target in re.findall(r"\]\((?!https?:)([^)#]+)", readme):
+        assert (REPO / target).exists(), target
+
+
+@pytest.mark.parametrize(("added", "complaint"), [
+    ("MASK-99 is cited here.",
+     "docs/guides/reference.md:{line}: MASK-99 is not a rule of the spec"),
+    ("See [the rule](../../spec/merge.md#merge-999).",
+     "does not contain an anchor '#merge-999'"),
+    ("See [a chapter](../../spec/nowhere.md).", "'../../spec/nowhere.md' is not in the spec"),
+    ("See [a file](../../adapters/nowhere.go).",
+     "'../../adapters/nowhere.go' is not in the checkout"),
+    ("See [a guide](nowhere.md).", "'nowhere.md' is not a guide"),
+    ("See [a section](adapters.md#nowhere).", "does not contain an anchor '#nowhere'"),
+    ("See [a file](../../../nowhere).", "points outside the repository"),
+    ("See [a file](/etc/hostname).", "points outside the repository"),
+])
+def test_a_broken_link_or_an_unknown_rule_in_a_guide_fails_the_build(
+        tmp_path: Path, added: str, complaint: str) -> None:
+    guides = tmp_path / "guides"
+    shutil.copytree(GUIDES, guides)
+    reference = guides / "reference.md"
+    text = reference.read_text("utf-8") + f"\n{added}\n"
+    reference.write_text(text, encoding="utf-8")
+    done = subprocess.run([*BUILD, "--guides", str(guides), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert complaint.format(line=len(text.splitlines())) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rule_links_point_at_the_site_s_anchors() -> None:
+    import yaml
+
+    from numaspec.rules import SITE_URL, rule_link
+
+    config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text("utf-8"))
+    assert config["site_url"] == SITE_URL
+    assert rule_link("MERGE-8") == f"{SITE_URL}merge.html#MERGE-8"
+    assert rule_link("NO-1") is None
+
+
+def test_a_rule_quoted_in_an_example_is_quoted_as_it_stands() -> None:
+    """A rule shown inside a code block (spec/README.md's "How a rule reads") has its real
+    title, Holds in and Upstream lines, and names only checks the rule has."""
+    import re
+
+    rules = {r.id: r for r in parse_rules(REPO / "spec")}
+    quoted = 0
+    for path in sorted((REPO / "spec").glob("*.md")):
+        for block in re.findall(r"^```\n(.*?)^```", path.read_text("utf-8"), re.M | re.S):
+            heading = re.search(r"^### ([A-Z]+-\d+): (.+)$", block, re.M)
+            if heading is None:
+                continue
+            quoted += 1
+            rule = rules[heading.group(1)]
+            assert heading.group(2) == rule.title, path.name
+            for key in ("Holds in", "Upstream", "Judged"):
+                line = re.search(rf"^{key}: (.*)$", block, re.M)
+                assert line is None or line.group(1) == rule.meta[key], (path.name, key)
+            checks = re.search(r"^Checked by: (.*)$", block, re.M)
+            if checks:
+                named = [c.strip() for c in checks.group(1).split(",") if c.strip() != "..."]
+                assert set(named) <= {c.strip() for c in rule.meta["Checked by"].split(",")}
+    assert quoted

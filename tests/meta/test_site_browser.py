@@ -1,0 +1,125 @@
+"""The docs site in a real browser, opened from disk as a reader opens site/index.html: built
+into a temporary folder by docs/build.py and read through file:// by headless Chromium
+(tools/numaspec_tools/testing/browser.py installs Debian's package when it is missing).  A
+chapter's rule links lead
+to the rule, an anchor lands on its rule, the matrix's MERGE-8 row says where it holds, and
+search finds a rule by its ID."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from numaspec_tools import REPO
+from numaspec_tools.testing.browser import chromium
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, str(REPO / "docs" / "build.py"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    driver = chromium(tmp_path_factory.mktemp("chromium"))
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _wait(driver: WebDriver, script: str, what: str) -> object:
+    """Poll ``script`` (a JavaScript expression) until it is truthy; fail naming ``what``."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, 30, poll_frequency=0.1).until(
+        lambda d: d.execute_script(f"return {script}"), message=what)
+
+
+def _in_view(driver: WebDriver, element_id: str) -> bool:
+    return bool(driver.execute_script(
+        "const e = document.getElementById(arguments[0]); if (!e) return false;"
+        "const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight;",
+        element_id))
+
+
+def test_a_chapter_s_rule_links_lead_to_the_rule(site: Path, browser: WebDriver) -> None:
+    browser.get((site / "fast-merge.html").as_uri())
+    links = browser.execute_script(
+        "return [...document.querySelectorAll('article a[href]')]"
+        ".map(a => a.getAttribute('href')).filter(h => /^merge\\.html#MERGE-\\d+$/.test(h))")
+    assert links, "fast-merge.html links no MERGE rule"
+    target = links[0]
+    element = browser.find_element("css selector", f'article a[href="{target}"]')
+    browser.execute_script("arguments[0].click()", element)
+    rule = target.split("#")[1]
+    _wait(browser, f"location.pathname.endsWith('/merge.html') && location.hash === '#{rule}'",
+          f"the link {target} did not open merge.html#{rule}")
+    assert browser.current_url.startswith("file://")
+    heading = browser.find_element("id", rule)
+    assert heading.tag_name == "h3"
+    assert heading.text.startswith(f"{rule}:")
+    _wait(browser, f"(r => r.top >= 0 && r.top < innerHeight)("
+                   f"document.getElementById('{rule}').getBoundingClientRect())",
+          f"{rule}'s heading is not in view after the link")
+
+
+def test_an_anchor_lands_on_its_rule(site: Path, browser: WebDriver) -> None:
+    browser.get((site / "policies.html").as_uri() + "#POLICY-3")
+    _wait(browser, "document.readyState === 'complete'", "policies.html did not load")
+    assert browser.find_element("id", "POLICY-3").text.startswith("POLICY-3:")
+    assert _in_view(browser, "POLICY-3")
+    # the published site's older address (a folder) forwards to the page, anchor kept
+    browser.get((site / "merge" / "index.html").as_uri() + "#MERGE-8")
+    _wait(browser, "location.pathname.endsWith('/merge.html') && location.hash === '#MERGE-8'",
+          "merge/#MERGE-8 did not forward to merge.html#MERGE-8")
+
+
+def test_the_matrix_row_of_merge_8_says_where_it_holds(site: Path, browser: WebDriver) -> None:
+    browser.get((site / "matrix.html").as_uri() + "#MERGE-8")
+    _wait(browser, "document.readyState === 'complete'", "matrix.html did not load")
+    assert _in_view(browser, "MERGE-8")
+    row = browser.execute_script(
+        "const r = document.getElementById('MERGE-8').closest('tr');"
+        "return [...r.cells].map(c => ({text: c.innerText.trim(),"
+        " visible: (b => b.width > 0 && b.left >= 0 && b.right <= innerWidth)"
+        "(c.getBoundingClientRect())}))")
+    texts = [cell["text"] for cell in row]
+    assert texts[0] == "MERGE-8"
+    assert all(texts), f"a blank cell in MERGE-8's row: {texts}"
+    assert texts[1].startswith("1.24\u20131.38")
+    assert "\u25cf" in texts[-1]  # the strip marks the pinned minors where it holds
+    # every column fits the window: nothing of the row is off to the side
+    assert all(cell["visible"] for cell in row), row
+    sticky = browser.execute_script(
+        "return getComputedStyle(document.getElementById('MERGE-8').closest('td')).position")
+    assert sticky == "sticky"
+
+
+def test_search_finds_a_rule_by_its_id_from_disk(site: Path, browser: WebDriver) -> None:
+    browser.get((site / "index.html").as_uri())
+    _wait(browser, "document.readyState === 'complete'", "index.html did not load")
+    field = browser.find_element("css selector", "input.md-search__input")
+    browser.execute_script("arguments[0].focus()", field)
+    field.send_keys("MERGE-8")
+    _wait(browser, "[...document.querySelectorAll('.md-search-result__item')]"
+                   ".some(e => e.innerText.includes('MERGE-8'))",
+          "search for MERGE-8 showed no result naming it (from file://)")
+    first = browser.execute_script(
+        "const a = document.querySelector('.md-search-result__item a');"
+        "return a && a.getAttribute('href')")
+    assert first is not None
+    assert "merge.html" in first

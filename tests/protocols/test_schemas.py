@@ -1,0 +1,71 @@
+"""The JSON Schemas in spec/schemas describe what numaspec reads and writes (WIRE-2, WIRE-3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from referencing import Registry, Resource
+
+from numaspec.conformance.cases.vectors import vector_files
+from numaspec.conformance.properties.strategies import merge_requests
+from numaspec.protocols.merge_protocol import MergeRequest, encode_merge_request
+from numaspec.protocols.serve import answer_merge_line
+from numaspec_tools import REPO
+
+SCHEMAS = {p.name: json.loads(p.read_text()) for p in (REPO / "spec" / "schemas").glob("*.json")}
+REGISTRY: Registry[Any] = Registry().with_resources(
+    (s["$id"], Resource.from_contents(s)) for s in SCHEMAS.values())
+
+
+def validator(name: str) -> jsonschema.protocols.Validator:
+    schema = SCHEMAS[name]
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, registry=REGISTRY)
+
+
+@pytest.mark.parametrize("text", [text for _, text in vector_files()],
+                         ids=[name for name, _ in vector_files()])
+def test_vector_files_match_their_schema(text: str) -> None:
+    validator("vectors.schema.json").validate(json.loads(text))
+
+
+@given(merge_requests())
+def test_requests_and_answers_match_their_schemas(request: MergeRequest) -> None:
+    body = encode_merge_request(request)
+    validator("merge-request.schema.json").validate(body)
+    validator("merge-response.schema.json").validate(answer_merge_line(json.dumps(body)))
+
+
+@pytest.mark.parametrize(
+    "line", ["{", "[]", '{"numa_nodes": [99], "policy": "x", "providers": []}'])
+def test_error_answers_match_the_schema(line: str) -> None:  # WIRE-2
+    validator("merge-response.schema.json").validate(answer_merge_line(line))
+
+
+@given(st.data())
+def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject) -> None:
+    """NWIRE-1, NWIRE-2, NWIRE-3, NWIRE-4: every request the node strategies make and every
+    answer the reference gives fits spec/schemas/node-protocol.schema.json."""
+    from numaspec.conformance.properties.node_strategies import node_requests, pods
+    from numaspec.protocols.node_protocol import NodeSession
+
+    check = validator("node-protocol.schema.json")
+    session = NodeSession()
+    create = data.draw(node_requests())
+    devices = sorted(create["node"]["machine"].get("devices", {}))
+    pod = data.draw(pods("p1", devices))
+    first = (pod.get("initContainers") or pod["containers"])[0]["name"]
+    requests = [create, {"op": "hints", "pod": pod},
+                {"op": "hints", "pod": pod, "container": first},
+                {"op": "admit", "pod": pod}, {"op": "hints", "pod": pod, "container": first},
+                {"op": "hints", "pod": pod, "container": "no-such-container"},
+                {"op": "state"}, {"op": "remove", "uid": "p1"}, {"op": "remove", "uid": "zz"}]
+    for request in requests:
+        check.validate(request)
+        check.validate(session.answer(json.dumps(request)))

@@ -1,0 +1,93 @@
+"""Mutant allocators (spec chapter dra.md): the reference's ``allocate`` answer, changed one
+way.  In process for the properties (:class:`MutantAllocator`), behind the adapter protocol
+for ``numaspec differential --shape allocate`` (``mutants.allocate_mutants:REVERSED`` and so
+on, for ``--impl``)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
+
+__all__ = ["IGNORES_CONSTRAINTS", "MUTATIONS", "REVERSED", "TIMES_OUT", "MutantAdapter",
+           "MutantAllocator"]
+
+
+def reversed_picks(case: Any, answer: Any) -> Any:
+    """Lists each claim's devices last taken first."""
+    del case
+    if isinstance(answer, dict) and answer.get("outcome") == "allocated":
+        return {**answer, "claims": [{"devices": c["devices"][::-1]}
+                                     for c in answer["claims"]]}
+    return answer
+
+
+def ignores_constraints(case: Any, answer: Any) -> Any:
+    """Allocates as if no claim had constraints."""
+    del answer
+    loose = copy.deepcopy(case)
+    for claim in loose.get("claims", []):
+        claim.get("spec", {}).get("devices", {}).pop("constraints", None)
+    return reference_result("allocate", loose)
+
+
+def times_out(case: Any, answer: Any) -> Any:
+    """Answers every allocation as the scheduler's Filter timeout would (DRA-7)."""
+    del case
+    if isinstance(answer, dict) and answer.get("outcome") == "allocated":
+        return {"outcome": "unschedulable", "message": "timed out trying to allocate devices"}
+    return answer
+
+
+MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
+             "times_out": times_out}
+
+
+class MutantAllocator:
+    """In process, for a property: ``allocate(case)`` is the mutated answer."""
+
+    name = "mutant-allocator"
+    allocate_versions = ("1.33", "1.34", "1.35", "1.36", "1.37")
+
+    def __init__(self, mutation: str) -> None:
+        self.mutate = MUTATIONS[mutation]
+
+    def allocate(self, case: Any) -> Any:
+        return self.mutate(case, reference_result("allocate", case))
+
+
+class MutantAdapter(ReferenceAdapter):
+    """Behind the adapter protocol: the reference serving one operation (``allocate``
+    unless told), its answers mutated by one of ``mutations`` (this module's unless told;
+    tools/numaspec_tools/mutants/cpus_mutants.py passes its own)."""
+
+    def __init__(self, mutation: str, *, op: str = "allocate",
+                 mutations: Mapping[str, Callable[[Any, Any], Any]] | None = None) -> None:
+        super().__init__()
+        self.mutation = mutation
+        self.op = op
+        self.mutate = (MUTATIONS if mutations is None else mutations)[mutation]
+
+    def start(self) -> dict[str, Any]:
+        return {**super().start(), "name": f"mutant-{self.mutation}",
+                "operations": [self.op]}
+
+    def run(self, op: str, case: Any) -> dict[str, Any]:
+        body = super().run(op, case)
+        if op == self.op and "result" in body and "error" not in body["result"]:
+            return {"result": self.mutate(case, body["result"])}
+        return body
+
+
+def REVERSED() -> MutantAdapter:
+    return MutantAdapter("reversed_picks")
+
+
+def IGNORES_CONSTRAINTS() -> MutantAdapter:
+    return MutantAdapter("ignores_constraints")
+
+
+def TIMES_OUT() -> MutantAdapter:
+    return MutantAdapter("times_out")

@@ -1,0 +1,62 @@
+"""What a test run rotates by commit, so that one run stays inside its budget and the runs
+over consecutive commits cover the whole (README, "What CI runs"):
+
+* which pinned kubelet and DRA allocator releases a run builds and runs beyond the every-run
+  ones (:func:`commit_group`, numaspec_tools.builds);
+* the examples the suite draws against a kubelet release: the ``dev`` profile's 100 per
+  property (not ``ci``'s derandomized 300, the same every run), from the run seed
+  :func:`commit_seed` (RUN-21), and the in-run differential's 5,000 random merges from the
+  same seed (RUN-22); and the node differential's 100 sessions a release; so every commit
+  draws new ones.  (The merge peers, scheduler-plugins, dra-driver-cpu and the DRA allocator
+  keep ``ci``: their manifests pin divergences by input class, which a new seed could meet in
+  a new form on a commit that changed nothing of theirs.)
+
+Both come from the commit being tested, never from the clock: a commit always runs the same
+releases and draws the same examples, and a failure names the seed that replays it
+(``numaspec conformance --seed N --profile dev``).  ``NUMASPEC_ROTATION_SEED`` overrides the
+seed (to replay a CI run elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from numaspec_tools import REPO
+
+#: The profile the suite runs with against upstream code (100 examples a property).
+ROTATING_PROFILE = "dev"
+#: Examples a run draws where a test drives upstream code with Hypothesis itself (the node
+#: differential's sessions), from :func:`commit_seed`.
+ROTATING_EXAMPLES = 100
+
+
+def commit_hash(cwd: Path = REPO) -> str | None:
+    """``git rev-parse HEAD`` of the checkout, None without git."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                              text=True, timeout=30, check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def commit_group(groups: int, cwd: Path = REPO) -> int:
+    """The rotation group of the commit being tested (group 0 without git)."""
+    head = commit_hash(cwd)
+    try:
+        return int(head, 16) % groups if head else 0
+    except ValueError:
+        return 0
+
+
+def commit_seed(cwd: Path = REPO) -> int:
+    """The run seed of the commit being tested: its hash's first 8 hex digits (0 without
+    git), or ``NUMASPEC_ROTATION_SEED``."""
+    given = os.environ.get("NUMASPEC_ROTATION_SEED", "").strip()
+    if given:
+        return int(given)
+    head = commit_hash(cwd)
+    try:
+        return int(head[:8], 16) if head else 0
+    except ValueError:
+        return 0
