@@ -29,6 +29,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.conformance.properties.node_machine import make_node_machine
 from numaspec_tools.builds import kubelet as kubelet_builds
+from numaspec_tools.rotation import ROTATING_EXAMPLES, commit_seed
 from numaspec_tools.testing.sessions import normalizer
 
 
@@ -57,10 +58,13 @@ def test_reference_agrees_with_kubelet_node(version: str) -> None:
                                 normalize=normalizer(),
                                 compare_until_irregular_groups=int(version.split(".")[1]) < 32,
                                 compare_until_device_numa_choice=True)
+    # Rotated by commit (numaspec_tools.rotation): 100 sessions a run, drawn from the
+    # commit's seed, so consecutive commits compare new sessions (as @seed does for a class)
+    machine._hypothesis_internal_use_seed = commit_seed()
     try:
         run_state_machine_as_test(machine, settings=settings(
-            settings(), stateful_step_count=20, deadline=None,
-            suppress_health_check=list(HealthCheck)))
+            settings(), max_examples=ROTATING_EXAMPLES, derandomize=False, database=None,
+            stateful_step_count=20, deadline=None, suppress_health_check=list(HealthCheck)))
     finally:
         for probe in probes:
             probe.close()
