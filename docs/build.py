@@ -52,7 +52,7 @@ from pathlib import Path
 
 import yaml
 
-from numaspec.rules import Rule, parse_rules
+from numaspec.rules import Rule, parse_rules, parts
 
 REPO = Path(__file__).resolve().parent.parent
 REPOSITORY = "https://github.com/numaspec/numaspec"
@@ -318,32 +318,18 @@ class _Site:
     # -- chapters ----------------------------------------------------------------------------
 
     def chapters(self) -> list[str]:
-        """The chapters in spec/README.md's table order, then any other chapter."""
-        readme = (self.spec / "README.md").read_text(encoding="utf-8")
-        listed = re.findall(r"^\| \[([\w.-]+\.md)\]", readme, re.M)
+        """The chapters in spec/parts.toml's order, then any other chapter."""
+        listed = [name for _, names in self.parts() for name in names]
         rest = sorted(p.name for p in self.spec.glob("*.md")
                       if p.name not in listed and p.name != "README.md")
-        return [name for name in listed if (self.spec / name).is_file()] + rest
+        return listed + rest
 
     def parts(self) -> list[tuple[str | None, list[str]]]:
-        """The chapters grouped as spec/README.md groups its tables: under the bold line
-        ("**Part I: ...**") above each; chapters it does not list come last, ungrouped."""
-        readme = (self.spec / "README.md").read_text(encoding="utf-8")
-        groups: list[tuple[str | None, list[str]]] = []
-        label: str | None = None
-        for line in readme.splitlines():
-            bold = re.match(r"^\*\*([^*]+)\*\*", line)
-            if bold:
-                label = bold.group(1).strip()
-                continue
-            row = re.match(r"^\| \[([\w.-]+\.md)\]", line)
-            if row and (self.spec / row.group(1)).is_file():
-                if not groups or groups[-1][0] != label:
-                    groups.append((label, []))
-                groups[-1][1].append(row.group(1))
-        listed = {name for _, names in groups for name in names}
-        rest = [name for name in self.chapters() if name not in listed]
-        return groups + ([(None, rest)] if rest else [])
+        """The chapters grouped by part, as spec/parts.toml (the one map of the spec) says,
+        each under its label ("Part I: ..."); chapters it does not list are refused by
+        tests/meta/test_parts.py."""
+        return [(part.label, [c.file for c in part.chapters if (self.spec / c.file).is_file()])
+                for part in parts(self.spec)]
 
     def page(self, text: str, name: str) -> str:
         out: list[str] = []

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["JUDGED", "SITE_URL", "Rule", "find_rule", "parse_rules", "rule_link", "rules_by_id",
-           "spec_dir"]
+__all__ = ["JUDGED", "SITE_URL", "Chapter", "Part", "Rule", "find_rule", "parse_rules", "parts",
+           "rule_link", "rules_by_id", "spec_dir"]
 
 #: Where the spec is published: the docs site built from spec/ by docs/build.py, whose
 #: ``site_url`` (docs/mkdocs.yml) this must equal; a rule's anchor there is its ID.
@@ -92,6 +92,50 @@ def spec_dir() -> Path:
     from importlib import resources
 
     return Path(str(resources.files("numaspec.spec")))
+
+
+@attrs.frozen
+class Chapter:
+    """One chapter of a part (spec/parts.toml): its file under spec/, its rules' prefixes,
+    what it covers and the modules that read it."""
+
+    file: str
+    prefixes: tuple[str, ...]
+    covers: str
+    modules: str
+
+
+@attrs.frozen
+class Part:
+    """One part of the spec (spec/parts.toml): its number (roman, "" for the suite's own),
+    title, one-line summary, the package that reads it, that package's folder, its chapters."""
+
+    number: str
+    title: str
+    summary: str
+    package: str
+    folder: str
+    chapters: tuple[Chapter, ...]
+
+    @property
+    def label(self) -> str:
+        """How the spec's tables head the part: ``Part I: the Topology Manager's merge``."""
+        return f"Part {self.number}: {self.title}" if self.number else self.title[:1].upper() \
+            + self.title[1:]
+
+
+def parts(spec: Path | None = None) -> tuple[Part, ...]:
+    """The spec's parts in order, from ``parts.toml``: the one hand-kept map of chapters to
+    parts and packages (spec/README.md's tables, the README's map, CONTRIBUTING.md's floors and
+    the site's navigation are generated from it or checked against it)."""
+    import tomllib
+
+    table = tomllib.loads(((spec or spec_dir()) / "parts.toml").read_text(encoding="utf-8"))
+    return tuple(
+        Part(p["number"], p["title"], p["summary"], p["package"], p["folder"],
+             tuple(Chapter(c["file"], tuple(c["prefixes"]), c["covers"], c["modules"])
+                   for c in p["chapter"]))
+        for p in table["part"])
 
 
 def parse_rules(spec: Path) -> list[Rule]:

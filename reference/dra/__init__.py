@@ -1,4 +1,4 @@
-"""DRA device co-placement (spec chapter ``dra.md``): the structured allocator's choice of
+"""DRA device co-placement (spec part III: chapter ``dra.md``): the structured allocator's choice of
 devices for a node's ResourceClaims, from its ResourceSlices and DeviceClasses.
 
 Devices allocated through DRA take no part in the Topology Manager's merge (DEV-8); whether

@@ -1,4 +1,4 @@
-"""An operator's questions about a real node, from the files it already has (spec part IV:
+"""An operator's questions about a real node, from the files it already has (spec part V:
 chapters ``operators.md``, ``machine-import.md``, ``kubelet-config.md``, ``checkpoints.md``).
 
 * ``importers/``: the node's own files read as kubelet reads them: sysfs or hwloc for the

@@ -1,4 +1,4 @@
-"""How implementations and people talk to the reference (spec part III: chapters
+"""How implementations and people talk to the reference (spec part IV: chapters
 ``merge-protocol.md``, ``node-protocol.md``, ``adapter-protocol.md``, and the traces on
 request of ``explain.md``).
 

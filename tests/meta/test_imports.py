@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from numaspec.rules import parts
 from numaspec_tools import REPO
 
 #: The floors of the house, lowest first: a module is on the floor of the longest prefix
@@ -200,6 +201,13 @@ def test_every_package_of_the_distribution_is_read() -> None:
     assert "numaspec.topology.masks" in MODULES
     assert {"numaspec_tools", "numaspec_tools.builds", "numaspec_tools.mutants",
             "numaspec_tools.testing", "numaspec_tools.adapters"} <= set(PACKAGES)
+
+
+def test_the_wing_floors_follow_the_spec_parts() -> None:
+    """The reference's wings sit on floors in the order of the spec's parts
+    (spec/parts.toml, the one map of the spec)."""
+    wings = [p.package for p in parts(REPO / "spec") if p.number]
+    assert [prefixes[0] for _, prefixes in FLOORS if prefixes[0] in wings] == wings
 
 
 @pytest.mark.static

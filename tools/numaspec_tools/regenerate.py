@@ -74,6 +74,12 @@ def _python(*args: str) -> None:
         raise subprocess.CalledProcessError(done.returncode, done.args)
 
 
+def _parts() -> None:
+    from numaspec_tools import parts_tables
+
+    parts_tables.write()
+
+
 def _checked_by() -> None:
     _python("-m", "numaspec.conformance.speccheck", "--fix")
 
@@ -166,6 +172,9 @@ def _comparison() -> None:
 
 
 STEPS = (
+    Step("parts", "the tables generated from spec/parts.toml (spec/README.md, README.md, "
+         "CONTRIBUTING.md)", ("spec/README.md", "README.md", "CONTRIBUTING.md"), False, False,
+         _parts),
     Step("checked-by", "each rule's Checked by line (spec/*.md)", ("spec/*.md",), False, False,
          _checked_by),
     Step("coverage", "which kubelet releases run each rule (adapters/kubelet/COVERAGE.md)",

@@ -1,0 +1,29 @@
+"""spec/parts.toml is the one hand-kept map of the spec (issue 54): every chapter is in it
+once, the tables generated from it are current, and what is written by hand elsewhere agrees
+with it (each wing's docstring here; the import floors' order in tests/meta/test_imports.py;
+the site's navigation reads it, docs/build.py)."""
+
+from __future__ import annotations
+
+from numaspec.rules import parts
+from numaspec_tools import REPO, parts_tables
+from numaspec_tools.regenerate import COMMAND
+
+SPEC = REPO / "spec"
+
+
+def test_every_chapter_is_in_one_part() -> None:
+    listed = [c.file for part in parts(SPEC) for c in part.chapters]
+    assert len(listed) == len(set(listed)), "a chapter listed twice in spec/parts.toml"
+    on_disk = sorted(p.name for p in SPEC.glob("*.md") if p.name != "README.md")
+    assert sorted(listed) == on_disk, "spec/parts.toml and spec/*.md differ"
+
+
+def test_the_generated_tables_are_current() -> None:
+    stale = [str(path.relative_to(REPO)) for path, text in parts_tables.rendered().items()
+             if path.read_text("utf-8") != text]
+    assert stale == [], f"{', '.join(stale)} stale: run {COMMAND} --only parts"
+
+
+def test_each_wing_names_its_part_and_chapters() -> None:
+    assert parts_tables.wing_docstring_problems() == []
