@@ -269,12 +269,7 @@ def load_replay_case(path: str, case_id: str | None) -> tuple[str, str, Any, Any
 
 def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any, Any]:
     """RUN-10: ``<vector>@1.N`` in a vector file: the vector's instance at 1.N."""
-    from numaspec.conformance.cases.vectors import (
-        holds_in,
-        instance_at,
-        load_vector_file,
-        split_id,
-    )
+    from numaspec.conformance.cases.vectors import holds_in, instance_at, load_vector_file, split_id
 
     base, release = split_id(case_id)
     found = [v for v in load_vector_file(path, text) if v.id == base]
@@ -291,7 +286,8 @@ def _vector_instance(path: str, text: str, case_id: str) -> tuple[str, str, Any,
 def replay(path: str, case_id: str | None, impl: str, *, timeout: float = DEFAULT_TIMEOUT,
            explain: bool = False) -> int:
     """RUN-8: re-run one case against ``impl`` and print both answers, and how they differ."""
-    from numaspec.conformance.cases.vectors import case_version, compare
+    from numaspec.conformance.cases.judges import compare
+    from numaspec.conformance.cases.vectors import case_version
     from numaspec.protocols.adapter_protocol import reference_result, sent_case
 
     name, op, case, expected = load_replay_case(path, case_id)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from numaspec.conformance.running.profiles import load_profile
 from numaspec_tools.builds import dra as dra_builds
@@ -21,13 +20,6 @@ from numaspec_tools.builds import go as go_builds
 from numaspec_tools.builds import kubelet as kubelet_builds
 
 load_profile()
-
-#: The fast loop's Hypothesis profile (``--hypothesis-profile=quick``, CONTRIBUTING.md): 20
-#: examples for numaspec's own property tests, for a contributor's quick check.  It never
-#: judges an implementation: a whole-suite run inside a test loads its own profile (RUN-21),
-#: a mutant's kill keeps its fixed settings, and CI runs ``ci``.
-settings.register_profile("quick", max_examples=20, deadline=None, database=None,
-                          suppress_health_check=(HealthCheck.too_slow,))
 
 
 _CROSSHAIR: dict[str, int] = {}

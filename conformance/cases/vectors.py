@@ -63,20 +63,14 @@ from typing import Any
 
 import attrs
 
-from numaspec.conformance.cases.agreement import (
-    answers_agree,
-    kubelet_words_problem,
-    merge_is_ambiguous,
-)
-from numaspec.conformance.cases.device_equivalence import normalize_session
-from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
+from numaspec.conformance.cases.judges import LIMIT, compare, decode_answer, require
+from numaspec.conformance.implementations.adapter import MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.protocols.merge_protocol import MergeRequest, decode_merge_request
+from numaspec.protocols.operations import OPERATIONS
+from numaspec.protocols.operations import TABLE as OPERATION_TABLE
 from numaspec.rules import parse_rules, spec_dir
-from numaspec.topology.hints import TopologyHint
-from numaspec.topology.masks import NumaMask
-from numaspec.topology.policies import MergeOutcome
-from numaspec.topology.versions import DEFAULT, NEWEST, OLDEST, parse_version
+from numaspec.topology.versions import parse_version
 
 __all__ = [
     "DERIVATIONS",
@@ -84,8 +78,6 @@ __all__ = [
     "Instance",
     "Vector",
     "case_version",
-    "compare",
-    "decode_answer",
     "format_range",
     "holds_in",
     "inherited_range",
@@ -105,12 +97,11 @@ __all__ = [
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
-OPS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed", "cpus")
+OPS = OPERATIONS
 #: Where a vector's expected answer comes from.
 DERIVATIONS = ("hand", "reference")
 _FIELDS = {"id", "description", "rules", "op", "derived", "case", "expected"}
 _OPTIONAL = {"notes", "releases", "expected_by_release"}
-_LIMIT = 300  # characters per difference
 
 
 @attrs.frozen
@@ -180,48 +171,14 @@ def case_version(op: str, case: Any) -> str:
     newest), or the first create step's.  ``""`` when that version is not one numaspec models
     for the op (a vector about refusing it holds for every implementation), or when there is
     no create step."""
-    from numaspec.node.nodeconfig import NODE_VERSIONS
-
-    raw: Any = None
-    if op in ("allocate", "mixed"):
-        # DRA-10, DRA-13: the allocator's release (module minor = Kubernetes minor); a mixed
-        # case's node is of the same release (_retarget keeps them together)
-        from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
-
-        body = (case.get("dra") if op == "mixed" else case) if isinstance(case, dict) else None
-        raw = body.get("release") if isinstance(body, dict) else None
-        return raw if raw in ALLOCATE_RELEASES else ""
-    if op == "merge":
-        raw = case.get("kubelet_version") if isinstance(case, dict) else None
-        if raw is None:
-            return str(DEFAULT)
-    elif op == "cpus":  # CPU-21: the case's kubelet_version, which it must give
-        raw = case.get("kubelet_version") if isinstance(case, dict) else None
-        if raw is None:
-            return ""
-    else:
-        steps = case.get("steps") if isinstance(case, dict) else None
-        for step in steps if isinstance(steps, list) else []:
-            if isinstance(step, dict) and step.get("op") == "create":
-                node = step.get("node")
-                raw = node.get("kubeletVersion") if isinstance(node, dict) else None
-                break
-        if raw is None:
-            return ""
-    try:
-        version = parse_version(raw)
-    except NumaspecError:
-        return ""
-    if op != "merge" and version.minor not in NODE_VERSIONS:
-        return ""
-    return str(version)
+    row = OPERATION_TABLE.get(op)
+    return "" if row is None else row.case_version(case)
 
 
 # --- releases --------------------------------------------------------------------------------
 
 _DASH = "\u2013"  # the en dash of "Holds in: 1.18\u20131.37"
 _RANGE = re.compile(r"^1\.(\d+)(?: ?[" + _DASH + r"-] ?1\.(\d+))?$")
-_CASE_MINOR = re.compile(r"^(\s*v?1\.)(\d+)")
 
 
 def _minor(release: str) -> int:
@@ -232,12 +189,12 @@ def parse_range(text: Any, where: str) -> tuple[int, int]:
     """``"1.24-1.37"`` (en dash or hyphen) or ``"1.30"`` → (first minor, last minor);
     :class:`InvalidFieldError` for anything else or an empty range."""
     match = _RANGE.match(text) if isinstance(text, str) else None
-    _require(match is not None, f'a release range such as "1.24{_DASH}1.37", or one release '
+    require(match is not None, f'a release range such as "1.24{_DASH}1.37", or one release '
              '"1.30"', where)
     assert match is not None
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) is not None else first
-    _require(first <= last, f"an empty range: 1.{first} is after 1.{last}", where)
+    require(first <= last, f"an empty range: 1.{first} is after 1.{last}", where)
     return first, last
 
 
@@ -247,15 +204,7 @@ def format_range(first: int, last: int) -> str:
 
 
 def _op_range(op: str) -> tuple[int, int]:
-    if op == "merge":
-        return OLDEST.minor, NEWEST.minor
-    if op in ("allocate", "mixed"):
-        from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
-
-        return _minor(ALLOCATE_RELEASES[0]), _minor(ALLOCATE_RELEASES[-1])
-    from numaspec.node.nodeconfig import NODE_VERSIONS
-
-    return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
+    return OPERATION_TABLE[op].modelled()
 
 
 @functools.cache
@@ -299,31 +248,8 @@ def holds_in(vector: Vector, ranges: Mapping[str, tuple[int, int]] | None = None
     return tuple(f"1.{m}" for m in sorted(minors | {own}))
 
 
-def _retarget_text(raw: Any, release: str) -> Any:
-    """``raw`` (a version string) naming ``release`` instead, in the same format."""
-    if isinstance(raw, str) and _CASE_MINOR.match(raw):
-        return _CASE_MINOR.sub(lambda m: m.group(1) + release.split(".", 1)[1], raw, count=1)
-    return release
-
-
 def _retarget(op: str, case: Any, release: str) -> Any:
-    if op == "allocate":
-        return {**case, "release": release}
-    if op == "mixed":
-        return {**_retarget("node", case, release), "dra": {**case["dra"], "release": release}}
-    if op in ("merge", "cpus"):
-        return {**case, "kubelet_version": _retarget_text(case.get("kubelet_version"),
-                                                          release)}
-    steps = []
-    for step in case["steps"]:
-        if (isinstance(step, dict) and step.get("op") == "create"
-                and isinstance(step.get("node"), dict) and "kubeletVersion" in step["node"]):
-            node = {**step["node"],
-                    "kubeletVersion": _retarget_text(step["node"]["kubeletVersion"], release)}
-            steps.append({**step, "node": node})
-        else:
-            steps.append(step)
-    return {**case, "steps": steps}
+    return OPERATION_TABLE[op].retarget(case, release)
 
 
 def split_id(case_id: str) -> tuple[str, str]:
@@ -365,8 +291,8 @@ def instances(vector: Vector, releases: Sequence[str] | None = None,
 
 def _session_versions(op: str, case: Any) -> str:
     """``"mixed"`` when a session's create steps name different releases, else ``""``."""
-    if op in ("merge", "allocate", "mixed", "cpus") or not isinstance(case, dict) or not isinstance(
-            case.get("steps"), list):
+    if OPERATION_TABLE[op].version_in != ("steps",) or not isinstance(case, dict) \
+            or not isinstance(case.get("steps"), list):
         return ""
     seen = set()
     for step in case["steps"]:
@@ -380,109 +306,104 @@ def _session_versions(op: str, case: Any) -> str:
     return "mixed" if len(seen) > 1 else ""
 
 
-def _require(ok: bool, message: str, where: str) -> None:
-    if not ok:
-        raise InvalidFieldError(message, where=where)
-
-
 def _vector(raw: Any, source: str, where: str) -> Vector:
-    _require(isinstance(raw, dict), "a vector is an object", where)
+    require(isinstance(raw, dict), "a vector is an object", where)
     missing = sorted(_FIELDS - set(raw))
-    _require(not missing, f"missing field {missing[0]!r}" if missing else "", where)
+    require(not missing, f"missing field {missing[0]!r}" if missing else "", where)
     unknown = sorted(set(raw) - _FIELDS - _OPTIONAL)
-    _require(not unknown, f"unknown field {unknown[0]!r}" if unknown else "", where)
+    require(not unknown, f"unknown field {unknown[0]!r}" if unknown else "", where)
     for key in ("id", "description", "op", "derived"):
-        _require(isinstance(raw[key], str) and raw[key] != "", "a non-empty string",
+        require(isinstance(raw[key], str) and raw[key] != "", "a non-empty string",
                  f"{where}.{key}")
-    _require(raw["op"] in OPS, f"op is one of {', '.join(OPS)}", f"{where}.op")
-    _require(raw["derived"] in DERIVATIONS, f"derived is one of {', '.join(DERIVATIONS)}",
+    require(raw["op"] in OPS, f"op is one of {', '.join(OPS)}", f"{where}.op")
+    require(raw["derived"] in DERIVATIONS, f"derived is one of {', '.join(DERIVATIONS)}",
              f"{where}.derived")
     rules = raw["rules"]
-    _require(isinstance(rules, list) and bool(rules) and all(isinstance(r, str) for r in rules),
+    require(isinstance(rules, list) and bool(rules) and all(isinstance(r, str) for r in rules),
              "a non-empty array of rule IDs", f"{where}.rules")
     notes = raw.get("notes", "")
-    _require(isinstance(notes, str), "a string", f"{where}.notes")
+    require(isinstance(notes, str), "a string", f"{where}.notes")
     op, case, expected = raw["op"], raw["case"], raw["expected"]
     if op == "merge":
-        _require(isinstance(expected, dict), "a merge response object", f"{where}.expected")
+        require(isinstance(expected, dict), "a merge response object", f"{where}.expected")
     elif op == "allocate":
-        _require(isinstance(case, dict), "an allocate case object", f"{where}.case")
-        _require(isinstance(expected, dict) and "outcome" in expected,
+        require(isinstance(case, dict), "an allocate case object", f"{where}.case")
+        require(isinstance(expected, dict) and "outcome" in expected,
                  '{"outcome": "allocated" | "unschedulable" | "error", ...}',
                  f"{where}.expected")
     elif op == "cpus":
-        _require(isinstance(case, dict), "a cpus case object", f"{where}.case")
-        _require(isinstance(expected, dict) and len(expected) == 1
+        require(isinstance(case, dict), "a cpus case object", f"{where}.case")
+        require(isinstance(expected, dict) and len(expected) == 1
                  and set(expected) <= {"cpus", "unsatisfiable", "error"},
                  '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}',
                  f"{where}.expected")
     elif op == "mixed":
-        _require(isinstance(case, dict) and isinstance(case.get("dra"), dict)
+        require(isinstance(case, dict) and isinstance(case.get("dra"), dict)
                  and isinstance(case.get("steps"), list), "a mixed case object",
                  f"{where}.case")
-        _require(isinstance(expected, dict) and ("allocation" in expected
+        require(isinstance(expected, dict) and ("allocation" in expected
                                                  or "error" in expected),
                  '{"allocation": ..., "admission": ..., "containers": [...]}',
                  f"{where}.expected")
     elif op == "predict":
-        _require(isinstance(case, dict) and set(case) == {"steps", "pod"}
+        require(isinstance(case, dict) and set(case) == {"steps", "pod"}
                  and isinstance(case["steps"], list) and bool(case["steps"]),
                  '{"steps": [create/admit/remove request, ...], "pod": {...}}', f"{where}.case")
-        _require(isinstance(expected, dict) and isinstance(expected.get("fits"), bool),
+        require(isinstance(expected, dict) and isinstance(expected.get("fits"), bool),
                  '{"fits": true | false, ...}', f"{where}.expected")
     else:
-        _require(isinstance(case, dict) and set(case) == {"steps"}
+        require(isinstance(case, dict) and set(case) == {"steps"}
                  and isinstance(case["steps"], list) and bool(case["steps"]),
                  '{"steps": [request, ...]}', f"{where}.case")
-        _require(isinstance(expected, dict) and set(expected) == {"answers"}
+        require(isinstance(expected, dict) and set(expected) == {"answers"}
                  and isinstance(expected["answers"], list), '{"answers": [answer, ...]}',
                  f"{where}.expected")
         has_hints = any(isinstance(s, dict) and s.get("op") == "hints" for s in case["steps"])
-        _require(op == "affinity" or has_hints == (op == "hints"),
+        require(op == "affinity" or has_hints == (op == "hints"),
                  "a session with a hints step is op 'hints', any other op 'node' (an "
                  "'affinity' session may have both)", f"{where}.op")
     version = case_version(op, case)
     releases = (parse_range(raw["releases"], f"{where}.releases") if "releases" in raw
                 else None)
     if releases is not None and version:
-        _require(releases[0] <= _minor(version) <= releases[1],
+        require(releases[0] <= _minor(version) <= releases[1],
                  f"the range holds the vector's own release {version}", f"{where}.releases")
     by_release: list[tuple[int, int, Any]] = []
     table = raw.get("expected_by_release", {})
-    _require(isinstance(table, dict) and (bool(table) or "expected_by_release" not in raw),
+    require(isinstance(table, dict) and (bool(table) or "expected_by_release" not in raw),
              "a non-empty object: release or range → expected answer",
              f"{where}.expected_by_release")
     for key, answer in table.items():
         at = f"{where}.expected_by_release[{key!r}]"
         first, last = parse_range(key, at)
-        _require(not version or not first <= _minor(version) <= last,
+        require(not version or not first <= _minor(version) <= last,
                  f"the vector's own release {version} takes 'expected', not an entry here", at)
-        _require(all(last < f or first > lt for f, lt, _ in by_release),
+        require(all(last < f or first > lt for f, lt, _ in by_release),
                  "ranges overlap another entry", at)
         if op == "merge":
-            _require(isinstance(answer, dict), "a merge response object", at)
+            require(isinstance(answer, dict), "a merge response object", at)
         elif op == "predict":
-            _require(isinstance(answer, dict) and isinstance(answer.get("fits"), bool),
+            require(isinstance(answer, dict) and isinstance(answer.get("fits"), bool),
                      '{"fits": true | false, ...}', at)
         elif op == "allocate":
-            _require(isinstance(answer, dict) and "outcome" in answer,
+            require(isinstance(answer, dict) and "outcome" in answer,
                      '{"outcome": "allocated" | "unschedulable" | "error", ...}', at)
         elif op == "cpus":
-            _require(isinstance(answer, dict) and len(answer) == 1
+            require(isinstance(answer, dict) and len(answer) == 1
                      and set(answer) <= {"cpus", "unsatisfiable", "error"},
                      '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}', at)
         elif op == "mixed":
-            _require(isinstance(answer, dict) and ("allocation" in answer or "error" in answer),
+            require(isinstance(answer, dict) and ("allocation" in answer or "error" in answer),
                      '{"allocation": ..., "admission": ..., "containers": [...]}', at)
         else:
-            _require(isinstance(answer, dict) and set(answer) == {"answers"}
+            require(isinstance(answer, dict) and set(answer) == {"answers"}
                      and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
         by_release.append((first, last, answer))
     vector = Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
                     case=case, expected=expected, derived=raw["derived"],
                     kubelet_version=version, source=source, notes=notes, releases=releases,
                     expected_by_release=tuple(by_release))
-    _require(vector.retargetable or (not by_release and releases is None),
+    require(vector.retargetable or (not by_release and releases is None),
              "a vector about versions (or whose case is not an object) holds at its own case "
              "only: no 'releases' nor 'expected_by_release'", f"{where}.releases")
     return vector
@@ -496,7 +417,7 @@ def load_vector_file(name: str, text: str) -> list[Vector]:
     except json.JSONDecodeError as exc:
         raise InvalidFieldError(f"not JSON: {exc.msg} (line {exc.lineno})",
                                 where=name) from None
-    _require(isinstance(document, dict) and set(document) == {"vectors"}
+    require(isinstance(document, dict) and set(document) == {"vectors"}
              and isinstance(document["vectors"], list), '{"vectors": [...]}', name)
     return [_vector(raw, name, f"{name}: vectors[{i}]")
             for i, raw in enumerate(document["vectors"])]
@@ -550,59 +471,6 @@ def stored_case(vector_id: str, releases: Sequence[str]) -> dict[str, Any]:
 # --- merge answers ---------------------------------------------------------------------------
 
 
-def decode_answer(value: Any, where: str) -> MergeAnswer:
-    """A merge response in the wire format → an answer; :class:`InvalidFieldError` if it is
-    not one."""
-    _require(isinstance(value, dict), "expected a response object", where)
-    if "error" in value:
-        error = value["error"]
-        _require(isinstance(error, dict) and isinstance(error.get("kind"), str),
-                 'an error is {"kind": ..., "message"?: ...}', f"{where}.error")
-        words = error.get("kubelet_message")
-        return ErrorAnswer(error["kind"], str(error.get("message", "")),
-                           words if isinstance(words, str) else None)
-    _require(set(value) == {"hint", "admit"}, 'a response is {"hint": ..., "admit": ...}', where)
-    hint, admit = value["hint"], value["admit"]
-    _require(isinstance(admit, bool), "a boolean", f"{where}.admit")
-    _require(isinstance(hint, dict) and {"numa_affinity", "preferred"} <= set(hint)
-             <= {"numa_affinity", "preferred", "score", "scores"}
-             and isinstance(hint["preferred"], bool),
-             'a hint is {"numa_affinity": ..., "preferred": bool, "score"?: 0..100}',
-             f"{where}.hint")
-    scores = _answer_scores(hint, f"{where}.hint")
-    affinity = hint["numa_affinity"]
-    if affinity is not None:
-        _require(isinstance(affinity, list) and all(
-            isinstance(n, int) and not isinstance(n, bool) for n in affinity),
-                 "null or a list of node ids", f"{where}.hint.numa_affinity")
-    try:
-        mask = None if affinity is None else NumaMask.of(affinity, where=f"{where}.hint")
-    except NumaspecError as exc:
-        raise InvalidFieldError(exc.message, where=exc.where) from None
-    score = 0 if scores is None else hint["score"]
-    return MergeOutcome(TopologyHint(mask, hint["preferred"], score), admit, scores)
-
-
-def _answer_scores(hint: dict[str, Any], where: str) -> frozenset[int] | None:
-    """HINT-5, MERGE-14: an answer's ``score`` (1.38+) and the ``scores`` kubelet may report
-    instead, as :class:`MergeOutcome` keeps them (``None``: no score given)."""
-    def score(value: Any) -> bool:
-        return type(value) is int and 0 <= value <= 100
-
-    if "score" not in hint:
-        _require("scores" not in hint, "a hint with scores has a score", where)
-        return None
-    _require(score(hint["score"]), "a score is an integer from 0 to 100", f"{where}.score")
-    if "scores" not in hint:
-        return frozenset({hint["score"]})
-    others = hint["scores"]
-    _require(isinstance(others, list) and all(score(v) for v in others)
-             and (not others or hint["score"] in others),
-             "scores: the scores kubelet may report, the score among them ([] when not "
-             "enumerated)", f"{where}.scores")
-    return frozenset(others)
-
-
 def merge_vectors() -> list[tuple[Vector, MergeRequest, MergeAnswer]]:
     """The merge vectors whose case decodes, with the decoded request and expected answer
     (what an in-process merge implementation is run on: ``numaspec.conformance.suite``)."""
@@ -618,229 +486,7 @@ def merge_vectors() -> list[tuple[Vector, MergeRequest, MergeAnswer]]:
     return found
 
 
-def _short(value: Any, limit: int = 120) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _session_is_ambiguous(case: Any) -> bool:
-    """Several gates or options in a create step: which one kubelet names first is Go map
-    order."""
-    steps = case.get("steps", []) if isinstance(case, dict) else []
-    for step in steps if isinstance(steps, list) else []:
-        node = step.get("node") if isinstance(step, dict) else None
-        config = node.get("config") if isinstance(node, dict) else None
-        if isinstance(config, dict) and any(
-                isinstance(config.get(field), dict) and len(config[field]) > 1
-                for field in ("featureGates", "cpuManagerPolicyOptions",
-                              "topologyManagerPolicyOptions")):
-            return True
-    return False
-
-
-def _merge_short(answer: Any) -> str:
-    """A merge answer whole, in one line: a result as it is, a refusal by its kind and where
-    it points (its words, which may be long, are compared apart: RUN-11)."""
-    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-        error = answer["error"]
-        answer = {"error": {k: error[k] for k in ("kind", "where") if k in error}}
-    return _short(answer, 2_000)
-
-
-def _compare_merge(case: Any, expected: Any, actual: Any) -> list[str]:
-
-    want = decode_answer(expected, "expected")
-    try:
-        got = decode_answer(actual, "actual")
-    except InvalidFieldError as exc:
-        return [f"not a well-formed merge response ({exc.describe()}): {_short(actual)}"[:_LIMIT]]
-    try:
-        request: MergeRequest | None = decode_merge_request(case)
-    except NumaspecError:
-        request = None
-    if request is not None:
-        agree = answers_agree(request, want, got)
-    elif isinstance(want, ErrorAnswer) and isinstance(got, ErrorAnswer):
-        agree = want.kind == got.kind
-    else:
-        agree = want == got
-    if not agree:
-        return [f"expected {_merge_short(expected)}, got {_merge_short(actual)}"]
-    if isinstance(want, ErrorAnswer) and isinstance(expected, dict) and isinstance(actual, dict):
-        ambiguous = request is None or merge_is_ambiguous(request)
-        problem = kubelet_words_problem(expected.get("error"), actual.get("error"), ambiguous)
-        if problem is not None:
-            return [problem[:_LIMIT]]
-    return []
-
-
 # --- node and hints answers ------------------------------------------------------------------
-
-
-def _label(index: int, request: Any) -> str:
-    if not isinstance(request, dict):
-        return f"step {index}"
-    op = request.get("op")
-    pod = request.get("pod")
-    uid = pod.get("uid") if isinstance(pod, dict) else None
-    if op in ("admit", "hints", "schedule", "reserve") and uid is not None:
-        what = f"{op} pod {uid!r}"
-        if op == "hints" and "container" in request:
-            what += f" container {request['container']!r}"
-    elif op in ("remove", "unreserve"):
-        what = f"remove {request.get('uid')!r}"
-    else:
-        what = str(op)
-    return f"step {index} ({what})"
-
-
-def _shape(answer: Any) -> str:
-    if isinstance(answer, dict) and len(answer) == 1:
-        key = next(iter(answer))
-        if key == "error" and isinstance(answer[key], dict):
-            return f"error {answer[key].get('kind')!r}"
-        return f"a {key!r} answer"
-    return f"not an answer: {_short(answer, 60)}"
-
-
-def _hint_key(hint: Any) -> str:
-    """NWIRE-4: a hint whole, its ``score`` (1.38+) included."""
-    return json.dumps(hint, sort_keys=True)
-
-
-def _placement_key(hint: Any) -> str:
-    """NWIRE-4: a hint without its ``score``: where and whether preferred."""
-    return _hint_key({k: v for k, v in hint.items() if k != "score"}
-                     if isinstance(hint, dict) else hint)
-
-
-def _compare_step(expected: Any, actual: Any, ambiguous: bool = False) -> str | None:
-    """What differs between one expected and one actual node-protocol answer, or None."""
-    if not (isinstance(expected, dict) and len(expected) == 1):
-        return None if expected == actual else f"expected {_short(expected)}, got {_short(actual)}"
-    key = next(iter(expected))
-    if not (isinstance(actual, dict) and set(actual) == {key}):
-        return f"expected {_shape(expected)}, got {_shape(actual)}"
-    want, got = expected[key], actual[key]
-    if key == "error":
-        kind = want.get("kind") if isinstance(want, dict) else None
-        got_kind = got.get("kind") if isinstance(got, dict) else None
-        if kind != got_kind:
-            return f"expected error {kind!r}, got error {got_kind!r}: {_short(got, 100)}"
-        return kubelet_words_problem(want, got, ambiguous)
-    if key == "decision" and isinstance(want, dict) and isinstance(got, dict):
-        for field in ("admitted", "reason", "message", "containers"):
-            if want.get(field) != got.get(field):
-                return (f"decision.{field}: expected {_short(want.get(field))}, got "
-                        f"{_short(got.get(field))}")
-        extra = sorted(set(got) - set(want))
-        return f"decision has unexpected fields {extra}" if extra else None
-    if key == "hints" and isinstance(want, dict) and isinstance(got, dict):
-        for resource in sorted(set(want) | set(got), key=str):
-            if resource not in got:
-                return f"hints: no {resource!r} (expected {_short(want[resource], 80)})"
-            if resource not in want:
-                return f"hints: unexpected {resource!r}: {_short(got[resource], 80)}"
-            a, b = want[resource], got[resource]
-            if isinstance(a, list) and isinstance(b, list):
-                # NWIRE-4: each hint whole: from 1.38 its score too (a hint with a score
-                # where none is expected, before 1.38, differs as well)
-                if sorted(map(_hint_key, a)) == sorted(map(_hint_key, b)):
-                    continue
-                if sorted(map(_placement_key, a)) == sorted(map(_placement_key, b)):
-                    return (f"hints.{resource}: the same hints with other scores (NWIRE-4): "
-                            f"expected {_short(a, 100)}, got {_short(b, 100)}")
-            elif a == b:
-                continue
-            return f"hints.{resource}: expected {_short(a, 100)}, got {_short(b, 100)}"
-        return None
-    return None if want == got else f"{key}: expected {_short(want)}, got {_short(got)}"
-
-
-def _compare_session(case: Any, expected: Any, actual: Any) -> list[str]:
-    steps = case.get("steps", []) if isinstance(case, dict) else []
-    want = expected.get("answers", []) if isinstance(expected, dict) else []
-    if not (isinstance(actual, dict) and isinstance(actual.get("answers"), list)):
-        return [f'not a session result ({{"answers": [...]}}): {_short(actual)}'[:_LIMIT]]
-    got = actual["answers"]
-    ambiguous = _session_is_ambiguous(case)
-    # RUN-12: devices that report the same NUMA nodes are interchangeable.
-    listed = steps if isinstance(steps, list) else []
-    want_eq = normalize_session(listed, want) if isinstance(want, list) else want
-    got_eq = normalize_session(listed, got)
-    differences = []
-    for index in range(max(len(want), len(got))):
-        label = _label(index + 1, steps[index] if index < len(steps) else None)
-        if index >= len(got):
-            differences.append(f"{label}: no answer (expected {_shape(want[index])})")
-        elif index >= len(want):
-            differences.append(f"{label}: an extra answer: {_short(got[index], 100)}")
-        else:
-            problem = _compare_step(want[index], got[index], ambiguous)
-            if problem is not None:
-                problem = _compare_step(want_eq[index], got_eq[index], ambiguous)
-            if problem is not None:
-                differences.append(f"{label}: {problem}")
-    return [d[:_LIMIT] for d in differences]
-
-
-def compare(op: str, case: Any, expected: Any, actual: Any) -> list[str]:
-    """How ``actual`` differs from ``expected`` for ``case``: ``[]`` when they agree.
-
-    ``merge``: outcomes equal, or errors of the same kind (any of the bad options' kinds when
-    several are bad, OPT-1).  ``node``/``hints``/``affinity``: step by step, errors by kind,
-    decisions and states equal up to devices that report the same NUMA nodes (RUN-12), each
-    resource's hints compared without regard to order (NWIRE-4).  ``predict``: the same answer
-    exactly (for the reference's own answers; the runner judges an implementation's
-    prediction by PRED-4 instead).  ``allocate``: the same answer up to the order of the
-    node's pools (DRA-2).  ``mixed``: the same answer exactly, part by part (only the
-    reference answers it; its cases search one pool per driver, DRA-13).  ``cpus``: the same
-    CPUs, or both unsatisfiable, or errors of the same kind (CPU-21).  An error's
-    ``kubelet_message``, where both sides give one, must hold the same words (RUN-11).
-    """
-    if op == "merge":
-        return _compare_merge(case, expected, actual)
-    if op in ("hints", "node", "affinity"):
-        return _compare_session(case, expected, actual)
-    if op == "predict":
-        from numaspec.conformance.cases.predictions import same_answer
-
-        return [d[:_LIMIT] for d in same_answer(expected, actual)]
-    if op == "allocate":
-        from numaspec.conformance.cases.allocations import allocation_differences
-
-        return allocation_differences(case, expected, actual)
-    if op == "mixed":
-        return _compare_mixed(expected, actual)
-    if op == "cpus":
-        return _compare_cpus(expected, actual)
-    raise InvalidFieldError(f"unknown op {op!r} (known: {', '.join(OPS)})", where="op")
-
-
-def _compare_cpus(expected: Any, actual: Any) -> list[str]:
-    """CPU-21: the same CPUs; an unsatisfiable request agrees with one, its words free; an
-    error agrees with an error of the same kind."""
-    if not isinstance(expected, dict) or not isinstance(actual, dict):
-        return [f"expected {_short(expected)}, got {_short(actual)}"]
-    if "unsatisfiable" in expected and "unsatisfiable" in actual:
-        return []
-    if "error" in expected and "error" in actual:
-        kinds = (expected["error"] or {}).get("kind"), (actual["error"] or {}).get("kind")
-        return [] if kinds[0] == kinds[1] else [f"error kind {kinds[1]!r}, expected "
-                                                 f"{kinds[0]!r}"]
-    if expected == actual:
-        return []
-    return [f"expected {_short(expected)}, got {_short(actual)}"]
-
-
-def _compare_mixed(expected: Any, actual: Any) -> list[str]:
-    """DRA-13: each part that differs, named, with both sides."""
-    if not isinstance(expected, dict) or not isinstance(actual, dict):
-        return [] if expected == actual else [f"expected {_short(expected)}, got "
-                                              f"{_short(actual)}"]
-    return [f"{key}: expected {_short(expected.get(key))}, got {_short(actual.get(key))}"
-            for key in sorted(set(expected) | set(actual))
-            if expected.get(key) != actual.get(key)]
 
 
 # --- the generator ---------------------------------------------------------------------------
@@ -857,7 +503,7 @@ def _schema_problems(document: Any) -> list[str]:
         (s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s)
     schema = next(s for s in schemas if s.get("$id") == "tag:numaspec,2026:vectors")
     validator = jsonschema.Draft202012Validator(schema, registry=registry)
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"[:_LIMIT]
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"[:LIMIT]
             for e in sorted(validator.iter_errors(document), key=lambda e: list(map(
                 str, e.absolute_path)))]
 

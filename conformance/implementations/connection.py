@@ -50,8 +50,10 @@ from numaspec.conformance.implementations.claims import Claims, claims_of
 from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.node.nodeconfig import NODE_VERSIONS
-from numaspec.protocols.adapter_protocol import OPERATIONS, PROTOCOL_VERSION, JsonAdapter
+from numaspec.protocols.adapter_protocol import PROTOCOL_VERSION, JsonAdapter
 from numaspec.protocols.merge_protocol import decode_merge_request, encode_error
+from numaspec.protocols.operations import OPERATIONS
+from numaspec.protocols.operations import TABLE as OPERATION_TABLE
 from numaspec.strict_json import bounded_int, finite_float, long_integer_in
 
 __all__ = [
@@ -311,17 +313,6 @@ def too_deep(value: Any, limit: int = MAX_ANSWER_DEPTH) -> bool:
 _ANSWER_FIELDS = {"result": frozenset({"seq", "result"}),
                   "skipped": frozenset({"seq", "skipped", "message", "issue_url"}),
                   "errored": frozenset({"seq", "errored", "context"})}
-#: PROTO-3: the fields of each operation's result (its schema's top level); ``--strict``
-#: checks the rest of the result against the schema too.
-_RESULT_FIELDS = {"merge": frozenset({"hint", "admit", "error"}),
-                  "hints": frozenset({"answers"}), "node": frozenset({"answers"}),
-                  "affinity": frozenset({"answers"}),
-                  "predict": frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
-                  "allocate": frozenset({"outcome", "claims", "message", "variant", "error"}),
-                  "mixed": frozenset({"allocation", "admission", "containers", "error"}),
-                  "cpus": frozenset({"cpus", "unsatisfiable", "error"})}
-
-
 def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: str, *,
               read: bool = False) -> Answer:
     """PROTO-3/PROTO-4: one decoded run answer → an Answer (a protocol error if it is none).
@@ -358,7 +349,8 @@ def _classify(answer: Any, seq: int | None, strict: StrictChecker | None, op: st
                       offending=_truncate(json.dumps(answer)))
     if kinds == ["result"]:
         result = answer["result"]
-        allowed = _RESULT_FIELDS.get(op)
+        row = OPERATION_TABLE.get(op)
+        allowed = None if row is None else row.result_fields
         if allowed is not None and isinstance(result, dict) and set(result) - allowed:
             return Answer("protocol-error",
                           message=f"unknown fields {sorted(set(result) - allowed)} in a {op} "

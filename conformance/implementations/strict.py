@@ -15,6 +15,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from numaspec.errors import AdapterError
+from numaspec.protocols.operations import TABLE as OPERATION_TABLE
 
 __all__ = ["StrictChecker", "schema_registry"]
 
@@ -43,21 +44,10 @@ class StrictChecker:
         self._request = validator("request")
         self._start = validator("startAnswer")
         self._run = validator("runAnswer")
-        self._results = {"merge": validator("mergeResult"), "hints": validator("sessionResult"),
-                         "node": validator("sessionResult"),
-                         "affinity": validator("sessionResult"),
-                         "predict": jsonschema.Draft202012Validator(
-                             {"$ref": "tag:numaspec,2026:predict#/$defs/answer"},
-                             registry=registry),
-                         "allocate": jsonschema.Draft202012Validator(
-                             {"$ref": "tag:numaspec,2026:allocate#/$defs/answer"},
-                             registry=registry),
-                         "mixed": jsonschema.Draft202012Validator(
-                             {"$ref": "tag:numaspec,2026:mixed#/$defs/answer"},
-                             registry=registry),
-                         "cpus": jsonschema.Draft202012Validator(
-                             {"$ref": "tag:numaspec,2026:cpus#/$defs/answer"},
-                             registry=registry)}
+        # PROTO-3: each operation's result schema, as its row says
+        self._results = {name: jsonschema.Draft202012Validator({"$ref": op.result_schema},
+                                                               registry=registry)
+                         for name, op in OPERATION_TABLE.items()}
 
     @staticmethod
     def _problem(validator: Any, value: Any, what: str) -> str | None:

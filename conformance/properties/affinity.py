@@ -575,7 +575,7 @@ def schedule_implies_admit(impl: AffinityImplementation, session: Session) -> No
 @example(session=_D1)
 def affinity_equivalence(impl: AffinityImplementation, session: Session) -> None:
     """Every answer of an affinity session is the reference's."""
-    from numaspec.conformance.cases.vectors import compare
+    from numaspec.conformance.cases.judges import compare
     from numaspec.protocols.adapter_protocol import reference_result
 
     case = {"steps": list(session.fitted(impl).steps)}

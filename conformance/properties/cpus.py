@@ -20,7 +20,7 @@ from hypothesis import event, given, note, reject
 from hypothesis import strategies as st
 
 from numaspec.conformance.cases.divergences import known
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.claims import claims_of
 from numaspec.conformance.properties.cpus_cases import cpus_cases
 from numaspec.conformance.properties.registry import register

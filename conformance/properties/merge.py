@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from numaspec.conformance.cases.agreement import answers_agree, words_agree
 from numaspec.conformance.cases.decisions import sent
 from numaspec.conformance.cases.divergences import known
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.adapter import (
     ErrorAnswer,
     MergeAnswer,

@@ -404,7 +404,7 @@ def check_answers(steps: list[dict[str, Any]], answers: list[Any], *, compare: b
     claimed, PROTO-7); then INV-1..INV-9's and ADMIT-10's checks on its own answers.  Shared
     by the session properties and the exhaustive checker (spec/checking.md, CHECK-3).
     ``reference``: the reference's answers to ``steps`` when already at hand."""
-    from numaspec.conformance.cases.vectors import compare as compare_answers
+    from numaspec.conformance.cases.judges import compare as compare_answers
 
     minor = _minor(steps)
     if compare or minor < 32:

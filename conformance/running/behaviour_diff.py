@@ -41,7 +41,7 @@ from typing import Any
 import attrs
 
 from numaspec.conformance.cases.blame import exercised_rules
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.connection import Answer, Connection, connect
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import shrink_merge_case

@@ -31,7 +31,7 @@ import attrs
 
 from numaspec.conformance.cases.divergences import TIMED_OUT, Divergence, facts, matches
 from numaspec.conformance.cases.expectations import load_manifest
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.connection import Answer, Connection, connect
 from numaspec.conformance.properties.random_cases import CaseShape, permutations
 from numaspec.conformance.running.sharding import Engine, Runner, Tick

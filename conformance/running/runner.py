@@ -254,7 +254,7 @@ def suite_version(vector_files: Sequence[str] = ()) -> str:
 
 def run_case(connection: Connection, case: Case) -> Outcome:
     """RUN-1: send one vector, compare the answer with the expected one."""
-    from numaspec.conformance.cases.vectors import compare
+    from numaspec.conformance.cases.judges import compare
     from numaspec.protocols.adapter_protocol import sent_case
 
     answer = connection.run(case.op, sent_case(case.op, case.case))
@@ -380,7 +380,7 @@ class _ProtocolMerge:
         """RUN-13: a result that is not a merge response is a protocol error of the adapter,
         not a property's counterexample: the property stops at once (no shrinking through
         an adapter that answers the wrong operation)."""
-        from numaspec.conformance.cases.vectors import decode_answer
+        from numaspec.conformance.cases.judges import decode_answer
         from numaspec.protocols.merge_protocol import encode_merge_request
 
         case = encode_merge_request(request)
@@ -560,7 +560,7 @@ def _restated(target: Any, request: dict[str, Any], actual: Any
     shrinks), and the rules that decided it; unchanged when the implementation agrees with
     the reference there (an invariant broken between several of its answers)."""
     from numaspec.conformance.cases.decisions import blame
-    from numaspec.conformance.cases.vectors import compare
+    from numaspec.conformance.cases.judges import compare
     from numaspec.conformance.running.differential import shrink_merge_case
     from numaspec.protocols.adapter_protocol import reference_result
 

@@ -49,15 +49,18 @@ from numaspec.protocols.merge_protocol import (
 from numaspec.protocols.merge_wire import read_run_merge
 from numaspec.protocols.mixed_protocol import reference_mixed
 from numaspec.protocols.node_protocol import NodeSession, decode_pod
+from numaspec.protocols.operations import (
+    NODE_SESSION_OPERATIONS,
+    OPERATIONS,
+    REFERENCE_OPERATIONS,
+)
 from numaspec.strict_json import decode_json_line
 from numaspec.topology.masks import iterate_masks
 from numaspec.topology.versions import SUPPORTED_VERSIONS
 
 __all__ = [
-    "OPERATIONS",
     "PROTOCOL_VERSION",
     "REFERENCE_IMPL",
-    "REFERENCE_OPERATIONS",
     "SCHEDULER_FIELDS",
     "JsonAdapter",
     "ReferenceAdapter",
@@ -74,17 +77,6 @@ PROTOCOL_VERSION = 1
 
 #: The reference, in-process: the default ``--impl``.
 REFERENCE_IMPL = "numaspec.protocols.adapter_protocol:ReferenceAdapter"
-
-#: PROTO-3: the operations a case can ask for.
-OPERATIONS = ("merge", "hints", "node", "affinity", "predict", "allocate", "mixed", "cpus")
-#: PRED-1: the operations the reference answers as an implementation.  ``predict`` asks a
-#: scheduler what it makes of a node it sees only through its NodeResourceTopology; the
-#: reference is the node whose admission judges that answer, not a scheduler.
-REFERENCE_OPERATIONS = ("merge", "hints", "node", "affinity", "allocate", "mixed", "cpus")
-
-#: Node-model releases (NODE-0); the merge is modelled for every SUPPORTED_VERSIONS.
-_NODE_OPS = ("hints", "node", "affinity")
-
 
 class JsonAdapter(Protocol):
     """An implementation at the JSON level, in-process: what :func:`serve_adapter` serves.
@@ -127,7 +119,7 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
             return _merge_result(decode_merge_request(case), definitional=definitional)
         except NumaspecError as exc:
             return encode_error(exc)
-    if op in _NODE_OPS:
+    if op in NODE_SESSION_OPERATIONS:
         session = NodeSession(affinity=op == "affinity")
         answers = []
         for step in _steps(case):

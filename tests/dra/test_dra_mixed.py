@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.cases.vectors import compare, instances, load_vectors
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import instances, load_vectors
 from numaspec.conformance.cli import main
 from numaspec.dra import mixed_pod
 from numaspec.protocols.adapter_protocol import reference_result

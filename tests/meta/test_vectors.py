@@ -11,13 +11,8 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.cases.vectors import (
-    compare,
-    load_vector_file,
-    load_vectors,
-    main,
-    vector_dir,
-)
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import load_vector_file, load_vectors, main, vector_dir
 from numaspec.errors import InvalidFieldError
 from numaspec.rules import parse_rules
 from numaspec_tools import REPO

@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.cases.vectors import Vector, compare
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import Vector
 from numaspec.topology.scores import utilization_score
 from numaspec_tools.testing.node_138 import (
     RELEASE,

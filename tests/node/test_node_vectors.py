@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import Vector, load_vectors
 from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.protocols.node_protocol import NodeSession
 from numaspec_tools.builds.kubelet import node_command

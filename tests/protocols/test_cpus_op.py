@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from numaspec.conformance.cases.divergences import facts
-from numaspec.conformance.cases.vectors import compare, load_vectors
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.adapter import ReferenceImplementation
 from numaspec.conformance.implementations.claims import Claims
 from numaspec.conformance.implementations.strict import StrictChecker

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -69,3 +70,28 @@ def test_node_protocol_schema_describes_requests_and_answers(data: st.DataObject
     for request in requests:
         check.validate(request)
         check.validate(session.answer(json.dumps(request)))
+
+
+def test_the_schemas_list_the_operations_the_protocol_defines() -> None:
+    """PROTO-3: one list of operations (numaspec.protocols.operations.OPERATIONS); each
+    schema's ``op`` enum is that list."""
+    from numaspec.protocols.operations import OPERATIONS
+
+    for name in ("adapter-protocol.schema.json", "vectors.schema.json"):
+        text = (REPO / "spec" / "schemas" / name).read_text(encoding="utf-8")
+        enums = re.findall(r'"enum": (\["merge"[^\]]*\])', text)
+        assert enums, name
+        assert all(tuple(json.loads(e)) == OPERATIONS for e in enums), (name, enums)
+
+
+def test_each_operation_names_real_rules_and_schemas() -> None:
+    """Each row of numaspec.protocols.operations cites rules the spec has and a schema that
+    exists."""
+    from numaspec.protocols.operations import TABLE
+    from numaspec.rules import rules_by_id
+
+    known = rules_by_id()
+    for op in TABLE.values():
+        assert op.rules, op
+        assert all(r in known for r in op.rules), op
+        assert (REPO / "spec" / "schemas" / op.schema).is_file(), op

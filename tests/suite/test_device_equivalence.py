@@ -18,7 +18,8 @@ from numaspec.conformance.cases.device_equivalence import (
     device_numa,
     normalize_devices,
 )
-from numaspec.conformance.cases.vectors import Vector, compare, load_vectors
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import Vector, load_vectors
 from numaspec_tools.mutants.device_mutants import PermutedDevices, UnalignedFirst
 
 DEVICE_VECTORS = [v for v in load_vectors() if v.op in ("node", "hints") and any(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 
 
 @pytest.mark.parametrize(("expected", "actual", "agree"), [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from numaspec.conformance.cases.vectors import Vector, compare, load_vectors, merge_vectors
+from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.vectors import Vector, load_vectors, merge_vectors
 from numaspec.conformance.implementations.adapter import MergeAnswer, reference
 from numaspec.conformance.properties import PROPERTIES, answers_agree
 from numaspec.protocols.adapter_protocol import reference_result

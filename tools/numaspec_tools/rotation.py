@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from numaspec_tools import REPO
+
+T = TypeVar("T")
 
 #: The profile the suite runs with against upstream code (100 examples a property).
 ROTATING_PROFILE = "dev"
@@ -60,3 +64,20 @@ def commit_seed(cwd: Path = REPO) -> int:
         return int(head[:8], 16) if head else 0
     except ValueError:
         return 0
+
+
+def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
+    """``items`` as pytest parameters, a share of them run on this commit: item ``i`` runs
+    when ``i % groups`` is the commit's group (:func:`commit_seed` modulo ``groups``), the rest
+    are skipped saying which commits run them; ``NUMASPEC_ROTATION=all`` runs every item.
+    Over the commits of every group each item runs; a commit always runs the same share."""
+    import pytest
+
+    if os.environ.get("NUMASPEC_ROTATION", "").strip() == "all":
+        return list(items)
+    group = commit_seed() % groups
+    return [item if index % groups == group else pytest.param(
+        *(item if isinstance(item, tuple) else (item,)), marks=pytest.mark.skip(
+        reason=f"{what} rotate by commit: this one runs on commits of group {index % groups} "
+               f"of {groups} (this is {group}); NUMASPEC_ROTATION=all runs every one"))
+            for index, item in enumerate(items)]

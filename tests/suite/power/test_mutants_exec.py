@@ -28,6 +28,7 @@ from numaspec.conformance.running.reports import read_report
 from numaspec_tools.mutants.affinity_mutants import AFFINITY_KILLED_BY
 from numaspec_tools.mutants.node_mutants import HINTS_ONLY as HINTS_ONLY_MUTATIONS
 from numaspec_tools.mutants.node_mutants import NODE_MUTATIONS
+from numaspec_tools.rotation import rotated
 
 #: The mutant behind the adapter protocol, run as its own process.
 ADAPTER = "-m numaspec_tools.mutants.exec_adapter"
@@ -53,7 +54,9 @@ def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...]
     return done.returncode, {r["id"]: r["verdict"] for r in records}, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("mutation", sorted(NODE_MUTATIONS))
+# A third of the node and affinity mutants run on a commit (rotated by commit,
+# numaspec_tools.rotation), every one over the three groups.
+@pytest.mark.parametrize("mutation", rotated(sorted(NODE_MUTATIONS), 3, "the node mutants"))
 def test_the_cli_rejects_a_node_mutant(mutation: str, tmp_path: Path) -> None:
     status, verdicts, printed = conformance(tmp_path, "node", mutation, NODE_SESSION_PROPERTIES)
     assert status == 1, printed[-3000:]
@@ -63,7 +66,8 @@ def test_the_cli_rejects_a_node_mutant(mutation: str, tmp_path: Path) -> None:
         assert verdicts["P-HINTS-SESSION"] == "failed", printed[-3000:]
 
 
-@pytest.mark.parametrize(("mutation", "properties"), sorted(AFFINITY_KILLED_BY.items()))
+@pytest.mark.parametrize(("mutation", "properties"),
+                         rotated(sorted(AFFINITY_KILLED_BY.items()), 3, "the affinity mutants"))
 def test_the_cli_rejects_an_affinity_mutant(mutation: str, properties: tuple[str, ...],
                                             tmp_path: Path) -> None:
     status, verdicts, printed = conformance(tmp_path, "affinity", mutation, properties)

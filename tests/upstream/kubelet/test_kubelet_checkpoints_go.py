@@ -53,12 +53,12 @@ from numaspec.operators.importers.checkpoints import (
     read_memory_manager_state,
     read_state_dir,
 )
+from numaspec_tools import FIXTURES
 from numaspec_tools.builds import kubelet as kubelet_builds
 from numaspec_tools.builds.go import built
 
-HERE = Path(__file__).parent
-STATE = HERE / "fixtures" / "state"
-OPERATOR = HERE / "fixtures" / "operator"
+STATE = FIXTURES / "state"
+OPERATOR = FIXTURES / "operator"
 PROGRAMS = kubelet_builds.ROOT / "checkpoints"
 #: The releases with a checkpoints program (adapters/kubelet/checkpoints/v1_N).
 MINORS = ("1.30", "1.36", "1.37", "1.38")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from numaspec.conformance.cases.vectors import compare
+from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
