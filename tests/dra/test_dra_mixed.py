@@ -16,9 +16,9 @@ from numaspec.conformance.cases.vectors import instances, load_vectors
 from numaspec.conformance.cli import main
 from numaspec.dra import mixed_pod
 from numaspec.protocols.adapter_protocol import reference_result
-from numaspec_tools import REPO
+from numaspec_tools import FIXTURES
 
-MIXED = REPO / "tests" / "fixtures" / "operator" / "dra-mixed"
+MIXED = FIXTURES / "operator" / "dra-mixed"
 
 
 def _explain(*extra: str, pod: Path | None = None, dra: Path | None = None) -> list[str]:

@@ -22,9 +22,8 @@ from numaspec import explain_merge
 from numaspec.conformance.cli import main
 from numaspec.operators.render import DEFAULT_WIDTH, width
 from numaspec.protocols.explain import chosen_by, summarize
-from numaspec_tools import REPO
+from numaspec_tools import FIXTURES
 
-FIXTURES = REPO / "tests" / "fixtures"
 OPERATOR = FIXTURES / "operator"
 KUBE = FIXTURES / "kube"
 

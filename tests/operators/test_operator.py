@@ -42,10 +42,10 @@ from numaspec.operators.questions import (
 )
 from numaspec.operators.restore import RestoreReport, RunningPod, restore_state, state_files
 from numaspec.protocols.node_protocol import decode_machine, decode_node, decode_pod
+from numaspec_tools import FIXTURES
 from numaspec_tools.mutants.restore_mutants import RESTORE_MUTANTS
 from numaspec_tools.regenerate import COMMAND
 from numaspec_tools.testing.operator_cli import (
-    FIXTURES,
     KUBE,
     OPERATOR,
     run,

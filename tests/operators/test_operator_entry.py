@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from numaspec_tools import FIXTURES
 from numaspec_tools.testing.operator_cli import (
-    FIXTURES,
     OPERATOR,
     SYSFS,
     run,

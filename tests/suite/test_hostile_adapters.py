@@ -19,9 +19,8 @@ from typing import Any
 
 from numaspec.conformance.implementations.connection import tagged_processes
 from numaspec.conformance.running.reports import read_report
-from numaspec_tools import ADAPTERS, REPO
+from numaspec_tools import ADAPTERS, FIXTURES
 
-FIXTURES = REPO / "tests" / "fixtures"
 SMALL = str(FIXTURES / "vectors-small.json")
 HANG = 180
 

@@ -19,9 +19,8 @@ from numaspec.conformance.implementations.strict import schema_registry
 from numaspec.conformance.running.reports import BAD_VERDICTS, read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
-from numaspec_tools import ADAPTERS, REPO
+from numaspec_tools import ADAPTERS, FIXTURES
 
-FIXTURES = REPO / "tests" / "fixtures"
 SMALL = str(FIXTURES / "vectors-small.json")
 PYTHON = shlex.quote(sys.executable)
 #: numaspec_tools.adapters.in_process: implementations handed to the runner by name

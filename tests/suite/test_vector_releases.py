@@ -41,7 +41,7 @@ from numaspec.conformance.running.runner import (
 from numaspec.errors import InvalidFieldError
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
-from numaspec_tools import ADAPTERS, REPO
+from numaspec_tools import ADAPTERS, FIXTURES
 
 MISBEHAVE = ADAPTERS / "misbehave.py"
 
@@ -416,5 +416,5 @@ def test_the_spec_vectors_expand_as_stated() -> None:
 
 def test_vectors_check_reports_the_count_of_instances(capsys: pytest.CaptureFixture[str]
                                                        ) -> None:
-    assert vectors_main(["check", str(REPO / "tests" / "fixtures" / "vectors-small.json")]) == 0
+    assert vectors_main(["check", str(FIXTURES / "vectors-small.json")]) == 0
     assert "10 vectors (10 instances) in 1 files" in capsys.readouterr().out

@@ -22,9 +22,9 @@ from numaspec.node.machine import Machine
 from numaspec.node.nodeconfig import format_cpuset, parse_cpuset
 from numaspec.operators.importers.sysfs import read_sysfs
 from numaspec.protocols.adapter_protocol import reference_result
-from numaspec_tools import REPO
+from numaspec_tools import FIXTURES, REPO
 
-SYSFS = REPO / "tests" / "fixtures" / "sysfs"
+SYSFS = FIXTURES / "sysfs"
 FINDINGS = REPO / "adapters" / "peers" / "dra-driver-cpu" / "FINDINGS.md"
 #: the kubelet release the driver's parity table cites
 RELEASE = "1.35"

@@ -57,9 +57,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from numaspec_tools import REPO
+from numaspec_tools import FIXTURES, REPO
 
-FIXTURES = REPO / "tests" / "fixtures" / "mutation"
+FIXTURES = FIXTURES / "mutation"
 SESSION = REPO / "numaspec-mutation" / "session.sqlite"
 COMMAND = "numaspec-dev mutation"
 

@@ -11,10 +11,7 @@ from typing import Any
 import pytest
 
 from numaspec.conformance.cli import main
-from numaspec_tools import REPO
-
-FIXTURES = REPO / "tests" / "fixtures"
-
+from numaspec_tools import FIXTURES
 
 OPERATOR = FIXTURES / "operator"
 
