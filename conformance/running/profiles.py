@@ -9,6 +9,10 @@
   quickly (each property stops at its first counterexample, unshrunk).  The mutants' kill
   tests use it.
 
+No profile runs Hypothesis's ``explain`` phase: once a property fails, that phase traces every
+line of every later call (all of the shrinking) to report which lines only failing examples
+ran, which a report never shows; under it, shrinking a failed P-MERGE-LARGE took minutes.
+
 The active profile is ``$NUMASPEC_HYPOTHESIS_PROFILE``, else ``ci`` when ``$CI`` is set,
 else ``dev``.
 
@@ -38,15 +42,16 @@ def register_profiles() -> None:
     Hypothesis before pytest starts, or pytest cannot rewrite its asserts)."""
     from hypothesis import HealthCheck, Phase, settings
 
-    common = {"deadline": None, "suppress_health_check": (HealthCheck.too_slow,)}
+    common = {"deadline": None, "suppress_health_check": (HealthCheck.too_slow,),
+              "phases": [p for p in Phase if p is not Phase.explain]}
     settings.register_profile("dev", max_examples=100, **common)  # type: ignore[arg-type]
     settings.register_profile("ci", max_examples=300, derandomize=True, database=None,
                               print_blob=True, **common)  # type: ignore[arg-type]
     settings.register_profile("nightly", max_examples=5000, print_blob=True,
                               **common)  # type: ignore[arg-type]
     settings.register_profile("triage", max_examples=300, derandomize=True, database=None,
-                              phases=[Phase.explicit, Phase.generate],
-                              report_multiple_bugs=False, **common)  # type: ignore[arg-type]
+                              report_multiple_bugs=False, **{  # type: ignore[arg-type]
+                                  **common, "phases": [Phase.explicit, Phase.generate]})
 
 
 def active_profile(explicit: str | None = None) -> str:

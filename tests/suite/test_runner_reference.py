@@ -11,6 +11,7 @@ import pytest
 from numaspec.conformance.cli import SERVE_IMPL
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, load_cases, run_conformance
+from numaspec_tools.rotation import ROTATING_PROFILE, commit_seed
 
 
 @pytest.mark.slow
@@ -21,12 +22,17 @@ def test_numaspec_serve_passes_the_whole_suite_in_strict_mode(tmp_path: Path) ->
     # A vector's instances at other releases than its own (RUN-10) are sampled at the kubelet
     # adapters' releases: the in-process run below and `vectors check` take every release.
     sample = ("1.23", "1.30", "1.37")
+    # The examples rotate by commit (numaspec_tools.rotation): the in-process run of every
+    # property under the environment's profile (tests/suite/test_reference_conforms.py) keeps
+    # the examples against the reference; this run checks what the protocol adds (strict
+    # framing, every answer's schema, no restart, nothing on stderr) on 100 new draws a commit.
     # predict is a scheduler's operation, judged by the reference's admission: the reference
     # does not answer it as an implementation (PRED-1).
     cases = [c for c in load_cases(releases=sample)
              if not (c.kind == "property" and c.op == "affinity") and c.op != "predict"]
     config = RunConfig(impl=SERVE_IMPL, out=str(tmp_path), strict=True, timeout=60.0,
-                       ids=tuple(c.id for c in cases), releases=sample)
+                       ids=tuple(c.id for c in cases), releases=sample,
+                       profile=ROTATING_PROFILE, seed=commit_seed())
     printed = io.StringIO()
     status = run_conformance(config, stream=printed)
     _, records, footer = read_report(tmp_path / "report.jsonl")
