@@ -63,7 +63,7 @@ from typing import Any
 
 import attrs
 
-from numaspec.conformance.cases.judges import LIMIT, compare, decode_answer, require
+from numaspec.conformance.cases.judges import JUDGES, LIMIT, compare, decode_answer, require
 from numaspec.conformance.implementations.adapter import MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
 from numaspec.protocols.merge_protocol import MergeRequest, decode_merge_request
@@ -324,44 +324,9 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
     notes = raw.get("notes", "")
     require(isinstance(notes, str), "a string", f"{where}.notes")
     op, case, expected = raw["op"], raw["case"], raw["expected"]
-    if op == "merge":
-        require(isinstance(expected, dict), "a merge response object", f"{where}.expected")
-    elif op == "allocate":
-        require(isinstance(case, dict), "an allocate case object", f"{where}.case")
-        require(isinstance(expected, dict) and "outcome" in expected,
-                 '{"outcome": "allocated" | "unschedulable" | "error", ...}',
-                 f"{where}.expected")
-    elif op == "cpus":
-        require(isinstance(case, dict), "a cpus case object", f"{where}.case")
-        require(isinstance(expected, dict) and len(expected) == 1
-                 and set(expected) <= {"cpus", "unsatisfiable", "error"},
-                 '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}',
-                 f"{where}.expected")
-    elif op == "mixed":
-        require(isinstance(case, dict) and isinstance(case.get("dra"), dict)
-                 and isinstance(case.get("steps"), list), "a mixed case object",
-                 f"{where}.case")
-        require(isinstance(expected, dict) and ("allocation" in expected
-                                                 or "error" in expected),
-                 '{"allocation": ..., "admission": ..., "containers": [...]}',
-                 f"{where}.expected")
-    elif op == "predict":
-        require(isinstance(case, dict) and set(case) == {"steps", "pod"}
-                 and isinstance(case["steps"], list) and bool(case["steps"]),
-                 '{"steps": [create/admit/remove request, ...], "pod": {...}}', f"{where}.case")
-        require(isinstance(expected, dict) and isinstance(expected.get("fits"), bool),
-                 '{"fits": true | false, ...}', f"{where}.expected")
-    else:
-        require(isinstance(case, dict) and set(case) == {"steps"}
-                 and isinstance(case["steps"], list) and bool(case["steps"]),
-                 '{"steps": [request, ...]}', f"{where}.case")
-        require(isinstance(expected, dict) and set(expected) == {"answers"}
-                 and isinstance(expected["answers"], list), '{"answers": [answer, ...]}',
-                 f"{where}.expected")
-        has_hints = any(isinstance(s, dict) and s.get("op") == "hints" for s in case["steps"])
-        require(op == "affinity" or has_hints == (op == "hints"),
-                 "a session with a hints step is op 'hints', any other op 'node' (an "
-                 "'affinity' session may have both)", f"{where}.op")
+    judge = JUDGES[op]
+    judge.case(case, f"{where}.case")
+    judge.answer(expected, f"{where}.expected")
     version = case_version(op, case)
     releases = (parse_range(raw["releases"], f"{where}.releases") if "releases" in raw
                 else None)
@@ -380,24 +345,7 @@ def _vector(raw: Any, source: str, where: str) -> Vector:
                  f"the vector's own release {version} takes 'expected', not an entry here", at)
         require(all(last < f or first > lt for f, lt, _ in by_release),
                  "ranges overlap another entry", at)
-        if op == "merge":
-            require(isinstance(answer, dict), "a merge response object", at)
-        elif op == "predict":
-            require(isinstance(answer, dict) and isinstance(answer.get("fits"), bool),
-                     '{"fits": true | false, ...}', at)
-        elif op == "allocate":
-            require(isinstance(answer, dict) and "outcome" in answer,
-                     '{"outcome": "allocated" | "unschedulable" | "error", ...}', at)
-        elif op == "cpus":
-            require(isinstance(answer, dict) and len(answer) == 1
-                     and set(answer) <= {"cpus", "unsatisfiable", "error"},
-                     '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}', at)
-        elif op == "mixed":
-            require(isinstance(answer, dict) and ("allocation" in answer or "error" in answer),
-                     '{"allocation": ..., "admission": ..., "containers": [...]}', at)
-        else:
-            require(isinstance(answer, dict) and set(answer) == {"answers"}
-                     and isinstance(answer["answers"], list), '{"answers": [answer, ...]}', at)
+        judge.answer(answer, at)
         by_release.append((first, last, answer))
     vector = Vector(id=raw["id"], description=raw["description"], rules=tuple(rules), op=op,
                     case=case, expected=expected, derived=raw["derived"],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ import attrs
 from numaspec.conformance.cases.blame import booked_rules, not_exercised
 from numaspec.conformance.cases.divergences import Divergence, expecting, facts, known, matches
 from numaspec.conformance.cases.expectations import FAILING, Manifest, load_manifest
+from numaspec.conformance.cases.judges import JUDGES
 from numaspec.conformance.implementations.connection import (
     DEFAULT_MAX_LINE,
     DEFAULT_START_TIMEOUT,
@@ -311,46 +313,16 @@ class _ProtocolMerge:
         self.trouble_case: Any = None
         if subsets is not None:
             self.subsets = subsets
-        if "affinity" in impl.operations:
-            self.affinity_session = self._affinity_session
-        if "predict" in impl.operations:
-            self.predict = self._predict
-        if "node" in impl.operations:
-            self.node_session = self._node_session
-        if "hints" in impl.operations:
-            self.hints_session = self._hints_session
-        if "allocate" in impl.operations:
-            self.allocate = self._allocate
-        if "cpus" in impl.operations:
-            self.cpus = self._cpus
+        # each served operation's channel (impl.cpus, impl.node_session, ...), as its judge
+        # names it: one case through the connection
+        for op in impl.operations:
+            judge = JUDGES.get(op)
+            if judge is not None and judge.channel is not None:
+                setattr(self, judge.channel, functools.partial(self._run, op))
         self.node_kubelet_versions = impl.node_kubelet_versions
         self.unmodelled_node = impl.unmodelled_node
         self.allocate_versions = impl.allocate_versions
         self.allocate_features = impl.allocate_features
-
-    def _affinity_session(self, case: Any) -> Any:
-        """The affinity properties' channel (spec chapter affinity.md): one session."""
-        return self._run("affinity", case)
-
-    def _node_session(self, case: Any) -> Any:
-        """The node session property's channel: one ``node`` case."""
-        return self._run("node", case)
-
-    def _hints_session(self, case: Any) -> Any:
-        """The hints session property's channel: one ``hints`` case."""
-        return self._run("hints", case)
-
-    def _predict(self, case: Any) -> Any:
-        """The predict property's channel (spec chapter predict.md): one sent case."""
-        return self._run("predict", case)
-
-    def _allocate(self, case: Any) -> Any:
-        """The allocator properties' channel (spec chapter dra.md): one ``allocate`` case."""
-        return self._run("allocate", case)
-
-    def _cpus(self, case: Any) -> Any:
-        """P-CPUS's channel (spec chapter cpu.md, CPU-21): one ``cpus`` case."""
-        return self._run("cpus", case)
 
     def _run(self, op: str, case: Any) -> Any:
         if self.trouble is not None:  # one crash or hang is enough: do not shrink through it

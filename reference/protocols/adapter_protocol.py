@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from numaspec.about import __version__
@@ -35,8 +35,7 @@ from numaspec.node.admission import Node
 from numaspec.node.fit import fit_rejection
 from numaspec.node.nodeconfig import NODE_VERSIONS
 from numaspec.node.predict import scheduler_view
-from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES, reference_allocate
-from numaspec.protocols.cpus_protocol import reference_cpus
+from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
 from numaspec.protocols.merge_protocol import (
     MergeRequest,
     decode_merge_request,
@@ -47,12 +46,14 @@ from numaspec.protocols.merge_protocol import (
     request_lines,
 )
 from numaspec.protocols.merge_wire import read_run_merge
-from numaspec.protocols.mixed_protocol import reference_mixed
 from numaspec.protocols.node_protocol import NodeSession, decode_pod
 from numaspec.protocols.operations import (
     NODE_SESSION_OPERATIONS,
     OPERATIONS,
     REFERENCE_OPERATIONS,
+)
+from numaspec.protocols.operations import (
+    TABLE as OPERATION_TABLE,
 )
 from numaspec.strict_json import decode_json_line
 from numaspec.topology.masks import iterate_masks
@@ -128,7 +129,8 @@ def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
             except NumaspecError as exc:
                 answers.append(encode_error(exc))
         return {"answers": answers}
-    one_case = _ONE_CASE_OPS.get(op)
+    row = OPERATION_TABLE.get(op)
+    one_case = row.answerer() if row is not None else None
     if one_case is not None:
         try:
             return one_case(case)
@@ -326,10 +328,3 @@ def reference_predict(case: Mapping[str, Any]) -> dict[str, Any]:
     if placed:
         answer["numa_nodes"] = placed
     return answer
-
-
-#: PROTO-3: the operations whose case is answered by one function of the case, a refusal
-#: being the operation's error answer.
-_ONE_CASE_OPS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "predict": reference_predict, "allocate": reference_allocate, "mixed": reference_mixed,
-    "cpus": reference_cpus}

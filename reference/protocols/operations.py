@@ -7,7 +7,10 @@ vector loader and the schemas' ``op`` enums (tests/protocols/test_schemas.py) re
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -42,6 +45,15 @@ class Operation:
     #: Where its case names its release: ``kubelet_version``, the first create step of
     #: ``steps``, ``release``, or ``dra.release``; and what else a retargeted case rewrites.
     version_in: tuple[str, ...] = ("steps",)
+    #: The reference's answer to one case, as ``module:function`` (imported when first
+    #: asked), for an operation answered by one function of its case, a refusal being its
+    #: error answer; "" for the merge and the node sessions, which the adapter protocol
+    #: answers itself.
+    answer: str = ""
+
+    def answerer(self) -> Callable[[Any], dict[str, Any]] | None:
+        """The function :attr:`answer` names (None when it names none)."""
+        return _resolve(self.answer) if self.answer else None
 
     def case_version(self, case: Any) -> str:
         """The release a case is about, as ``1.N``: where :attr:`version_in` first says (a
@@ -88,6 +100,13 @@ class Operation:
         from numaspec.node.nodeconfig import NODE_VERSIONS
 
         return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
+
+
+@functools.cache
+def _resolve(path: str) -> Callable[[Any], dict[str, Any]]:
+    module, _, name = path.partition(":")
+    found: Callable[[Any], dict[str, Any]] = getattr(importlib.import_module(module), name)
+    return found
 
 
 _CASE_MINOR = re.compile(r"^(\s*v?1\.)(\d+)")
@@ -157,20 +176,24 @@ TABLE = MappingProxyType({op.name: op for op in (
               _SESSION_RESULT, node_session=True),
     Operation("predict", ("PRED-1", "PRED-2"), "predict.schema.json",
               frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
-              "tag:numaspec,2026:predict#/$defs/answer", answered=False),
+              "tag:numaspec,2026:predict#/$defs/answer", answered=False,
+              answer="numaspec.protocols.adapter_protocol:reference_predict"),
     Operation("allocate", ("DRA-10",), "allocate.schema.json",
               frozenset({"outcome", "claims", "message", "variant", "error"}),
               "tag:numaspec,2026:allocate#/$defs/answer", family="allocate",
-              version_in=("release",)),
+              version_in=("release",),
+              answer="numaspec.protocols.allocate_protocol:reference_allocate"),
     # DRA-13: a mixed case's node is of its allocator's release; both move together
     Operation("mixed", ("DRA-13",), "mixed.schema.json",
               frozenset({"allocation", "admission", "containers", "error"}),
               "tag:numaspec,2026:mixed#/$defs/answer", family="allocate",
-              version_in=("dra.release", "steps")),
+              version_in=("dra.release", "steps"),
+              answer="numaspec.protocols.mixed_protocol:reference_mixed"),
     # CPU-21: the case's kubelet_version, which it must give
     Operation("cpus", ("CPU-21",), "cpus.schema.json",
               frozenset({"cpus", "unsatisfiable", "error"}), "tag:numaspec,2026:cpus#/$defs/answer",
-              version_in=("kubelet_version",)),
+              version_in=("kubelet_version",),
+              answer="numaspec.protocols.cpus_protocol:reference_cpus"),
 )})
 #: PROTO-3: the operations, in the protocol's order.
 OPERATIONS = tuple(TABLE)
