@@ -5,9 +5,11 @@
 The site is generated: every page is made at build time from what the checkout already has,
 so nothing in it is written twice.
 
-* a page per chapter of ``spec/`` (in spec/README.md's order, grouped by the parts its bold
-  "**Part ...**" lines name), where each rule's heading carries its ID as its anchor
-  (``merge.html#MERGE-8``), whatever its title;
+* a page per chapter of ``spec/`` (in spec/parts.toml's order, grouped by its parts), named
+  by the chapter's file name whatever its part's folder (``spec/topology/merge.md`` is
+  ``merge.html``: the site stays flat, and its links are resolved from the chapter's own
+  folder), where each rule's heading carries its ID as its anchor (``merge.html#MERGE-8``),
+  whatever its title;
 * under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
   was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
   the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by``
@@ -52,7 +54,7 @@ from pathlib import Path
 
 import yaml
 
-from numaspec.rules import Rule, parse_rules, parts
+from numaspec.rules import Rule, chapter_files, parse_rules, parts
 
 REPO = Path(__file__).resolve().parent.parent
 REPOSITORY = "https://github.com/numaspec/numaspec"
@@ -219,7 +221,7 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
              commit: str = "unknown") -> list[object]:
     """Write the site's Markdown into ``docs``; the navigation, in order."""
     rules = parse_rules(spec)
-    site = _Site(spec, {r.id: r.file.removesuffix(".md") for r in rules},
+    site = _Site(spec, {r.id: r.chapter.removesuffix(".md") for r in rules},
                  {r.id: r.meta for r in rules}, version=version, commit=commit)
     docs.mkdir(parents=True)
     if ASSETS.is_dir():
@@ -251,10 +253,11 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
         (docs / SPEC_PAGE).write_text(site.page(
             (spec / "README.md").read_text(encoding="utf-8"), "README.md"), encoding="utf-8")
         spec_nav.append({"Its chapters, and how a rule reads": SPEC_PAGE})
-    for part, names in site.parts():
-        for name in names:
-            text = (spec / name).read_text(encoding="utf-8")
-            (docs / name).write_text(site.page(text, name), encoding="utf-8")
+    for part, files in site.parts():
+        names = [site.page_of(file) for file in files]
+        for file, name in zip(files, names, strict=True):
+            text = (spec / file).read_text(encoding="utf-8")
+            (docs / name).write_text(site.page(text, name, file), encoding="utf-8")
         if part:
             spec_nav.append({part: names})
         else:
@@ -308,6 +311,7 @@ class _Site:
         self.meta = meta
         self.prefixes = {rule.split("-")[0] for rule in chapter_of}
         self.problems: list[str] = []
+        self._chapters: list[str] | None = None
         self.releases = {r["minor"]: r["version"] for r in json.loads(
             (REPO / "adapters" / "kubelet" / "releases.json").read_text(encoding="utf-8"))[
             "releases"]}
@@ -318,25 +322,39 @@ class _Site:
     # -- chapters ----------------------------------------------------------------------------
 
     def chapters(self) -> list[str]:
-        """The chapters in spec/parts.toml's order, then any other chapter."""
-        listed = [name for _, names in self.parts() for name in names]
-        rest = sorted(p.name for p in self.spec.glob("*.md")
-                      if p.name not in listed and p.name != "README.md")
-        return listed + rest
+        """The chapters (their paths under spec/: ``topology/merge.md``) in spec/parts.toml's
+        order, then any other chapter."""
+        if self._chapters is None:
+            listed = [file for _, files in self.parts() for file in files]
+            self._chapters = listed + [
+                path for path in (p.relative_to(self.spec).as_posix()
+                                  for p in chapter_files(self.spec)) if path not in listed]
+        return self._chapters
 
     def parts(self) -> list[tuple[str | None, list[str]]]:
-        """The chapters grouped by part, as spec/parts.toml (the one map of the spec) says,
-        each under its label ("Part I: ..."); chapters it does not list are refused by
-        tests/meta/test_parts.py."""
+        """The chapters' paths under spec/ grouped by part, as spec/parts.toml (the one map of
+        the spec) says, each under its label ("Part I: ..."); chapters it does not list are
+        refused by tests/meta/test_parts.py."""
         return [(part.label, [c.file for c in part.chapters if (self.spec / c.file).is_file()])
                 for part in parts(self.spec)]
 
-    def page(self, text: str, name: str) -> str:
+    @staticmethod
+    def page_of(chapter: str) -> str:
+        """A chapter's page on the site: its file's name, whatever its part's folder (the site
+        is flat: ``topology/merge.md`` is ``merge.md``, built as ``merge.html``)."""
+        return posixpath.basename(chapter)
+
+    def page(self, text: str, name: str, source: str | None = None) -> str:
+        """A file of spec/ (``source``, its path under spec/; ``name`` unless given) as the
+        site's page ``name``: its links resolved from the file's own folder, written for the
+        page's place on the site."""
+        source = source or name
         out: list[str] = []
         fenced = False
         rule: str | None = None
         for number, line in enumerate(text.splitlines(), 1):
-            where = f"spec/{name}:{number}"
+            where = f"spec/{source}:{number}"
+            linked = partial(self.target, name=name, source=source, where=where)
             if line.startswith("```"):
                 fenced = not fenced
                 out.append(line)
@@ -347,7 +365,7 @@ class _Site:
             heading = _HEADING.match(line)
             if heading:
                 rule = heading.group(1)
-                out.append(f"### {rule}: {self.inline(heading.group(2), name, where)} "
+                out.append(f"### {rule}: {self.inline(heading.group(2), name, where, linked)} "
                            f"{{ #{rule} }}")
                 continue
             meta = _META.match(line)
@@ -356,7 +374,7 @@ class _Site:
                 continue
             if line.startswith("#"):
                 rule = None
-            out.append(self.inline(line, name, where))
+            out.append(self.inline(line, name, where, linked))
         return "\n".join(out) + "\n"
 
     def meta_line(self, rule: str, key: str, value: str, name: str, where: str) -> str:
@@ -451,25 +469,31 @@ class _Site:
 
         return re.sub(r"(?<![\w/#-])([A-Z]+)-(\d+)(?![\w])", link, text)
 
-    def target(self, target: str, name: str) -> str:
-        """A chapter's link as the site needs it."""
+    def target(self, target: str, name: str, source: str | None = None,
+               where: str | None = None) -> str:
+        """A link of a file of spec/ (``source``, its path under spec/; ``name`` unless given)
+        as the site's page ``name`` needs it: resolved from the file's own folder, a chapter
+        becomes its (flat) page, a file the site copies its copy, any other file of the
+        checkout its GitHub page; a file of spec/ that is not there is a problem."""
         if re.match(r"^[a-z]+:", target) or target.startswith("#"):
             return self._fragment(target) if target.startswith("#") else target
+        source = source or name
         path, _, fragment = target.partition("#")
-        base = Path("spec") / Path(name).parent
+        base = Path("spec") / Path(source).parent
         resolved = Path(posixpath.normpath((base / path).as_posix())) if path else \
-            Path("spec") / name
+            Path("spec") / source
         if resolved.parts[0] != "spec" or len(resolved.parts) == 1:
             return f"{self.github}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
         inside = Path(*resolved.parts[1:]).as_posix()
+        site = self._spec_page(inside)
+        if site is not None:
+            return _relative(site, name) + (self._fragment("#" + fragment) if fragment else "")
         if (self.spec / inside).is_dir():
-            if (self.spec / inside / "README.md").is_file():
-                return _relative(f"{inside}/README.md", name)
             return f"{self.github.replace('/blob/', '/tree/')}{resolved.as_posix()}"
-        if inside.endswith(".md") or inside.endswith(".json"):
-            relative = _relative(inside, name)
-            return relative + (self._fragment("#" + fragment) if fragment else "")
-        return f"{self.github}{resolved.as_posix()}"
+        if not (self.spec / inside).exists():
+            self.problems.append(f"{where or f'spec/{source}'}: {target!r} is not in the spec")
+            return target
+        return f"{self.github}{resolved.as_posix()}" + (f"#{fragment}" if fragment else "")
 
     # -- guides ------------------------------------------------------------------------------
 
@@ -535,20 +559,24 @@ class _Site:
         return f"{self.github.replace('/blob/', f'/{kind}/')}{resolved}{anchor}"
 
     def _spec_page(self, inside: str) -> str | None:
-        """Where the site has a file of spec/ (``inside`` that folder), if it has it."""
+        """Where the site has a file of spec/ (``inside`` that folder), if it has it: a
+        chapter's page is its file's name (``topology/merge.md`` is ``merge.md``)."""
         if inside in ("", "README.md"):
             return SPEC_PAGE if HOME.is_file() else "index.md"
         if (self.spec / inside).is_dir():
             readme = f"{inside}/README.md"
-            return readme if (self.spec / readme).is_file() else None
+            return readme if readme == "vectors/README.md" and (
+                self.spec / readme).is_file() else None
         if not (self.spec / inside).is_file():
             return None
-        if "/" not in inside:
-            return inside if inside in self.chapters() else None
+        if inside in self.chapters():
+            return self.page_of(inside)
         if inside == "vectors/README.md" or (
-                inside.split("/", maxsplit=1)[0] in ("schemas", "data", "vectors")
+                inside.split("/", maxsplit=1)[0] in ("schemas", "data")
                 and inside.endswith(".json")):
             return inside
+        if inside.startswith("vectors/") and inside.endswith(".json"):
+            return vector_page(inside)
         return None
 
     def _fragment(self, fragment: str) -> str:
@@ -592,7 +620,8 @@ class _Site:
         for chapter in chapters:
             if chapter not in by_chapter:
                 continue
-            lines += [f"## {chapter.removesuffix('.md')}", "",
+            page = self.page_of(chapter)
+            lines += [f"## {page.removesuffix('.md')}", "",
                       "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
             for rule in by_chapter[chapter]:
                 rid = rule.id
@@ -601,7 +630,7 @@ class _Site:
                 inside = [m for m in sorted(pinned) if span and span[0] <= m <= span[1]]
                 strip = "".join("·" if span is None or not span[0] <= m <= span[1] else
                                 "●" if m in pinned else "○" for m in minors)
-                cells = [f'<span id="{rid}"></span>[{rid}]({chapter}#{rid})', holds,
+                cells = [f'<span id="{rid}"></span>[{rid}]({page}#{rid})', holds,
                          _minor_ranges(inside) or "none"]
                 if run:
                     cells.append(run.get(rid, "not in COVERAGE.md"))
@@ -740,7 +769,8 @@ repository-code: "{url}"
             found = re.match(r"^https://github\.com/numaspec/numaspec/blob/[^/]+/spec/(.*)$",
                              target)
             if found:
-                chapter, _, fragment = found.group(1).partition("#")
+                inside, _, fragment = found.group(1).partition("#")
+                chapter = self._spec_page(inside) or inside
                 return chapter + self._fragment("#" + fragment) if fragment else chapter
             return target
 
@@ -789,6 +819,13 @@ def _minor_ranges(minors: list[int]) -> str:
         else:
             runs.append([minor])
     return ", ".join(f"1.{r[0]}" if len(r) == 1 else f"1.{r[0]}\u20131.{r[-1]}" for r in runs)
+
+
+def vector_page(inside: str) -> str:
+    """Where the site has a vector file of spec/ (``inside`` that folder:
+    ``vectors/node/resize-1.json``): ``vectors/`` and its file's name, whatever its part's
+    folder, as the files were before they were grouped (names are unique across the parts)."""
+    return f"vectors/{posixpath.basename(inside)}"
 
 
 def _relative(target: str, page: str) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import attrs
 
-__all__ = ["JUDGED", "SITE_URL", "Chapter", "Part", "Rule", "find_rule", "parse_rules", "parts",
-           "rule_link", "rules_by_id", "spec_dir"]
+__all__ = ["JUDGED", "SITE_URL", "Chapter", "Part", "Rule", "chapter_files", "find_rule",
+           "parse_rules", "parts", "rule_link", "rules_by_id", "spec_dir"]
 
 #: Where the spec is published: the docs site built from spec/ by docs/build.py, whose
 #: ``site_url`` (docs/mkdocs.yml) this must equal; a rule's anchor there is its ID.
@@ -32,9 +32,16 @@ JUDGED = ("semantics", "format", "protocol")
 class Rule:
     id: str
     title: str
+    #: the chapter's path under spec/, in its part's folder (``topology/merge.md``)
     file: str
     line: int
     meta: dict[str, str]
+
+    @property
+    def chapter(self) -> str:
+        """The chapter's file name (``merge.md``), which names its page on the site whatever
+        its part's folder."""
+        return PurePosixPath(self.file).name
 
     def statement(self, spec: Path | None = None) -> str:
         """The rule's text: the lines after its metadata up to the next heading."""
@@ -79,11 +86,13 @@ def find_rule(rule_id: str) -> Rule:
 
 
 def rule_link(rule_id: str) -> str | None:
-    """The URL of a rule in the published spec (``…/merge.html#MERGE-8``: the chapter's page
-    and the rule's ID, never its title), or None for an unknown rule.  The site's file links
-    work from disk as well as served; the older ``…/merge/#MERGE-8`` forwards to it."""
+    """The URL of a rule in the published spec (``…/merge.html#MERGE-8``: the chapter's page,
+    named by its file's name whatever its part's folder, and the rule's ID, never its title),
+    or None for an unknown rule.  The site's file links work from disk as well as served; the
+    older ``…/merge/#MERGE-8`` forwards to it."""
     rule = rules_by_id().get(rule_id)
-    return None if rule is None else f"{SITE_URL}{rule.file.removesuffix('.md')}.html#{rule.id}"
+    return None if rule is None else \
+        f"{SITE_URL}{rule.chapter.removesuffix('.md')}.html#{rule.id}"
 
 
 def spec_dir() -> Path:
@@ -96,25 +105,34 @@ def spec_dir() -> Path:
 
 @attrs.frozen
 class Chapter:
-    """One chapter of a part (spec/parts.toml): its file under spec/, its rules' prefixes,
-    what it covers and the modules that read it."""
+    """One chapter of a part (spec/parts.toml): its file (its path under spec/, in its part's
+    folder: ``topology/merge.md``), its rules' prefixes, what it covers and the modules that
+    read it."""
 
     file: str
     prefixes: tuple[str, ...]
     covers: str
     modules: str
 
+    @property
+    def name(self) -> str:
+        """The file's name (``merge.md``): the chapter's page on the site."""
+        return PurePosixPath(self.file).name
+
 
 @attrs.frozen
 class Part:
     """One part of the spec (spec/parts.toml): its number (roman, "" for the suite's own),
-    title, one-line summary, the package that reads it, that package's folder, its chapters."""
+    title, one-line summary, the package that reads it, that package's folder, its own folder
+    of spec/ (``spec``: ``topology``; its chapters are there, and its vectors in that folder of
+    spec/vectors/), its chapters."""
 
     number: str
     title: str
     summary: str
     package: str
     folder: str
+    spec: str
     chapters: tuple[Chapter, ...]
 
     @property
@@ -132,15 +150,25 @@ def parts(spec: Path | None = None) -> tuple[Part, ...]:
 
     table = tomllib.loads(((spec or spec_dir()) / "parts.toml").read_text(encoding="utf-8"))
     return tuple(
-        Part(p["number"], p["title"], p["summary"], p["package"], p["folder"],
+        Part(p["number"], p["title"], p["summary"], p["package"], p["folder"], p["spec"],
              tuple(Chapter(c["file"], tuple(c["prefixes"]), c["covers"], c["modules"])
                    for c in p["chapter"]))
         for p in table["part"])
 
 
+def chapter_files(spec: Path) -> list[Path]:
+    """The chapters of ``spec``: the Markdown files of its parts' folders (``topology/*.md``;
+    a folder's README.md, such as the vectors' format, is not a chapter), sorted by file
+    name whatever the folder (file names are unique across the parts, and name the pages)."""
+    return sorted((p for p in spec.glob("*/*.md") if p.name != "README.md"),
+                  key=lambda p: (p.name, p.parent.name))
+
+
 def parse_rules(spec: Path) -> list[Rule]:
+    """Every rule of the chapters of ``spec`` (:func:`chapter_files`, in that order), each
+    with its chapter's path under ``spec``."""
     rules: list[Rule] = []
-    for path in sorted(spec.glob("*.md")):
+    for path in chapter_files(spec):
         current: Rule | None = None
         fenced = False
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -150,7 +178,8 @@ def parse_rules(spec: Path) -> list[Rule]:
                 continue
             heading = _HEADING.match(line)
             if heading:
-                current = Rule(heading.group(1), heading.group(2), path.name, number, {})
+                current = Rule(heading.group(1), heading.group(2),
+                               path.relative_to(spec).as_posix(), number, {})
                 rules.append(current)
                 continue
             meta = _META.match(line)

@@ -188,11 +188,13 @@ def load_column(path: str | Path, *, label: str | None = None, source: str = "re
 
 
 def _chapters(spec: Path) -> list[dict[str, Any]]:
-    """The chapters with rules, in spec/README.md's order: file, prefixes, what it covers."""
+    """The chapters with rules, in spec/README.md's order: file (the chapter's path under
+    spec/, ``topology/merge.md``), prefixes, what it covers."""
     from numaspec.rules import parse_rules
 
-    # | [file](file) | prefixes | what it covers | (modules, where the table has them) |
-    row = re.compile(r"^\| \[([\w.-]+\.md)\]\([^)]*\) \| (.*?) \| (.*?) \|(?: .*? \|)?\s*$")
+    # | [name](path) | prefixes | what it covers | (modules, where the table has them) |
+    row = re.compile(r"^\| \[[\w./-]+\.md\]\(([\w./-]+\.md)\) \| (.*?) \| (.*?) \|"
+                     r"(?: .*? \|)?\s*$")
     listed: list[dict[str, Any]] = []
     readme = spec / "README.md"
     if readme.is_file():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from numaspec.rules import parse_rules
+from numaspec.rules import chapter_files, parse_rules
 from numaspec_tools import REPO
 
 BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
@@ -31,11 +31,27 @@ def test_every_rule_s_anchor_is_its_id(site: Path) -> None:
     assert len(rules) > 200
     pages: dict[str, str] = {}
     for rule in rules:
-        chapter = rule.file.removesuffix(".md")
+        # the page is the chapter's file name, whatever its part's folder: the site is flat
+        chapter = rule.chapter.removesuffix(".md")
         html = pages.setdefault(chapter, (site / f"{chapter}.html").read_text("utf-8"))
         assert f'id="{rule.id}"' in html, rule.id
     # the anchor is the ID whatever the title: MERGE-8's heading is not a slug of its title
     assert 'id="MERGE-8"' in pages["merge"]
+    assert rules[0].file.count("/") == 1  # while the chapter lives in its part's folder
+    # the published site's older addresses forward to the page, anchor kept
+    forward = (site / "merge" / "index.html").read_text("utf-8")
+    assert 'url=../merge.html"' in forward
+    assert "location.hash" in forward
+
+
+def test_links_between_parts_are_the_site_s_flat_pages(site: Path) -> None:
+    """A chapter links another part's chapter from its own folder (``../node/cpu.md``); the
+    site's pages are flat, so the link is the page (``cpu.html``)."""
+    source = (REPO / "spec" / "node" / "affinity.md").read_text("utf-8")
+    assert "](../topology/" in source
+    affinity = (site / "affinity.html").read_text("utf-8")
+    assert re.search(r'href="(hints|merge|policies|masks)\.html#[A-Z]+-\d+"', affinity)
+    assert 'href="../' not in affinity.split('class="md-content"')[1].split("</article>")[0]
 
 
 def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
@@ -147,12 +163,14 @@ def _spec_copy(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("added", "complaint"), [
     ("MASK-99 is cited here.", "MASK-99 is not a rule of the spec"),
     ("See [the rule](merge.md#MERGE-999).", "does not contain an anchor '#MERGE-999'"),
-    ("See [a page](nowhere.md).", "'nowhere.md'"),
+    ("See [the rule](../node/cpu.md#CPU-999).", "does not contain an anchor '#CPU-999'"),
+    ("See [a page](nowhere.md).", "'nowhere.md' is not in the spec"),
+    ("See [a page](cpu.md).", "'cpu.md' is not in the spec"),  # another part's folder
 ])
 def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added: str,
                                                            complaint: str) -> None:
     spec = _spec_copy(tmp_path)
-    masks = spec / "masks.md"
+    masks = spec / "topology" / "masks.md"
     masks.write_text(masks.read_text("utf-8") + f"\n{added}\n", encoding="utf-8")
     done = subprocess.run([*BUILD, "--spec", str(spec), "--out", str(tmp_path / "site")],
                           capture_output=True, text=True, timeout=600)
@@ -197,9 +215,11 @@ def test_the_readme_links_every_guide() -> None:
 @pytest.mark.parametrize(("added", "complaint"), [
     ("MASK-99 is cited here.",
      "docs/guides/reference.md:{line}: MASK-99 is not a rule of the spec"),
-    ("See [the rule](../../spec/merge.md#merge-999).",
+    ("See [the rule](../../spec/topology/merge.md#merge-999).",
      "does not contain an anchor '#merge-999'"),
     ("See [a chapter](../../spec/nowhere.md).", "'../../spec/nowhere.md' is not in the spec"),
+    # the chapter's old place, before the spec was grouped by part
+    ("See [a chapter](../../spec/merge.md).", "'../../spec/merge.md' is not in the spec"),
     ("See [a file](../../adapters/nowhere.go).",
      "'../../adapters/nowhere.go' is not in the checkout"),
     ("See [a guide](nowhere.md).", "'nowhere.md' is not a guide"),
@@ -239,7 +259,7 @@ def test_a_rule_quoted_in_an_example_is_quoted_as_it_stands() -> None:
 
     rules = {r.id: r for r in parse_rules(REPO / "spec")}
     quoted = 0
-    for path in sorted((REPO / "spec").glob("*.md")):
+    for path in [REPO / "spec" / "README.md", *chapter_files(REPO / "spec")]:
         for block in re.findall(r"^```\n(.*?)^```", path.read_text("utf-8"), re.M | re.S):
             heading = re.search(r"^### ([A-Z]+-\d+): (.+)$", block, re.M)
             if heading is None:

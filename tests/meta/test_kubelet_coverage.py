@@ -40,7 +40,7 @@ _TABLE_ROW = re.compile(r"^\| 1\.(\d+) \|")
 def switch_points(spec: Path = SPEC) -> list[int]:
     """The minors where some modelled behaviour changes, inside 1.18-1.38."""
     points = {OLDEST}
-    for line in (spec / "versions.md").read_text(encoding="utf-8").splitlines():
+    for line in (spec / "topology" / "versions.md").read_text(encoding="utf-8").splitlines():
         row = _TABLE_ROW.match(line)
         if row:
             points.add(int(row.group(1)))

@@ -5,7 +5,7 @@ the site's navigation reads it, docs/build.py)."""
 
 from __future__ import annotations
 
-from numaspec.rules import parts
+from numaspec.rules import chapter_files, parts
 from numaspec_tools import REPO, parts_tables
 from numaspec_tools.regenerate import COMMAND
 
@@ -15,8 +15,24 @@ SPEC = REPO / "spec"
 def test_every_chapter_is_in_one_part() -> None:
     listed = [c.file for part in parts(SPEC) for c in part.chapters]
     assert len(listed) == len(set(listed)), "a chapter listed twice in spec/parts.toml"
-    on_disk = sorted(p.name for p in SPEC.glob("*.md") if p.name != "README.md")
-    assert sorted(listed) == on_disk, "spec/parts.toml and spec/*.md differ"
+    on_disk = sorted(p.relative_to(SPEC).as_posix() for p in chapter_files(SPEC))
+    assert sorted(listed) == on_disk, "spec/parts.toml and spec/*/*.md differ"
+    # the top of spec/ holds the map and the README, no chapter
+    assert sorted(p.name for p in SPEC.glob("*.md")) == ["README.md"]
+
+
+def test_each_chapter_is_in_its_part_s_folder() -> None:
+    """A chapter lives in its part's folder of spec/ (parts.toml's ``spec``), and its file's
+    name, which names its page on the site (``merge.html``), is unique across the parts."""
+    spec_parts = parts(SPEC)
+    folders = [part.spec for part in spec_parts]
+    assert len(folders) == len(set(folders)), "two parts share a folder of spec/"
+    assert not set(folders) & {"vectors", "schemas", "data"}
+    for part in spec_parts:
+        for chapter in part.chapters:
+            assert chapter.file == f"{part.spec}/{chapter.name}", (part.label, chapter.file)
+    names = [c.name for part in spec_parts for c in part.chapters]
+    assert len(names) == len(set(names)), "two chapters share a file name (and a page)"
 
 
 def test_the_generated_tables_are_current() -> None:

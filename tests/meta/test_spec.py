@@ -33,7 +33,7 @@ def test_rules_name_versions_and_upstream() -> None:
 def _affinity_anchors() -> set[str]:
     """The labels spec/affinity.md defines: divergences (| D1 |), worked examples (| W1 |) and
     decisions (**Q1, ...**)."""
-    chapter = (REPO / "spec" / "affinity.md").read_text(encoding="utf-8")
+    chapter = (REPO / "spec" / "node" / "affinity.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| ([DW]\d+[a-z]?) \|", chapter, flags=re.MULTILINE)
     decisions = re.findall(r"^- \*\*(Q\d+),", chapter, flags=re.MULTILINE)
     return set(rows) | set(decisions)

@@ -137,14 +137,14 @@ def test_counts_come_from_each_report(matrices: dict[str, Path]) -> None:
     assert matrix["summary"]["unchecked"] == [matrix["implementations"][2]["key"]]
     assert matrix["summary"]["same_suite"]
     # A rule row counts the cases citing the rule; a chapter's totals each case once.
-    merge = next(c for c in matrix["chapters"] if c["file"] == "merge.md")
+    merge = next(c for c in matrix["chapters"] if c["file"] == "topology/merge.md")
     # (a flipped admission is booked on the policy rule that decides it, RUN-17)
-    policies = next(c for c in matrix["chapters"] if c["file"] == "policies.md")
+    policies = next(c for c in matrix["chapters"] if c["file"] == "topology/policies.md")
     row = next(r for r in policies["rules"] if r["id"] == "POLICY-3")
     assert row["cells"]["wrong"]["xfailed"] == 6
     assert merge["totals"]["wrong"]["cases"] <= wrong["cases"]
     assert "MERGE-5" in merge["uncited_rules"]
-    assert not next(c for c in matrix["chapters"] if c["file"] == "masks.md")["rules"]
+    assert not next(c for c in matrix["chapters"] if c["file"] == "topology/masks.md")["rules"]
 
 
 def test_markdown_html_and_json_agree(matrices: dict[str, Path]) -> None:
@@ -170,7 +170,7 @@ def test_a_failing_cell_links_to_its_counterexample_which_replays(
         matrices: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     out = matrices["mixed"]
     matrix = load(out)
-    policies = next(c for c in matrix["chapters"] if c["file"] == "policies.md")
+    policies = next(c for c in matrix["chapters"] if c["file"] == "topology/policies.md")
     cell = next(r for r in policies["rules"] if r["id"] == "POLICY-3")["cells"]["wrong"]
     first = cell["first_failure"]
     assert (cell["state"], first["verdict"]) == ("failed", "failed")

@@ -23,7 +23,8 @@ def _cell(text: str) -> str:
 
 
 def part_tables(spec_parts: tuple[Part, ...]) -> str:
-    """spec/README.md's tables, a heading and a table per part."""
+    """spec/README.md's tables, a heading and a table per part; a chapter by its name,
+    linked to its file in the part's folder."""
     out: list[str] = []
     for part in spec_parts:
         head = f"**{part.label}**"
@@ -31,7 +32,7 @@ def part_tables(spec_parts: tuple[Part, ...]) -> str:
         out += ["", "| chapter | prefix | what it covers | modules |", "|---|---|---|---|"]
         for chapter in part.chapters:
             prefixes = ", ".join(f"`{p}`" for p in chapter.prefixes) or "—"
-            out.append(f"| [{chapter.file}]({chapter.file}) | {prefixes} | "
+            out.append(f"| [{chapter.name}]({chapter.file}) | {prefixes} | "
                        f"{_cell(chapter.covers)} | {_cell(chapter.modules)} |")
         out.append("")
     return "\n".join(out)
@@ -86,7 +87,8 @@ def write(repo: Path = REPO) -> None:
 
 
 def wing_docstring_problems(repo: Path = REPO) -> list[str]:
-    """Each reference wing's docstring names its part's number and every chapter of it."""
+    """Each reference wing's docstring names its part's number and every chapter of it (by
+    its file's name: ``merge.md``)."""
     problems = []
     for part in parts(repo / "spec"):
         init = repo / part.folder / "__init__.py"
@@ -97,7 +99,7 @@ def wing_docstring_problems(repo: Path = REPO) -> list[str]:
         if f"spec part {part.number}:" not in flat:
             problems.append(f"{init.relative_to(repo)}: its docstring must say "
                             f"'spec part {part.number}:' (spec/parts.toml)")
-        missing = [c.file for c in part.chapters if f"``{c.file}``" not in flat]
+        missing = [c.name for c in part.chapters if f"``{c.name}``" not in flat]
         if missing:
             problems.append(f"{init.relative_to(repo)}: its docstring does not name "
                             f"{', '.join(missing)}")

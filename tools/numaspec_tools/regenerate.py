@@ -10,7 +10,7 @@ Each test that fails on a stale generated file names this command, so a stale fi
 one-line fix before committing, not a red CI run (CONTRIBUTING.md, "Generated files").  What
 each step writes and from what:
 
-* ``checked-by``: each rule's ``Checked by`` line in ``spec/*.md``, from what cites the rule
+* ``checked-by``: each rule's ``Checked by`` line in ``spec/*/*.md``, from what cites the rule
   (the properties, the vectors, the tests; :mod:`numaspec.conformance.speccheck`);
 * ``coverage``: ``adapters/kubelet/COVERAGE.md``, which pinned kubelet releases run each rule
   (``tools/numaspec_tools/coverage_table.py``);
@@ -175,8 +175,8 @@ STEPS = (
     Step("parts", "the tables generated from spec/parts.toml (spec/README.md, README.md, "
          "CONTRIBUTING.md)", ("spec/README.md", "README.md", "CONTRIBUTING.md"), False, False,
          _parts),
-    Step("checked-by", "each rule's Checked by line (spec/*.md)", ("spec/*.md",), False, False,
-         _checked_by),
+    Step("checked-by", "each rule's Checked by line (spec/*/*.md)", ("spec/*/*.md",), False,
+         False, _checked_by),
     Step("coverage", "which kubelet releases run each rule (adapters/kubelet/COVERAGE.md)",
          ("adapters/kubelet/COVERAGE.md",), False, False, _coverage),
     Step("operator-state", "the operator scenarios' state files (tests/fixtures/operator)",
