@@ -43,3 +43,14 @@ def test_the_generated_tables_are_current() -> None:
 
 def test_each_wing_names_its_part_and_chapters() -> None:
     assert parts_tables.wing_docstring_problems() == []
+
+
+def test_the_wheel_carries_every_part_s_folder() -> None:
+    """pyproject.toml's package data for ``numaspec.spec`` names each part's folder, so the
+    wheel carries every chapter (tests/meta/test_wheel.py reads a rule from it)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    data = config["tool"]["setuptools"]["package-data"]["numaspec.spec"]
+    assert sorted(data) == sorted(["*.md", "parts.toml",
+                                   *(f"{part.spec}/*.md" for part in parts(SPEC))])
