@@ -8,7 +8,8 @@ It sits above both (``tests/meta/test_imports.py``): the reference's own command
   stdout, in order, flushed per line; a bad line gets an error line and the stream goes on.
 * ``numaspec node``: the node line protocol (create a node, admit, remove, state), one JSON
   request per line, one answer per line.
-* ``numaspec serve``: the reference behind the adapter protocol (``spec/adapter-protocol.md``).
+* ``numaspec serve``: the reference behind the adapter protocol
+  (``spec/protocols/adapter-protocol.md``).
 * ``numaspec explain``: would this pod be admitted on my node, where, and if not, why, from the
   node's own files (:mod:`numaspec.operators.explain_command`).
 * ``numaspec conformance``: run the conformance suite against an implementation, and the
@@ -123,7 +124,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     merge = _command(sub, "merge", "answer JSON merge requests, one per line",
-                     "Reads one merge request per line on stdin (spec/merge-protocol.md) and "
+                     "Reads one merge request per line on stdin "
+                     "(spec/protocols/merge-protocol.md) and "
                      "writes one response per line on stdout; a bad line gets an error line "
                      "and the stream goes on.")
     merge.add_argument("--max-merge-steps", dest="max_steps", type=int,
@@ -142,18 +144,18 @@ def _build_parser() -> argparse.ArgumentParser:
     node = _command(sub, "node", "answer node-protocol requests (create, admit, hints, "
                                  "remove, state)",
                     "Reads one node-protocol request per line on stdin "
-                    "(spec/node-protocol.md) and writes one answer per line.")
+                    "(spec/protocols/node-protocol.md) and writes one answer per line.")
     node.add_argument("--affinity", action="store_true",
                       help="the node runs NUMA-level inter-pod affinity, and the scheduler's "
-                           "steps are open (spec/affinity.md, AWIRE-1..AWIRE-3)")
+                           "steps are open (spec/node/affinity.md, AWIRE-1..AWIRE-3)")
     node.add_argument("--explain", action="store_true",
                       help="each admit answer carries the admission's trace as 'explain': "
                            "every provider's hints, the merge, who refused and by which rule "
                            "(EXPLAIN-3)")
     _line_bound_argument(node)
     serve = _command(sub, "serve", "the reference behind the adapter protocol (start/run/stop)",
-                     "Speaks spec/adapter-protocol.md on stdin and stdout, so that the reference "
-                     "can be run as an --impl like any other implementation.")
+                     "Speaks spec/protocols/adapter-protocol.md on stdin and stdout, so that the "
+                     "reference can be run as an --impl like any other implementation.")
     serve.add_argument("--definitional", action="store_true",
                        help="answer merges by walking every permutation (the spec's meaning, "
                             "within the default --max-merge-steps) instead of the fast merge: "
@@ -317,7 +319,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="instead: a table of one merge per shape NODESxPROVIDERSxHINTS "
                             "(comma-separated; default: 2x2x3 to 16x4x65535), timed for the "
                             "fast merge, the definitional walk and --against, with peak memory "
-                            "(spec/fast-merge.md)")
+                            "(spec/topology/fast-merge.md)")
     bench.add_argument("--against", default=None, metavar="IMPL",
                        help="the implementation in the --sizes table (default: kubelet 1.37's "
                             "adapter, when adapters/kubelet is built)")
@@ -331,7 +333,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _check_parser(sub: Any) -> None:
-    """``numaspec check``: the node's model checker (spec/checking.md)."""
+    """``numaspec check``: the node's model checker (spec/conformance/checking.md)."""
     check = _command(
         sub, "check", "explore every node and step sequence within bounds (model checking)",
         "From every initial node within the bounds, runs every sequence of admits and "
@@ -407,8 +409,8 @@ def _differential_options(diff: argparse.ArgumentParser) -> None:
                            "gate (default); large: kubelet's providers on a big machine: "
                            "--numa-nodes NUMA nodes with max-allowable-numa-nodes (kubelet "
                            "1.31+) and full hint lists; allocate: the DRA allocator's "
-                           "allocate cases instead of merges (spec/dra.md); cpus: the CPU "
-                           "Manager's allocator alone, on random machines (spec/cpu.md, "
+                           "allocate cases instead of merges (spec/dra/dra.md); cpus: the CPU "
+                           "Manager's allocator alone, on random machines (spec/node/cpu.md, "
                            "CPU-21)")
     diff.add_argument("--max-permutations", type=int, default=cases.DEFAULT_MAX_PERMUTATIONS,
                       metavar="N", help="--shape large: the most permutations (product of "

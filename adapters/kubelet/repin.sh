@@ -82,10 +82,10 @@ prerelease_note() {
   local versions="$here/../../reference/topology/versions.py"
   if [[ "$new" == *-* ]]; then
     echo "  - reference/topology/versions.py PRERELEASES: ${minor#1.} -> \"${new#v}\" (the pre-release"
-    echo "    read; spec/versions.md, spec/releases.md and the README name it)"
+    echo "    read; spec/topology/versions.md, spec/conformance/releases.md and the README name it)"
   elif grep -q "PRERELEASES.*\b${minor#1.}:" "$versions" 2>/dev/null; then
     echo "  - reference/topology/versions.py PRERELEASES: drop ${minor#1.} ($new is the release), and"
-    echo "    DEFAULT becomes $minor; spec/versions.md, spec/releases.md and the README say so"
+    echo "    DEFAULT becomes $minor; spec/topology/versions.md, spec/conformance/releases.md and the README say so"
   else
     echo "  - (a patch of a released minor: nothing to rename)"
   fi
@@ -107,7 +107,7 @@ The suite's reports: $reports
 Left to do by hand:
   - the feature gates of $new: adapters/kubelet/gates/gen.sh $new (spec/data/feature-gates.json)
 $(prerelease_note)
-  - spec/releases.md: re-read the diff of $old and $new (function by function) and carry any
+  - spec/conformance/releases.md: re-read the diff of $old and $new (function by function) and carry any
     change into the chapters
   - binaries of $old are no longer built: rm $base when done
   - commit releases.json, $dir/go.mod, $dir/go.sum and the manifest

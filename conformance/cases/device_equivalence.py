@@ -17,7 +17,7 @@ resource (and its counts) it names.
 
 Where a group holds devices on different NUMA node sets and only part of it is taken, the
 choice changes which NUMA nodes a container's devices are on, and with it later hints: that is
-not covered here (spec/findings.md, F-DEV-CHOICE); the reference lists such choices in
+not covered here (spec/conformance/findings.md, F-DEV-CHOICE); the reference lists such choices in
 ``DeviceManager.numa_choices``.
 """
 

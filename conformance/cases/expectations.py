@@ -6,7 +6,7 @@ A JSON file (schema ``spec/schemas/expectations.schema.json``)::
      "expectations": [
        {"vector": "node-seed004-pods-4-7-1.30", "outcome": "fail",
         "reason": "kubelet 1.30 is nondeterministic once groups overlap",
-        "link": "spec/findings.md#f-mem-overlap"},
+        "link": "spec/conformance/findings.md#f-mem-overlap"},
        {"rule": "MEM-7", "outcome": "fail", "reason": "...", "link": "..."},
        {"vector": "some-id", "outcome": "skip", "reason": "hangs the adapter", "link": "..."}]}
 

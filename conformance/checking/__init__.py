@@ -1,3 +1,3 @@
-"""Exhaustive bounded exploration of the node (spec/checking.md): ``bounds`` (the initial
-nodes and the pod alphabet) and ``explorer`` (breadth-first, distinct states, the invariants
-after every step, the shortest counterexample)."""
+"""Exhaustive bounded exploration of the node (spec/conformance/checking.md): ``bounds`` (the
+initial nodes and the pod alphabet) and ``explorer`` (breadth-first, distinct states, the
+invariants after every step, the shortest counterexample)."""

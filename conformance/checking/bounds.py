@@ -1,8 +1,8 @@
-"""The finite world the checker explores (spec/checking.md, CHECK-1): the initial nodes
+"""The finite world the checker explores (spec/conformance/checking.md, CHECK-1): the initial nodes
 within the bounds, and the alphabet of pods the steps admit and remove.
 
 Everything here is plain data: ``create`` requests and pod bodies of the node protocol
-(spec/node-protocol.md), so a counterexample is a session ``numaspec node`` replays."""
+(spec/protocols/node-protocol.md), so a counterexample is a session ``numaspec node`` replays."""
 
 from __future__ import annotations
 
@@ -218,7 +218,7 @@ POD_SETS: dict[str, dict[str, dict[str, Any]]] = {
             "containers": [{"name": "a", "resources": _guaranteed("1", "256Mi",
                                                                   **{DEVICE: "1"})}]},
     },
-    # CHECK-7: NUMA-level inter-pod affinity (spec/affinity.md), seed 003's training job
+    # CHECK-7: NUMA-level inter-pod affinity (spec/node/affinity.md), seed 003's training job
     "affinity": {
         # a parameter server; its empty anti-affinity value is no annotation (AFF-1)
         "ps": _affine({"role": "ps", "app": "a"}, anti=""),

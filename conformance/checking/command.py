@@ -1,4 +1,5 @@
-"""``numaspec check``: the explorer run from the command line (spec/checking.md, CHECK-6)."""
+"""``numaspec check``: the explorer run from the command line (spec/conformance/checking.md,
+CHECK-6)."""
 
 from __future__ import annotations
 

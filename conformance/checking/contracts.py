@@ -1,5 +1,5 @@
 """Contracts (PEP 316 docstrings) on the node's state-changing functions, for CrossHair
-(spec/checking.md, CHECK-8).
+(spec/conformance/checking.md, CHECK-8).
 
 CrossHair cannot build a manager symbolically in any useful way: given a symbolic
 :class:`~numaspec.node.cpu.CPUTopology` it explores almost only empty machines, and a manager it

@@ -1,4 +1,5 @@
-"""Exhaustive bounded exploration of the node, breadth-first (spec/checking.md, CHECK-1..6).
+"""Exhaustive bounded exploration of the node, breadth-first (spec/conformance/checking.md,
+CHECK-1..6).
 
 From each initial node within the bounds, every sequence of admits and removes of the pod
 alphabet up to the depth is run, level by level.  A state is the node's answer to ``state``

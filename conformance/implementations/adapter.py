@@ -3,9 +3,9 @@
 An implementation is any object with a ``name`` and a ``merge(request) -> answer`` method
 (:class:`MergeImplementation`).  ``request`` is a decoded :class:`numaspec.MergeRequest`; the
 answer is a :class:`numaspec.MergeOutcome` or an :class:`ErrorAnswer` naming the error kind
-(``spec/merge-protocol.md`` lists the kinds).  Optional: ``kubelet_versions``, the versions it
-models (default: all that numaspec models); ``claims``, what part of the semantics it claims
-(a :class:`numaspec.conformance.implementations.claims.Claims` or its JSON, PROTO-7;
+(``spec/protocols/merge-protocol.md`` lists the kinds).  Optional: ``kubelet_versions``, the
+versions it models (default: all that numaspec models); ``claims``, what part of the semantics
+it claims (a :class:`numaspec.conformance.implementations.claims.Claims` or its JSON, PROTO-7;
 default: all of it but numaspec's line format); ``subsets(nodes)``, its NUMA subset
 enumeration.
 

@@ -473,7 +473,7 @@ def _scheduled_admitted(_session: Session) -> Visit:
 
 
 #: The affinity invariants, by property: each reads only the steps and the answers.  The
-#: exhaustive checker checks them all on every path (spec/checking.md, CHECK-7).
+#: exhaustive checker checks them all on every path (spec/conformance/checking.md, CHECK-7).
 INVARIANTS: dict[str, Callable[[Session], Visit]] = {
     "P-AFF-ANTI": _no_anti_affine_neighbour,
     "P-AFF-REQUIRED": _required_affinity_met,

@@ -310,7 +310,7 @@ def irregular_memory_groups(state: dict[str, Any]) -> str | None:
     None: a NUMA node whose group holds a block that does not span exactly that group (groups
     that overlap, or a block pinned to one node of a multi-node group).  From such a state on,
     kubelet before 1.32 releases blocks in Go map order, so its later answers are not
-    deterministic (spec/findings.md, F-MEM-OVERLAP)."""
+    deterministic (spec/conformance/findings.md, F-MEM-OVERLAP)."""
     memory = state.get("memory") or {}
     cells = {int(numa): frozenset(entry.get("cells", []))
              for numa, entry in (memory.get("machineState") or {}).items()}
@@ -519,7 +519,7 @@ def make_node_machine(factory: Callable[[], NodeImplementation], *,
     ``compare_until_device_numa_choice``: likewise, stop comparing at the first admission where
     the reference's tie-break decided on which NUMA nodes a container's devices are (DEV-6,
     ``DeviceManager.numa_choices``): kubelet makes that choice in Go map order
-    (spec/findings.md, F-DEV-CHOICE), so its answer from there on is one of several.
+    (spec/conformance/findings.md, F-DEV-CHOICE), so its answer from there on is one of several.
 
     ``max_pods``: nodes may set a small ``maxPods`` (ADMIT-8); off for an implementation
     that does not model the resource-fit handler.

@@ -17,8 +17,8 @@ hugepage or extended resources the pod does not fit), any of them agrees.  Where
 itself is not deterministic beyond that, the comparison stops and the invariants go on:
 from the first step after which the reference's memory groups are irregular on a release
 before 1.32, or after a step that reserved memory across NUMA nodes there, even for a pod
-then refused (spec/findings.md, F-MEM-OVERLAP), and from the first admission where a Go map
-order picks the NUMA nodes of a container's devices (F-DEV-CHOICE).
+then refused (spec/conformance/findings.md, F-MEM-OVERLAP), and from the first admission where
+a Go map order picks the NUMA nodes of a container's devices (F-DEV-CHOICE).
 """
 
 from __future__ import annotations
@@ -402,7 +402,7 @@ def check_answers(steps: list[dict[str, Any]], answers: list[Any], *, compare: b
     ``compare``, the first answers that differ from the reference's (as far as kubelet answers
     deterministically, ADMIT-8's alternatives accepted; error kinds only when the format is
     claimed, PROTO-7); then INV-1..INV-9's and ADMIT-10's checks on its own answers.  Shared
-    by the session properties and the exhaustive checker (spec/checking.md, CHECK-3).
+    by the session properties and the exhaustive checker (spec/conformance/checking.md, CHECK-3).
     ``reference``: the reference's answers to ``steps`` when already at hand."""
     from numaspec.conformance.cases.judges import compare as compare_answers
 

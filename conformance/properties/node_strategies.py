@@ -1,5 +1,5 @@
 """Hypothesis strategies for the node protocol: machines, node configurations and pods, as
-the JSON documents of spec/node-protocol.md.
+the JSON documents of spec/protocols/node-protocol.md.
 
 Everything generated is valid input that kubelet would start with (reservations add up and
 fit the capacity, the options fit the machine) and pods the API server accepts (ADMIT-7),

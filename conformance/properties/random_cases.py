@@ -135,7 +135,7 @@ def _providers(rng: random.Random, nodes: Sequence[int], scored: bool = False) -
 
 
 def random_merge_case(rng: random.Random, versions: Sequence[str]) -> dict[str, Any]:
-    """One merge request in the wire format (``spec/merge-protocol.md``)."""
+    """One merge request in the wire format (``spec/protocols/merge-protocol.md``)."""
     nodes = _nodes(rng)
     version = rng.choice(list(versions))
     policy = rng.choice(_NOT_POLICIES) if rng.random() < 0.04 else rng.choice(_POLICIES)

@@ -698,7 +698,8 @@ class Node:
         }
 
 
-#: The merge request's field names (spec/merge-protocol.md) → where they come from in a node.
+#: The merge request's field names (spec/protocols/merge-protocol.md) → where they come from in a
+#: node.
 _NODE_FIELDS = {"policy": "config.topologyManagerPolicy",
                 "policy_options": "config.topologyManagerPolicyOptions",
                 "feature_gates": "config.featureGates",

@@ -103,9 +103,10 @@ def _steps(case: Any) -> list[Any]:
 def reference_result(op: str, case: Any, *, definitional: bool = False) -> Any:
     """PROTO-3: the reference's ``result`` for one case.
 
-    ``merge``: the merge response of ``spec/merge-protocol.md`` (an ``{"error": ...}`` object
-    for a request the reference refuses).  ``hints`` and ``node``: ``{"answers": [...]}``, one
-    node-protocol answer per step of a fresh node session (``spec/node-protocol.md``).
+    ``merge``: the merge response of ``spec/protocols/merge-protocol.md`` (an ``{"error": ...}``
+    object for a request the reference refuses).  ``hints`` and ``node``: ``{"answers":
+    [...]}``, one node-protocol answer per step of a fresh node session
+    (``spec/protocols/node-protocol.md``).
     ``predict``: the node's own admission of the case's pod after its steps (PRED-2).
     ``allocate``: the structured allocator's answer, the node's pools in first-listed order
     (DRA-10).  ``mixed``: a pod's DRA allocation, its admission and each container's

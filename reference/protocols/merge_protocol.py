@@ -1,5 +1,5 @@
-"""The JSON case format for merges: requests, responses, errors (``spec/merge-protocol.md``,
-schemas in ``numaspec/schemas/``).
+"""The JSON case format for merges: requests, responses, errors
+(``spec/protocols/merge-protocol.md``, schemas in ``numaspec/schemas/``).
 
 The same format serves ``numaspec merge``, the spec vectors and adapters.  Decoding is strict:
 every field is checked, with its path, and nothing unknown is silently ignored.

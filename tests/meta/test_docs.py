@@ -47,11 +47,13 @@ def test_every_rule_s_anchor_is_its_id(site: Path) -> None:
 def test_links_between_parts_are_the_site_s_flat_pages(site: Path) -> None:
     """A chapter links another part's chapter from its own folder (``../node/cpu.md``); the
     site's pages are flat, so the link is the page (``cpu.html``)."""
-    source = (REPO / "spec" / "node" / "affinity.md").read_text("utf-8")
-    assert "](../topology/" in source
-    affinity = (site / "affinity.html").read_text("utf-8")
-    assert re.search(r'href="(hints|merge|policies|masks)\.html#[A-Z]+-\d+"', affinity)
-    assert 'href="../' not in affinity.split('class="md-content"')[1].split("</article>")[0]
+    source = (REPO / "spec" / "protocols" / "adapter-protocol.md").read_text("utf-8")
+    assert "](../node/cpu.md)" in source
+    assert "](../schemas/adapter-protocol.schema.json)" in source
+    page = (site / "adapter-protocol.html").read_text("utf-8")
+    assert 'href="cpu.html"' in page
+    assert 'href="schemas/adapter-protocol.schema.json"' in page
+    assert 'href="../' not in page.split('class="md-content"')[1].split("</article>")[0]
 
 
 def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:

@@ -1,7 +1,7 @@
 """Every behaviour switch is reached by a pinned kubelet release (adapters/kubelet/releases.json).
 
-Builds nothing and runs always.  The switch points are the minors of spec/versions.md's table
-and, for every rule, the first release of its ``Holds in`` range and the one after its last
+Builds nothing and runs always.  The switch points are the minors of spec/topology/versions.md's
+table and, for every rule, the first release of its ``Holds in`` range and the one after its last
 (RUN-10 runs a vector at every release it holds in: a release on each side of each switch is
 what tells them apart).  Between two consecutive switch points, inside the modelled 1.18-1.38,
 kubelet behaves the same for numaspec's rules, so one pinned release whose adapter runs the

@@ -31,7 +31,7 @@ def test_rules_name_versions_and_upstream() -> None:
 
 
 def _affinity_anchors() -> set[str]:
-    """The labels spec/affinity.md defines: divergences (| D1 |), worked examples (| W1 |) and
+    """The labels spec/node/affinity.md defines: divergences (| D1 |), worked examples (| W1 |) and
     decisions (**Q1, ...**)."""
     chapter = (REPO / "spec" / "node" / "affinity.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| ([DW]\d+[a-z]?) \|", chapter, flags=re.MULTILINE)
@@ -41,7 +41,7 @@ def _affinity_anchors() -> set[str]:
 
 def test_affinity_citations_resolve() -> None:
     """Every divergence, worked example and decision that an affinity vector's notes or an
-    affinity test cites is defined in spec/affinity.md, so a reader can follow it."""
+    affinity test cites is defined in spec/node/affinity.md, so a reader can follow it."""
     anchors = _affinity_anchors()
     assert {"D1", "D1b", "D11", "W1", "W5", "Q1", "Q10"} <= anchors
     sources = {path.name: path.read_text(encoding="utf-8")
@@ -51,7 +51,7 @@ def test_affinity_citations_resolve() -> None:
              for label in re.findall(r"\b([DWQ]\d+[a-z]?)\b", text)}
     assert {name for name, _ in cited} == set(sources)
     dangling = sorted((name, label) for name, label in cited if label not in anchors)
-    assert dangling == [], f"cited but not defined in spec/affinity.md: {dangling}"
+    assert dangling == [], f"cited but not defined in spec/node/affinity.md: {dangling}"
 
 
 def test_no_citation_leaves_the_repository() -> None:

@@ -2,7 +2,7 @@
 ADMIT-3, ADMIT-4, ADMIT-5, CPU-6, CPU-9, CPU-10, CPU-12, CPU-13, CPU-14, CPU-15, CPU-16,
 CPU-17, DEV-1, DEV-3, DEV-4, DEV-5, DEV-7, MEM-2, MEM-4, MEM-5, MEM-6, MEM-8, MEM-9, MEM-10,
 NWIRE-3.  Seed numbers refer to ../shared/seeds; each test's docstring gives its derivation
-from the seed, and spec/admission.md the rules it follows."""
+from the seed, and spec/node/admission.md the rules it follows."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_seed004_pods_4_to_7_single_numa_groups() -> None:
 
 def test_seed004_pod7_before_1_32_breaks_the_groups() -> None:
     """MEM-6 finding: before 1.32 nothing stops pod7: it is pinned to {0,1} although both
-    nodes hold single-NUMA memory, and the groups overlap (spec/findings.md)."""
+    nodes hold single-NUMA memory, and the groups overlap (spec/conformance/findings.md)."""
     node = memory_node(2, version="1.30")
     for uid, size in (("pod4", "2Gi"), ("pod5", "6Gi"), ("pod6", "3Gi")):
         assert node.admit(mem_pod(uid, size)).admitted

@@ -107,8 +107,8 @@ def test_the_table_has_every_kind_of_answer() -> None:
 
 
 def test_long_whole_parts_below_int64_are_read() -> None:
-    """QTY-4, a fixed finding (spec/findings.md): numaspec refused every whole part of more
-    than 20 digits, even when the suffix brought the value below 2**63
+    """QTY-4, a fixed finding (spec/conformance/findings.md): numaspec refused every whole part of
+    more than 20 digits, even when the suffix brought the value below 2**63
     (``100000000000000000000m`` is 10**17); apimachinery reads the 85 such entries."""
     found = [entry for entry in _entries() if "value" in entry and
              _long_whole_part_below_int64(entry["in"], Fraction(Decimal(entry["value"])))]

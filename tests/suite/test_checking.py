@@ -1,5 +1,5 @@
-"""The node's model checker (spec/checking.md): the reference has no violation within small
-bounds (CHECK-1, CHECK-2), every node mutant of the suite is caught (CHECK-3, CHECK-4) with a
+"""The node's model checker (spec/conformance/checking.md): the reference has no violation within
+small bounds (CHECK-1, CHECK-2), every node mutant of the suite is caught (CHECK-3, CHECK-4) with a
 shortest counterexample (CHECK-5), and ``numaspec check`` reports both readably (CHECK-6)."""
 
 from __future__ import annotations

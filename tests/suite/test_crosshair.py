@@ -1,4 +1,5 @@
-"""CrossHair, kept where it is measured to find what enumeration finds (spec/checking.md).
+"""CrossHair, kept where it is measured to find what enumeration finds
+(spec/conformance/checking.md).
 
 CrossHair checks the contracts (PEP 316 docstrings) of the mask and
 merge modules (the fast merge's count choice, FAST-5, among them) with a bounded budget, and
@@ -165,8 +166,8 @@ def test_diffbehavior_finds_what_enumeration_finds(
 @pytest.mark.crosshair
 @pytest.mark.slow
 def test_the_crosshair_backend_finds_what_enumeration_finds() -> None:
-    """Measured against exhaustion (spec/checking.md): on 2 NUMA nodes and two lists of two
-    hints, enumeration finds every input where 1.24's merge (MERGE-3, MERGE-8) answers
+    """Measured against exhaustion (spec/conformance/checking.md): on 2 NUMA nodes and two lists
+    of two hints, enumeration finds every input where 1.24's merge (MERGE-3, MERGE-8) answers
     otherwise than 1.23's; Hypothesis driven by CrossHair (hypothesis-crosshair) must find one
     too within a small budget, where ``crosshair diffbehavior`` was seen to find none."""
     import itertools

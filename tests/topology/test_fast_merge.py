@@ -1,6 +1,6 @@
 """FAST-1..FAST-7: the fast merge returns exactly what the definitional walk returns.
 
-Three kinds of evidence (spec/fast-merge.md): a Hypothesis property over the whole merge
+Three kinds of evidence (spec/topology/fast-merge.md): a Hypothesis property over the whole merge
 input space (every release, mode, prefer-closest, distances, stray bits, empty and free hints,
 long lists, and the fast merge's regimes); exhaustive enumeration of small domains, each with
 its size recorded; and the ranking of FAST-5 against MERGE-8's pairwise fold on every pair of

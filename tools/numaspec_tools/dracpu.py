@@ -1,6 +1,6 @@
 """dra-driver-cpu's own publishing and prepare code (adapters/peers/dra-driver-cpu), and its
 promise end to end: a Guaranteed container's CPUs asked for through a claim, allocated by
-numaspec's DRA allocator (spec/dra.md) over the devices the driver publishes and prepared by
+numaspec's DRA allocator (spec/dra/dra.md) over the devices the driver publishes and prepared by
 the driver, beside what kubelet's CPU Manager gives the same container on the same machine
 (numaspec's node model).  The table this computes is the end-to-end table of
 adapters/peers/dra-driver-cpu/FINDINGS.md (``tools/numaspec_tools/regenerate.py --only dracpu``

@@ -28,7 +28,8 @@ def part_tables(spec_parts: tuple[Part, ...]) -> str:
     out: list[str] = []
     for part in spec_parts:
         head = f"**{part.label}**"
-        out.append(f"{head} (`{part.package}`)" if part.number else head)
+        out.append(f"{head} (`{part.spec}/`; `{part.package}`)" if part.number
+                   else f"{head} (`{part.spec}/`)")
         out += ["", "| chapter | prefix | what it covers | modules |", "|---|---|---|---|"]
         for chapter in part.chapters:
             prefixes = ", ".join(f"`{p}`" for p in chapter.prefixes) or "—"

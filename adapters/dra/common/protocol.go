@@ -1,5 +1,5 @@
 // Package common is the release-independent part of the dra-allocator
-// adapters (../README.md): the numaspec adapter protocol (spec/adapter-protocol.md,
+// adapters (../README.md): the numaspec adapter protocol (spec/protocols/adapter-protocol.md,
 // protocol version 1, PROTO-1..5) on stdin/stdout, the decoding of the
 // "allocate" case envelope, the result shapes, the watchdog that keeps one case
 // from hanging the process, and the binary's flags. It imports no Kubernetes

@@ -260,7 +260,7 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 		if errors.Is(err, context.DeadlineExceeded) {
 			// As the scheduler's DynamicResources Filter answers from 1.34: the node is
 			// unschedulable when the allocator passes its FilterTimeout (default 10s,
-			// DRASchedulerFilterTimeout), which CaseTimeout mirrors (spec/dra.md, DRA-7).
+			// DRASchedulerFilterTimeout), which CaseTimeout mirrors (spec/dra/dra.md, DRA-7).
 			return &common.Result{Outcome: common.Unschedulable, Variant: variant, Message: "timed out trying to allocate devices"}, nil, nil
 		}
 		if errors.Is(err, context.Canceled) {

@@ -1,6 +1,6 @@
 package common
 
-// The numaspec adapter protocol (spec/adapter-protocol.md, protocol version 1):
+// The numaspec adapter protocol (spec/protocols/adapter-protocol.md, protocol version 1):
 // one long-lived process per kubelet release, JSON lines both ways. This file
 // holds the release-independent part: the read/answer loop, panic recovery,
 // the decoding of merge cases (kubelet_version, the strictness numaspec's wire

@@ -2,7 +2,7 @@ package common
 
 // The node and hints operations of the adapter: a case is a list of
 // node-protocol steps run on a fresh node probe; each probe answer is turned
-// into numaspec's node-protocol answer (spec/node-protocol.md), errors
+// into numaspec's node-protocol answer (spec/protocols/node-protocol.md), errors
 // carrying numaspec's kinds (reference/errors.py).
 
 import (

@@ -10,7 +10,7 @@ import (
 // ReleaseMain is the main of a kubelet release's one binary
 // (bin/kubelet-adapter-<version>). The first argument picks the protocol:
 //
-//	(none)  the numaspec adapter protocol (spec/adapter-protocol.md)
+//	(none)  the numaspec adapter protocol (spec/protocols/adapter-protocol.md)
 //	node    the node probe's line protocol (newProbe; nil: the release has none)
 //	merge   the merge oracle's line format (flags -repeat N)
 //

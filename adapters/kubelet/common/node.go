@@ -169,7 +169,7 @@ type PodSpec struct {
 	// Releases whose PodSpec has no such field (1.29, 1.30) drop it.
 	Resources *ResourcesSpec `json:"resources,omitempty"`
 	// Labels and Annotations go onto the pod's metadata; kubelet's managers
-	// never read them (numaspec spec/affinity.md, AWIRE-1).
+	// never read them (numaspec spec/node/affinity.md, AWIRE-1).
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 }

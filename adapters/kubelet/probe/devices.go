@@ -1,6 +1,6 @@
 package probe
 
-// Kubelet's real Device Manager in the node probe (spec/devices.md DEV-1..7,
+// Kubelet's real Device Manager in the node probe (spec/node/devices.md DEV-1..7,
 // DEV-10, DEV-11): the machine's devices are registered by in-process fake
 // device plugins, one per resource, that answer Allocate with an empty
 // response, never offer PreStartContainer, and offer GetPreferredAllocation

@@ -25,7 +25,7 @@ func Main(k Kubelet) {
 	common.ReleaseMain(Adapter{K: k}, Oracle{K: k}, func() common.NodeProbe { return NewProbe(k) })
 }
 
-// Adapter is a release's numaspec adapter (spec/adapter-protocol.md): merge,
+// Adapter is a release's numaspec adapter (spec/protocols/adapter-protocol.md): merge,
 // node and hints.
 type Adapter struct{ K Kubelet }
 

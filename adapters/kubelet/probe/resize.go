@@ -1,6 +1,6 @@
 package probe
 
-// In-place resize (NWIRE-6, spec/resize.md): a live pod's containers ask for
+// In-place resize (NWIRE-6, spec/node/resize.md): a live pod's containers ask for
 // new resources, and kubelet's own allocation manager (1.34+) decides, with
 // its resize admit handler (1.36+), the Topology Manager's handler and the
 // resource fit of this node. Releases whose shim does not implement

@@ -36,9 +36,10 @@ from numaspec_tools.testing.sessions import normalizer
 @pytest.mark.parametrize("version", ["1.30", "1.37", "1.38"])
 def test_reference_agrees_with_kubelet_node(version: str) -> None:
     """Strict at every release.  Before 1.32 kubelet is not deterministic once the Memory
-    Manager's groups turn irregular (it releases blocks in Go map order: spec/findings.md,
-    F-MEM-OVERLAP), so there a session is compared until the reference's state first shows
-    irregular groups, and only the invariants are checked after that point.
+    Manager's groups turn irregular (it releases blocks in Go map order:
+    spec/conformance/findings.md, F-MEM-OVERLAP), so there a session is compared until the
+    reference's state first shows irregular groups, and only the invariants are checked after
+    that point.
 
     The probe runs kubelet's resource-fit admit handler after the Topology Manager's
     (ADMIT-8, ADMIT-9) on a node object whose allocatable the probe computes as kubelet's

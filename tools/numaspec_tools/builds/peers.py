@@ -35,14 +35,14 @@ MODULES = {
 }
 
 
-#: The scheduler-side peer (the predict operation, spec/predict.md): its module, and the one
+#: The scheduler-side peer (the predict operation, spec/node/predict.md): its module, and the one
 #: pinned tag the test run builds and runs (adapters/peers/scheduler-plugins/<tag>/); its
 #: other tags are built by ``build.sh scheduler-plugins`` and compared by the matrix
 #: (adapters/comparison/README.md).
 PREDICT_MODULES = {"scheduler-plugins": "sigs.k8s.io/scheduler-plugins"}
 PREDICT_TAG = {"scheduler-plugins": "v0.33.5"}
 
-#: The peer of the CPU Manager's allocator (the cpus operation, spec/cpu.md CPU-21):
+#: The peer of the CPU Manager's allocator (the cpus operation, spec/node/cpu.md CPU-21):
 #: kubernetes-sigs/dra-driver-cpu, built from a copy of its pinned module (build.sh).
 CPUS_MODULES = {"dra-driver-cpu": "github.com/kubernetes-sigs/dra-driver-cpu"}
 

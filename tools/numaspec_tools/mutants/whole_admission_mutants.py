@@ -1,4 +1,4 @@
-"""Deliberately wrong whole-admission nodes (spec/admission.md, ADMIT-8, ADMIT-9, INV-10).
+"""Deliberately wrong whole-admission nodes (spec/node/admission.md, ADMIT-8, ADMIT-9, INV-10).
 Each patches a reference node right after it is created; tests/node/test_whole_admission.py shows
 the whole-admission properties failing on every one of them."""
 

@@ -1,4 +1,4 @@
-// Package resize is in-place resize (NWIRE-6, spec/resize.md) through the
+// Package resize is in-place resize (NWIRE-6, spec/node/resize.md) through the
 // release's own allocation manager, for the node releases that have one
 // (1.34 on): Kubelet is the release shim (package release) with
 // probe.ResizeKubelet (../../probe/resize.go). Only those releases' main.go
