@@ -230,9 +230,11 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
         if (spec / folder).is_dir():
             shutil.copytree(spec / folder, docs / folder,
                             ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    from numaspec.conformance.cases.vectors import vector_paths
+
     (docs / "vectors").mkdir()
-    for path in sorted((spec / "vectors").glob("*.json")):
-        shutil.copy(path, docs / "vectors" / path.name)
+    for path in vector_paths(spec / "vectors"):  # flat on the site, whatever the part
+        shutil.copy(path, docs / vector_page(path.relative_to(spec).as_posix()))
     chapters = site.chapters()
     nav: list[object] = [{"Home": "index.md"}]
     guide_names = _guides(guides)
@@ -708,17 +710,21 @@ repository-code: "{url}"
 """
 
     def vectors_page(self) -> str:
-        from numaspec.conformance.cases.vectors import holds_in, load_vector_file
+        from numaspec.conformance.cases.vectors import holds_in, load_vector_file, vector_paths
 
         lines = ["# Vectors", "",
-                 "Every vector of `spec/vectors/`, by file: its ID (the anchor), the "
-                 "operation, the kubelet releases it is run at, the rules it checks and what "
-                 "it shows.  The file holds the case and the expected answer.", ""]
-        for path in sorted((self.spec / "vectors").glob("*.json")):
-            lines += [f"## {path.name}", "", f"[The file](vectors/{path.name})", "",
+                 "Every vector of `spec/vectors/`, by file in the suite's order (each file in "
+                 "the folder of the part whose chapters it mostly illustrates): its ID (the "
+                 "anchor), the operation, the kubelet releases it is run at, the rules it "
+                 "checks and what it shows.  The file holds the case and the expected answer.",
+                 ""]
+        for path in vector_paths(self.spec / "vectors"):
+            name = path.relative_to(self.spec / "vectors").as_posix()
+            lines += [f"## {name}", "",
+                      f"[The file]({vector_page(path.relative_to(self.spec).as_posix())})", "",
                       "| vector | op | releases | rules | what it shows |",
                       "|---|---|---|---|---|"]
-            for vector in load_vector_file(path.name, path.read_text(encoding="utf-8")):
+            for vector in load_vector_file(name, path.read_text(encoding="utf-8")):
                 releases = holds_in(vector)
                 span = (f"{releases[0]}\u2013{releases[-1]}" if len(releases) > 1
                         else releases[0] or "any")

@@ -1,7 +1,9 @@
 """Spec vectors: language-neutral cases with stable IDs and expected answers, for every operation.
 
-The files live in ``spec/vectors/*.json`` (installed as the package ``numaspec.vectors``); each
-holds ``{"vectors": [...]}``, a vector being::
+The files live in ``spec/vectors/<part>/*.json`` (installed as the package ``numaspec.vectors``),
+in the folder of the spec's part whose chapters they mostly illustrate (``topology``, ``node``,
+``dra``, ``protocols``: spec/parts.toml), a large file in numbered pieces (``resize-1.json``,
+``resize-2.json``, ...); each holds ``{"vectors": [...]}``, a vector being::
 
     {"id": "merge-different-masks-1.24", "description": "...", "rules": ["MERGE-3"],
      "op": "merge" | "hints" | "node" | "affinity" | "predict" | "allocate" | "mixed" |
@@ -53,6 +55,7 @@ import argparse
 import contextlib
 import copy
 import functools
+import itertools
 import json
 import re
 import sys
@@ -94,6 +97,7 @@ __all__ = [
     "stored_case",
     "vector_dir",
     "vector_files",
+    "vector_paths",
 ]
 
 #: The operations a vector can exercise (the adapter protocol's, PROTO-3).
@@ -160,10 +164,35 @@ def vector_dir() -> Path:
     return Path(str(resources.files("numaspec.vectors")))
 
 
+def vector_paths(root: Path | None = None) -> list[Path]:
+    """Every vector file under ``root`` (:func:`vector_dir`), its parts' folders read
+    recursively, sorted by file name whatever the folder: the suite's order (RUN-6), which is
+    the order of the files before they were grouped by part, so that grouping them changed
+    neither the suite nor its version.  File names are unique across the folders; two of the
+    same name are refused."""
+    root = vector_dir() if root is None else root
+    paths = sorted(root.rglob("*.json"), key=lambda p: (p.name, p.as_posix()))
+    for first, second in itertools.pairwise(paths):
+        if first.name == second.name:
+            raise InvalidFieldError(f"two vector files named {first.name!r}: "
+                                    f"{_name(first)} and {_name(second)}", where=str(root))
+    return paths
+
+
+def _name(path: Path) -> str:
+    """How a vector file is named in messages and in a vector's ``source``: its path under
+    :func:`vector_dir` (``node/resize-1.json``), or as given when it is elsewhere."""
+    try:
+        return path.resolve().relative_to(vector_dir().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
 def vector_files() -> Iterator[tuple[str, str]]:
-    """(file name, text) of every vector file, sorted by name."""
-    for path in sorted(vector_dir().glob("*.json")):
-        yield path.name, path.read_text(encoding="utf-8")
+    """(path under :func:`vector_dir`, text) of every vector file, in :func:`vector_paths`'
+    order."""
+    for path in vector_paths():
+        yield _name(path), path.read_text(encoding="utf-8")
 
 
 def case_version(op: str, case: Any) -> str:
@@ -397,7 +426,8 @@ def load_vector_paths(paths: Sequence[str]) -> list[Vector]:
 
 
 def load_vectors() -> list[Vector]:
-    """Every vector of every file, files sorted by name, vectors in file order."""
+    """Every vector of every file, files in :func:`vector_paths`' order (by file name),
+    vectors in file order."""
     return _load(list(vector_files()))
 
 
@@ -463,7 +493,7 @@ def _spec_rules() -> set[str] | None:
 
 
 def _paths(files: Sequence[str]) -> list[Path]:
-    return [Path(f) for f in files] if files else sorted(vector_dir().glob("*.json"))
+    return [Path(f) for f in files] if files else vector_paths()
 
 
 def _dump(document: Any) -> str:
@@ -537,9 +567,10 @@ def check_files(paths: Sequence[Path]) -> list[str]:
     texts = []
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        texts.append((path.name, text))
+        texts.append((_name(path), text))
         with contextlib.suppress(json.JSONDecodeError):  # the loader below reports it
-            problems += [f"{path.name}: schema: {p}" for p in _schema_problems(json.loads(text))]
+            problems += [f"{_name(path)}: schema: {p}"
+                         for p in _schema_problems(json.loads(text))]
     try:
         vectors = _load(texts)
     except InvalidFieldError as exc:
@@ -572,7 +603,7 @@ def write_files(paths: Sequence[Path]) -> tuple[int, list[str]]:
     changed, problems = 0, []
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        vectors = load_vector_file(path.name, text)  # validates before anything is written
+        vectors = load_vector_file(_name(path), text)  # validates before anything is written
         document = json.loads(text)
         for raw, vector in zip(document["vectors"], vectors, strict=True):
             answers = _references(vector)
@@ -610,7 +641,7 @@ def add_subcommands(parser: argparse.ArgumentParser, *, export: bool = False) ->
                      "cite")):
         command = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         command.add_argument("files", nargs="*", metavar="FILE",
-                             help="vector files (default: the spec's, spec/vectors/*.json)")
+                             help="vector files (default: the spec's, spec/vectors/*/*.json)")
     if not export:
         return
     text = ("write the merge vectors that hold at a kubelet release as a Go test of kubelet's "
@@ -626,7 +657,7 @@ def add_subcommands(parser: argparse.ArgumentParser, *, export: bool = False) ->
     exporting.add_argument("--seed", type=int, default=0, metavar="S",
                            help="the random cases' seed (default: 0)")
     exporting.add_argument("files", nargs="*", metavar="FILE",
-                           help="vector files (default: the spec's, spec/vectors/*.json)")
+                           help="vector files (default: the spec's, spec/vectors/*/*.json)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -635,7 +666,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.vectors_command == "list":
             for path in paths:
-                for vector in load_vector_file(path.name, path.read_text(encoding="utf-8")):
+                for vector in load_vector_file(_name(path),
+                                               path.read_text(encoding="utf-8")):
                     releases = holds_in(vector)
                     span = f"{releases[0]}-{releases[-1]}" if len(releases) > 1 else (
                         releases[0] if releases else "-")
@@ -646,7 +678,8 @@ def run(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(problem)
             loaded = [] if problems else [
-                v for p in paths for v in load_vector_file(p.name, p.read_text(encoding="utf-8"))]
+                v for p in paths for v in load_vector_file(_name(p),
+                                                           p.read_text(encoding="utf-8"))]
             count = sum(len(holds_in(v)) for v in loaded)
             print(f"{len(problems)} problem(s)" if problems else
                   f"{len(loaded)} vectors ({count} instances) in {len(paths)} files: all agree "

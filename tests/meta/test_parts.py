@@ -54,3 +54,18 @@ def test_the_wheel_carries_every_part_s_folder() -> None:
     data = config["tool"]["setuptools"]["package-data"]["numaspec.spec"]
     assert sorted(data) == sorted(["*.md", "parts.toml",
                                    *(f"{part.spec}/*.md" for part in parts(SPEC))])
+
+
+def test_the_vectors_are_in_the_parts_folders() -> None:
+    """spec/vectors/ holds its README and a folder per part that has vectors, named as the
+    part's folder of spec/ (the vectors of the chapters they mostly illustrate); the wheel
+    carries every such folder."""
+    import tomllib
+
+    vectors = SPEC / "vectors"
+    assert sorted(p.name for p in vectors.glob("*.json")) == []
+    folders = {p.name for p in vectors.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= {part.spec for part in parts(SPEC)}
+    assert all(list((vectors / folder).glob("*.json")) for folder in folders)
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    assert "*/*.json" in config["tool"]["setuptools"]["package-data"]["numaspec.vectors"]

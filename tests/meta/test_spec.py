@@ -8,7 +8,7 @@ from pathlib import Path
 
 from numaspec.conformance.speccheck import check, parse_rules
 from numaspec.topology.versions import NEWEST, OLDEST
-from numaspec_tools import REPO
+from numaspec_tools import REPO, vector_pieces
 from numaspec_tools.regenerate import COMMAND
 
 
@@ -45,7 +45,7 @@ def test_affinity_citations_resolve() -> None:
     anchors = _affinity_anchors()
     assert {"D1", "D1b", "D11", "W1", "W5", "Q1", "Q10"} <= anchors
     sources = {path.name: path.read_text(encoding="utf-8")
-               for path in (REPO / "spec" / "vectors" / "affinity.json",
+               for path in (*vector_pieces.pieces("affinity"),
                             REPO / "tests" / "node" / "test_affinity.py")}
     cited = {(name, label) for name, text in sources.items()
              for label in re.findall(r"\b([DWQ]\d+[a-z]?)\b", text)}

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from numaspec.conformance.cases.judges import compare
-from numaspec.conformance.cases.vectors import load_vector_file, load_vectors, main, vector_dir
+from numaspec.conformance.cases.vectors import (
+    load_vector_file,
+    load_vectors,
+    main,
+    vector_dir,
+    vector_files,
+    vector_paths,
+)
 from numaspec.errors import InvalidFieldError
 from numaspec.rules import parse_rules
 from numaspec_tools import REPO
@@ -87,12 +94,31 @@ def test_ids_are_unique_and_every_op_has_vectors() -> None:
 
 def test_the_generator_is_idempotent(tmp_path: Path) -> None:
     """``write`` on a copy reproduces every committed file byte for byte."""
-    names = sorted(p.name for p in vector_dir().glob("*.json"))
+    names = [p.relative_to(vector_dir()) for p in vector_paths()]
     for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(vector_dir() / name, tmp_path / name)
     assert main(["write", *(str(tmp_path / n) for n in names)]) == 0
     for name in names:
         assert (tmp_path / name).read_bytes() == (vector_dir() / name).read_bytes(), name
+
+
+def test_the_files_are_read_by_part_in_the_suite_s_order(tmp_path: Path) -> None:
+    """The vector files are read from the parts' folders recursively, by file name whatever
+    the folder (the order they had before they were grouped, so the suite's is unchanged);
+    a name used twice is refused."""
+    paths = vector_paths()
+    assert {p.parent.name for p in paths} == {"topology", "node", "dra", "protocols"}
+    assert [p.name for p in paths] == sorted(p.name for p in paths)
+    assert [name for name, _ in vector_files()] == [
+        p.relative_to(vector_dir()).as_posix() for p in paths]
+    assert {v.source for v in load_vectors()} == {
+        p.relative_to(vector_dir()).as_posix() for p in paths}
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "same.json").write_text('{"vectors": []}', encoding="utf-8")
+    with pytest.raises(InvalidFieldError, match=r"two vector files named 'same\.json'"):
+        vector_paths(tmp_path)
 
 
 def test_write_fills_in_reference_answers(tmp_path: Path) -> None:

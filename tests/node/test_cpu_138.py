@@ -2,7 +2,7 @@
 CPU-13 and CPU-19 as 1.38 allocates, and CPU-22's hint scores; CPU-18 still refuses the
 pod-level gate.
 
-The reading's examples (A to H) are 1.38 vectors in spec/vectors/cpu.json, uncore.json and
+The reading's examples (A to H) are 1.38 vectors in spec/vectors/node/cpu.json, uncore.json and
 cpus.json (``STAGED`` here, their IDs ending in ``-1.38``; their 1.37 side the vectors ending in
 ``-1.37``).  Each answer was worked out by hand from kubelet 1.38.0-beta.0's
 ``cpu_assignment.go`` and ``policy_static.go``; kubelet 1.38.0-beta.0's own node probe gives
@@ -31,7 +31,7 @@ from numaspec.protocols.node_protocol import NodeSession, decode_pod
 from numaspec.topology.masks import NumaMask
 from numaspec.topology.scores import utilization_score
 from numaspec.topology.versions import KubeletVersion
-from numaspec_tools import REPO
+from numaspec_tools import REPO, vector_pieces
 from numaspec_tools.builds import kubelet as kubelet_builds
 from numaspec_tools.testing.sessions import normalizer
 
@@ -130,8 +130,8 @@ def _node_vector(vector_id: str, description: str, rules: list[str], steps: list
 
 
 def _hint_scores_at_138() -> dict[str, Any]:
-    """Example H: the 1.38 instance of vector cpu-22-hint-scores (spec/vectors/cpu.json, derived
-    from the reference, its range 1.29-1.38), with its answers worked out by hand: when the
+    """Example H: the 1.38 instance of vector cpu-22-hint-scores (spec/vectors/node/cpu.json,
+    derived from the reference, its range 1.29-1.38), with its answers worked out by hand: when the
     node model holds 1.38, ``vectors write`` gives that instance these answers."""
     v = "1.38"
     return _node_vector(
@@ -162,9 +162,8 @@ def _hint_scores_at_138() -> dict[str, Any]:
 
 
 #: The 1.38 vectors of the reading's examples (A to H), as spec/vectors holds them.
-STAGED = [v for name in ("cpu", "uncore", "cpus")
-          for v in json.loads((REPO / "spec" / "vectors" / f"{name}.json").read_text(
-              encoding="utf-8"))["vectors"] if v["id"].endswith("-1.38")]
+STAGED = [v for name in ("cpu", "uncore", "cpus") for v in vector_pieces.read(name)
+          if v["id"].endswith("-1.38")]
 SCORES_138 = _hint_scores_at_138()
 
 #: The examples' 1.37 side, as in spec/vectors (their 1.37 answers): id -> the 1.38 vector.

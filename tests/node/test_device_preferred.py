@@ -4,7 +4,7 @@ random machines, preferences and affinities against an oracle written here from 
 DEV-10 (never through the reference's allocation), and is proven able to fail by
 tools/numaspec_tools/mutants/preferred_mutants.py;
 the restart window and the protocol's checks are unit tests beside the vectors of
-spec/vectors/device-preferred.json."""
+spec/vectors/node/device-preferred.json."""
 
 from __future__ import annotations
 

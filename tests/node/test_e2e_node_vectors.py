@@ -1,4 +1,5 @@
-"""kubelet's own node e2e scenarios (spec/vectors/e2e-node.json) hold on the reference's answers.
+"""kubelet's own node e2e scenarios (spec/vectors/node/e2e-node.json, in pieces) hold on the
+reference's answers.
 
 Each vector translates one scenario of kubelet's test/e2e_node (topology_manager_test.go,
 cpu_manager_test.go, memory_manager_test.go) onto a fixed machine.  test_vectors.py demands the
@@ -27,12 +28,13 @@ import pytest
 from numaspec.conformance.cases.vectors import Instance, instances, load_vector_paths
 from numaspec.conformance.implementations.exec_node import ExecNode
 from numaspec.protocols.node_protocol import NodeSession
-from numaspec_tools import REPO
+from numaspec_tools import vector_pieces
 from numaspec_tools.builds.kubelet import RELEASES, node_command
 from numaspec_tools.testing.sessions import normalizer
 
-FILE = REPO / "spec" / "vectors" / "e2e-node.json"
-VECTORS = {v.id: v for v in load_vector_paths([str(FILE)])}
+#: the file, or its pieces
+FILES = vector_pieces.pieces("e2e-node")
+VECTORS = {v.id: v for v in load_vector_paths([str(path) for path in FILES])}
 #: every vector at every release it holds in (the e2e test carries the scenario there)
 INSTANCES = {i.id: i for v in VECTORS.values() for i in instances(v)}
 

@@ -22,7 +22,7 @@ from numaspec.node.machine import Machine
 from numaspec.node.nodeconfig import format_cpuset, parse_cpuset
 from numaspec.operators.importers.sysfs import read_sysfs
 from numaspec.protocols.adapter_protocol import reference_result
-from numaspec_tools import FIXTURES, REPO
+from numaspec_tools import FIXTURES, REPO, vector_pieces
 
 SYSFS = FIXTURES / "sysfs"
 FINDINGS = REPO / "adapters" / "peers" / "dra-driver-cpu" / "FINDINGS.md"
@@ -262,7 +262,9 @@ def rewrite(text: str, rendered: str) -> str:
     return f"{head}{BEGIN}\n{rendered}{END}{tail}"
 
 
-VECTORS = REPO / "spec" / "vectors" / "dra-cpu-driver.json"
+#: The vectors' folder and name: spec/vectors/dra/dra-cpu-driver.json, in numbered pieces
+#: when it is larger than a vector file is kept whole (numaspec_tools.vector_pieces).
+VECTORS = (REPO / "spec" / "vectors" / "dra", "dra-cpu-driver")
 _SOURCE = ("kubernetes-sigs/dra-driver-cpu v0.2.0's own code run by "
            "adapters/peers/dra-driver-cpu on the sysfs fixture tests/fixtures/sysfs/{tree}")
 
@@ -305,13 +307,21 @@ def vectors(rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
+def stored_vectors() -> list[dict[str, Any]]:
+    """The vectors of spec/vectors/dra/dra-cpu-driver.json (or its pieces) as stored; none
+    before the first run."""
+    folder, name = VECTORS
+    try:
+        return vector_pieces.read(name, folder)
+    except FileNotFoundError:
+        return []
+
+
 def write_vectors(rows: list[Row]) -> None:
-    """spec/vectors/dra-cpu-driver.json: the rows' vectors; a stored vector whose case has not
-    changed keeps its expected answer, a new or changed one gets the reference's (to review:
-    CONTRIBUTING.md, "Generated files")."""
-    stored = {}
-    if VECTORS.exists():
-        stored = {v["id"]: v for v in json.loads(VECTORS.read_text(encoding="utf-8"))["vectors"]}
+    """spec/vectors/dra/dra-cpu-driver.json (in pieces when large): the rows' vectors; a stored
+    vector whose case has not changed keeps its expected answer, a new or changed one gets the
+    reference's (to review: CONTRIBUTING.md, "Generated files")."""
+    stored = {v["id"]: v for v in stored_vectors()}
     out = []
     for vector in vectors(rows):
         old = stored.get(vector["id"])
@@ -324,8 +334,7 @@ def write_vectors(rows: list[Row]) -> None:
         vector["releases"] = RELEASE if vector["op"] == "cpus" else "1.34\u20131.37"
         out.append({k: vector[k] for k in ("id", "description", "rules", "op", "derived",
                                            "case", "expected", "notes", "releases")})
-    VECTORS.write_text(json.dumps({"vectors": out}, indent=1, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
+    vector_pieces.write(*VECTORS, out)
 
 
 def regenerate(adapter: Path) -> None:

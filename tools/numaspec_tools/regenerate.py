@@ -22,9 +22,9 @@ each step writes and from what:
 * ``checkpoints`` (Go): ``tests/fixtures/state/v1_*/``, kubelet's state files written by its own
   code at each pinned release of ``adapters/kubelet/checkpoints/``;
 * ``dracpu`` (Go): the end-to-end table of ``adapters/peers/dra-driver-cpu/FINDINGS.md`` and
-  its vectors ``spec/vectors/dra-cpu-driver.json``: dra-driver-cpu's own publishing and prepare
-  code beside numaspec's DRA allocator and CPU Manager (``tools/numaspec_tools/dracpu.py``; a
-  vector whose
+  its vectors ``spec/vectors/dra/dra-cpu-driver*.json`` (in pieces when large:
+  ``numaspec_tools.vector_pieces``): dra-driver-cpu's own publishing and prepare code beside
+  numaspec's DRA allocator and CPU Manager (``tools/numaspec_tools/dracpu.py``; a vector whose
   case is new or changed gets the reference's answer, to review);
 * ``comparison`` (Go, minutes): ``adapters/comparison/``, the suite run against kubelet 1.23,
   1.30 and 1.37 and the peers, side by side (``adapters/comparison/README.md``).
@@ -186,8 +186,8 @@ STEPS = (
     Step("checkpoints", "kubelet's own state files (tests/fixtures/state)",
          ("tests/fixtures/state/**/*",), True, False, _checkpoints),
     Step("dracpu", "dra-driver-cpu end to end (its FINDINGS.md table, "
-         "spec/vectors/dra-cpu-driver.json)",
-         ("adapters/peers/dra-driver-cpu/FINDINGS.md", "spec/vectors/dra-cpu-driver.json"),
+         "spec/vectors/dra/dra-cpu-driver*.json)",
+         ("adapters/peers/dra-driver-cpu/FINDINGS.md", "spec/vectors/dra/dra-cpu-driver*.json"),
          True, False, _dracpu),
     Step("comparison", "the comparison of kubelet and its peers (adapters/comparison)",
          ("adapters/comparison/*.md", "adapters/comparison/*.json", "adapters/comparison/*.html",

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from numaspec.conformance.cases.vectors import Vector
+from numaspec_tools import vector_pieces
 from numaspec_tools.testing.node_138 import (
     VECTORS,
     at_release,
@@ -144,7 +145,8 @@ def test_restart_window_has_no_scores() -> None:
 
 def _device_vectors() -> list[Vector]:
     return [v for v in VECTORS.values() if v.op in ("node", "hints")
-            and v.source in ("devices.json", "device-preferred.json") and v.kubelet_version]
+            and vector_pieces.stem(v.source) in ("devices", "device-preferred")
+            and v.kubelet_version]
 
 
 @pytest.mark.parametrize("vector", _device_vectors(), ids=lambda v: v.id)

@@ -184,7 +184,7 @@ def test_what_the_driver_publishes(tree: Path) -> None:
 
 
 def test_the_end_to_end_table_and_vectors_are_current() -> None:
-    """The FINDINGS.md table and spec/vectors/dra-cpu-driver.json are what the driver's code,
+    """The FINDINGS.md table and spec/vectors/dra/dra-cpu-driver.json are what the driver's code,
     numaspec's allocator and numaspec's node model give today (``numaspec-dev regenerate
     --only dracpu`` rewrites both); and the cpus operation, on what a grouped prepare asks,
     answers what the driver's prepare gives (the adapter's topology is the driver's)."""
@@ -192,8 +192,7 @@ def test_the_end_to_end_table_and_vectors_are_current() -> None:
     text = dracpu.FINDINGS.read_text(encoding="utf-8")
     assert dracpu.rewrite(text, dracpu.table(rows)) == text, (
         "the end-to-end table is stale: run numaspec-dev regenerate --only dracpu")
-    stored = {v["id"]: v for v in json.loads(
-        dracpu.VECTORS.read_text(encoding="utf-8"))["vectors"]}
+    stored = {v["id"]: v for v in dracpu.stored_vectors()}
     fresh = dracpu.vectors(rows)
     assert sorted(stored) == sorted(v["id"] for v in fresh)
     for vector in fresh:
