@@ -15,7 +15,9 @@ so nothing in it is written twice.
   the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by``
   entries linked to the vectors, the properties and the tests;
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
-  spec's vector files and the property registry;
+  spec's vector files and the property registry; the vector files themselves at
+  ``vectors/<name>.json`` whatever their part's folder, and a file kept in numbered pieces also
+  whole at the address it had before it was split (``vectors/resize.json``);
 * the comparison of implementations (``adapters/comparison/matrix.md``) when the checkout
   has it, under a line naming the numaspec that produced it and the one the site is;
 * "How to cite" (``cite.md``), from ``CITATION.cff`` and the build's version and commit;
@@ -235,6 +237,7 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
     (docs / "vectors").mkdir()
     for path in vector_paths(spec / "vectors"):  # flat on the site, whatever the part
         shutil.copy(path, docs / vector_page(path.relative_to(spec).as_posix()))
+    _whole_vector_files(docs / "vectors")
     chapters = site.chapters()
     nav: list[object] = [{"Home": "index.md"}]
     guide_names = _guides(guides)
@@ -720,8 +723,14 @@ repository-code: "{url}"
                  ""]
         for path in vector_paths(self.spec / "vectors"):
             name = path.relative_to(self.spec / "vectors").as_posix()
-            lines += [f"## {name}", "",
-                      f"[The file]({vector_page(path.relative_to(self.spec).as_posix())})", "",
+            # headed by the file's name (the anchor it always had); the first piece of a file
+            # kept in pieces also answers to the whole file's anchor (resize-1.json: resizejson)
+            piece = re.match(r"^(.+)-1\.json$", path.name)
+            older = (f'<span id="{re.sub(r"[^a-z0-9-]", "", piece.group(1) + "json")}"></span>'
+                     if piece else "")
+            lines += [f"## {path.name}", "",
+                      f"{older}[The file]({vector_page(path.relative_to(self.spec).as_posix())})"
+                      f" (`spec/vectors/{name}`)", "",
                       "| vector | op | releases | rules | what it shows |",
                       "|---|---|---|---|---|"]
             for vector in load_vector_file(name, path.read_text(encoding="utf-8")):
@@ -832,6 +841,26 @@ def vector_page(inside: str) -> str:
     ``vectors/node/resize-1.json``): ``vectors/`` and its file's name, whatever its part's
     folder, as the files were before they were grouped (names are unique across the parts)."""
     return f"vectors/{posixpath.basename(inside)}"
+
+
+def _whole_vector_files(folder: Path) -> None:
+    """A vector file kept in numbered pieces (``resize-1.json``, ``resize-2.json``: larger than
+    a file is kept whole, numaspec_tools.vector_pieces) is also on the site whole, at the
+    address it had before it was split (``vectors/resize.json``): its pieces' vectors in
+    order, as the file held them."""
+    pieces: dict[str, list[tuple[int, Path]]] = {}
+    for path in folder.glob("*.json"):
+        found = re.match(r"^(.+)-(\d+)\.json$", path.name)
+        if found:
+            pieces.setdefault(found.group(1), []).append((int(found.group(2)), path))
+    for stem, numbered in sorted(pieces.items()):
+        whole = folder / f"{stem}.json"
+        if whole.exists():
+            continue
+        vectors = [vector for _, path in sorted(numbered)
+                   for vector in json.loads(path.read_text(encoding="utf-8"))["vectors"]]
+        whole.write_text(json.dumps({"vectors": vectors}, indent=1, ensure_ascii=False) + "\n",
+                         encoding="utf-8")
 
 
 def _relative(target: str, page: str) -> str:

@@ -3,6 +3,7 @@ docs/guides/, built strictly, one anchor per rule ID."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from numaspec.rules import chapter_files, parse_rules
-from numaspec_tools import REPO
+from numaspec_tools import REPO, vector_pieces
 
 BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
 
@@ -68,6 +69,18 @@ def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
     assert 'href="properties.html#P-EQUIVALENCE"' in merge
     checks = (site / "checks.html").read_text("utf-8")
     assert 'id="merge-target-width-1.24"' in checks
+    # the vector files, flat whatever their part's folder; one kept in pieces also whole at
+    # its older address
+    assert 'href="vectors/merge-rules.json"' in checks
+    assert 'href="vectors/resize-1.json"' in checks
+    assert 'id="merge-rulesjson"' in checks  # each file's section keeps its anchor
+    assert 'id="resizejson"' in checks
+    pieces = vector_pieces.pieces("resize")
+    assert len(pieces) > 1
+    whole = json.loads((site / "vectors" / "resize.json").read_text("utf-8"))["vectors"]
+    assert whole == vector_pieces.read("resize")
+    for path in pieces:
+        assert (site / "vectors" / path.name).read_bytes() == path.read_bytes()
     matrix = (site / "matrix.html").read_text("utf-8")
     assert 'id="MERGE-3"' in matrix
     assert (site / "findings.html").is_file()

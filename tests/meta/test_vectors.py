@@ -5,6 +5,7 @@ spec outside the exemptions below, and the generator reproduces them byte for by
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from numaspec.conformance.cases.vectors import (
 )
 from numaspec.errors import InvalidFieldError
 from numaspec.rules import parse_rules
-from numaspec_tools import REPO
+from numaspec_tools import REPO, vector_pieces
 
 # Rules no vector can express, and why.  Everything else in spec/*/*.md must be cited by at
 # least one vector.  (The harness chapter, PROTO-* and RUN-*, is checked by its own tests.)
@@ -119,6 +120,40 @@ def test_the_files_are_read_by_part_in_the_suite_s_order(tmp_path: Path) -> None
         (tmp_path / folder / "same.json").write_text('{"vectors": []}', encoding="utf-8")
     with pytest.raises(InvalidFieldError, match=r"two vector files named 'same\.json'"):
         vector_paths(tmp_path)
+
+
+def test_every_file_is_of_a_reviewable_size_and_listed_in_its_folder() -> None:
+    """No vector file is larger than numaspec_tools.vector_pieces.LIMIT (a larger one is kept
+    in numbered pieces), and spec/vectors/README.md's table lists each file (``name-*.json``
+    for one in pieces) in the folder it is in."""
+    assert vector_pieces.oversized() == [], (
+        f"split it: python -m numaspec_tools.vector_pieces FILE (over {vector_pieces.LIMIT} "
+        "bytes)")
+    table: dict[str, set[str]] = {}
+    readme = (vector_dir() / "README.md").read_text(encoding="utf-8")
+    for folder, files in re.findall(r"^\| `(\w+)/` \| (.*) \|$", readme, re.MULTILINE):
+        table[folder] = set(re.findall(r"`([\w*-]+\.json)`", files))
+    on_disk: dict[str, set[str]] = {}
+    for path in vector_paths():
+        name = path.name
+        if len(vector_pieces.pieces(vector_pieces.stem(name))) > 1:
+            name = f"{vector_pieces.stem(name)}-*.json"
+        on_disk.setdefault(path.parent.name, set()).add(name)
+    assert table == on_disk
+
+
+def test_pieces_keep_every_vector_whole_and_in_order(tmp_path: Path) -> None:
+    vectors = [{"id": f"v{i}", "notes": "x" * (100 + 37 * i)} for i in range(40)]
+    (tmp_path / "big.json").write_text(vector_pieces.dump(vectors), encoding="utf-8")
+    written = vector_pieces.write(tmp_path, "big", vectors, limit=12_000)
+    assert [p.name for p in written] == [f"big-{n}.json" for n in range(1, len(written) + 1)]
+    assert len(written) > 2
+    assert not (tmp_path / "big.json").exists()
+    assert all(p.stat().st_size <= 12_000 for p in written)
+    assert vector_pieces.read("big", tmp_path) == vectors
+    # written again small enough, it is one file again and the pieces go
+    assert vector_pieces.write(tmp_path, "big", vectors[:3]) == [tmp_path / "big.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
 
 
 def test_write_fills_in_reference_answers(tmp_path: Path) -> None:

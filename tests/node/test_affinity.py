@@ -8,7 +8,7 @@ sockets, 4 NUMA nodes with 4 CPUs each (one thread per core), socket 0 = NUMA {0
 NUMA {2, 3}; static CPU policy with 500m kube-reserved (CPU 0 is reserved, so NUMA 0 has 3 free
 CPUs); single-numa-node unless a test says otherwise; label keys kept for affinity: role, app,
 job.  Pods are Guaranteed with one
-container.  The same cases, as protocol sessions, are in spec/vectors/node/affinity.json.
+container.  The same cases, as protocol sessions, are in spec/vectors/node/affinity-*.json.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kubelet's own node e2e scenarios (spec/vectors/node/e2e-node.json, in pieces) hold on the
+"""kubelet's own node e2e scenarios (spec/vectors/node/e2e-node-*.json) hold on the
 reference's answers.
 
 Each vector translates one scenario of kubelet's test/e2e_node (topology_manager_test.go,

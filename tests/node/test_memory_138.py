@@ -15,7 +15,7 @@ own node probe (``kubelet-adapter-v1.38.0-beta.0 node``):
 * RESIZE-4 at 1.38: "... when CPU (memory) allocation mode is exclusive";
 * QOS-5 at 1.38: a cpu or memory limit some container sets to zero leaves the pod-level one
   undefaulted (RESIZE-8: the pod is then Burstable);
-* and every node and hints vector of memory.json, pod-level.json, resize.json and hints.json
+* and every node and hints vector of memory.json, pod-level.json, resize-*.json and hints.json
   retargeted to 1.38, the reference against kubelet 1.38.0-beta.0's probe.
 
 The 1.37 side of each split is a vector (mem-3-pod-scope-init-only-type,

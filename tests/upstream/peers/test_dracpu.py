@@ -184,7 +184,7 @@ def test_what_the_driver_publishes(tree: Path) -> None:
 
 
 def test_the_end_to_end_table_and_vectors_are_current() -> None:
-    """The FINDINGS.md table and spec/vectors/dra/dra-cpu-driver.json are what the driver's code,
+    """The FINDINGS.md table and spec/vectors/dra/dra-cpu-driver-*.json are what the driver's code,
     numaspec's allocator and numaspec's node model give today (``numaspec-dev regenerate
     --only dracpu`` rewrites both); and the cpus operation, on what a grouped prepare asks,
     answers what the driver's prepare gives (the adapter's topology is the driver's)."""
