@@ -118,7 +118,7 @@ def test_a_judge_missing_or_twice_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     from numaspec.conformance.cases.judges import cpus
 
     monkeypatch.setattr(cpus, "JUDGES", ())
-    with pytest.raises(RuntimeError, match="each operation .* needs one judge"):
+    with pytest.raises(RuntimeError, match=r"each operation .* needs one judge"):
         judges._gather()
     monkeypatch.setattr(cpus, "JUDGES", (judges.JUDGES["merge"],))
     with pytest.raises(RuntimeError, match="two judges of 'merge'"):
