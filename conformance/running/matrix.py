@@ -31,6 +31,7 @@ import html
 import io
 import json
 import os
+import posixpath
 import re
 import shlex
 import sys
@@ -483,8 +484,10 @@ def cell_parts(cell: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _chapter_name(chapter: Mapping[str, Any]) -> str:
+    """How a row names its chapter: the chapter's name (its page's, whatever its part's
+    folder: ``merge.md``) and its prefixes; ``file`` keeps the path."""
     prefixes = ", ".join(chapter["prefixes"])
-    return " · ".join(filter(None, [chapter["file"], prefixes])) or "other"
+    return " · ".join(filter(None, [posixpath.basename(chapter["file"]), prefixes])) or "other"
 
 
 def _declared(impl: Mapping[str, Any]) -> str:
@@ -879,7 +882,7 @@ def render_terminal(matrix: Mapping[str, Any], *, width: int = 28) -> list[str]:
             lines.append(row(_chapter_name(chapter),
                              [_short(chapter["totals"][i["key"]]) for i in impls]))
         else:
-            empty.append(chapter["file"] or "other")
+            empty.append(posixpath.basename(chapter["file"]) or "other")
     if empty:
         lines.append(f"(no case: {', '.join(empty)})")
     lines.append("p passed, r refused what kubelet admits (predict), F failed, xf xfailed, "
