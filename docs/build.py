@@ -848,19 +848,13 @@ def _whole_vector_files(folder: Path) -> None:
     a file is kept whole, numaspec_tools.vector_pieces) is also on the site whole, at the
     address it had before it was split (``vectors/resize.json``): its pieces' vectors in
     order, as the file held them."""
-    pieces: dict[str, list[tuple[int, Path]]] = {}
-    for path in folder.glob("*.json"):
-        found = re.match(r"^(.+)-(\d+)\.json$", path.name)
-        if found:
-            pieces.setdefault(found.group(1), []).append((int(found.group(2)), path))
-    for stem, numbered in sorted(pieces.items()):
+    from numaspec_tools import vector_pieces
+
+    for stem in sorted({vector_pieces.stem(path.name) for path in folder.glob("*.json")}):
         whole = folder / f"{stem}.json"
-        if whole.exists():
-            continue
-        vectors = [vector for _, path in sorted(numbered)
-                   for vector in json.loads(path.read_text(encoding="utf-8"))["vectors"]]
-        whole.write_text(json.dumps({"vectors": vectors}, indent=1, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
+        if not whole.exists():
+            whole.write_text(vector_pieces.dump(vector_pieces.read(stem, folder)),
+                             encoding="utf-8")
 
 
 def _relative(target: str, page: str) -> str:

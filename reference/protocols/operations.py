@@ -95,8 +95,10 @@ class Operation:
             return OLDEST.minor, NEWEST.minor
         if self.family == "allocate":
             from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
+            from numaspec.topology.versions import parse_version
 
-            return _minor(ALLOCATE_RELEASES[0]), _minor(ALLOCATE_RELEASES[-1])
+            return (parse_version(ALLOCATE_RELEASES[0]).minor,
+                    parse_version(ALLOCATE_RELEASES[-1]).minor)
         from numaspec.node.nodeconfig import NODE_VERSIONS
 
         return NODE_VERSIONS.start, NODE_VERSIONS.stop - 1
@@ -110,10 +112,6 @@ def _resolve(path: str) -> Callable[[Any], dict[str, Any]]:
 
 
 _CASE_MINOR = re.compile(r"^(\s*v?1\.)(\d+)")
-
-
-def _minor(release: str) -> int:
-    return int(release.split(".", 1)[1])
 
 
 def _first_create(case: Any) -> Any:
