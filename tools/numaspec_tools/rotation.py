@@ -2,7 +2,8 @@
 over consecutive commits cover the whole (README, "What CI runs"):
 
 * which pinned kubelet and DRA allocator releases a run builds and runs beyond the every-run
-  ones (:func:`commit_group`, numaspec_tools.builds);
+  ones (:func:`commit_group`, numaspec_tools.builds), and which one of the three merge peers
+  (:func:`this_commits`, numaspec_tools.builds.peers);
 * the examples the suite draws against a kubelet release: the ``dev`` profile's 100 per
   property (not ``ci``'s derandomized 300, the same every run), from the run seed
   :func:`commit_seed` (RUN-21), and the in-run differential's 5,000 random merges from the
@@ -66,6 +67,21 @@ def commit_seed(cwd: Path = REPO) -> int:
         return 0
 
 
+def runs_all() -> bool:
+    """``NUMASPEC_ROTATION=all``: every rotated item runs on this commit."""
+    return os.environ.get("NUMASPEC_ROTATION", "").strip() == "all"
+
+
+def this_commits(items: Sequence[T], groups: int) -> list[T]:
+    """The share of ``items`` this commit runs (as :func:`rotated` chooses it: item ``i``
+    when ``i % groups`` is the commit's group), or all of them under
+    ``NUMASPEC_ROTATION=all``."""
+    if runs_all():
+        return list(items)
+    group = commit_seed() % groups
+    return [item for index, item in enumerate(items) if index % groups == group]
+
+
 def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
     """``items`` as pytest parameters, a share of them run on this commit: item ``i`` runs
     when ``i % groups`` is the commit's group (:func:`commit_seed` modulo ``groups``), the rest
@@ -73,7 +89,7 @@ def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
     Over the commits of every group each item runs; a commit always runs the same share."""
     import pytest
 
-    if os.environ.get("NUMASPEC_ROTATION", "").strip() == "all":
+    if runs_all():
         return list(items)
     group = commit_seed() % groups
     return [item if index % groups == group else pytest.param(

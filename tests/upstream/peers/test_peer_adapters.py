@@ -37,9 +37,10 @@ def manifest(peer: str) -> str:
     return str(ROOT / "expectations" / f"{peer}-{VERSIONS[peer]}.json")
 
 
-# A peer's whole suite and its random disagreements run for one peer a commit (rotated by
-# commit, numaspec_tools.rotation), every peer over three commits: each peer's code is pinned,
-# so what a commit can change is numaspec's side, which every peer's run judges alike.
+# One merge peer a commit is built and run (rotated by commit: numaspec_tools.builds.peers
+# and numaspec_tools.rotation), every peer over three commits: each peer's code is pinned, so
+# what a commit can change is numaspec's side, which every peer's run judges alike.  The tests
+# of the other two skip, saying so.
 @pytest.mark.parametrize("peer", rotated(PEERS, 3, "the peers' whole suites"))
 def test_the_suite_passes_against_the_peer(peer: str, tmp_path: Path) -> None:
     adapter = binary(peer)
@@ -121,13 +122,13 @@ def test_every_random_disagreement_is_explained(peer: str) -> None:
         for d in result.unexplained[:5])
 
 
-def test_each_adapter_declares_its_claims() -> None:
-    for peer in PEERS:
-        raw = start_answer(binary(peer))
-        assert raw["name"] == peer
-        assert raw["version"] == VERSIONS[peer].removeprefix("v")
-        merge = raw["claims"]["merge"]
-        assert raw["claims"]["format"] is False
-        assert merge["policy_options"] == []
-        assert merge["feature_gates"] is False
-        assert frozenset(merge["refusals"] or ()) == REFUSALS[peer]
+@pytest.mark.parametrize("peer", PEERS)
+def test_each_adapter_declares_its_claims(peer: str) -> None:
+    raw = start_answer(binary(peer))
+    assert raw["name"] == peer
+    assert raw["version"] == VERSIONS[peer].removeprefix("v")
+    merge = raw["claims"]["merge"]
+    assert raw["claims"]["format"] is False
+    assert merge["policy_options"] == []
+    assert merge["feature_gates"] is False
+    assert frozenset(merge["refusals"] or ()) == REFUSALS[peer]

@@ -4,8 +4,9 @@ One Go module and one binary per peer: ``adapters/peers/<peer>`` pulls the peer 
 dependency at the version its go.mod pins, and ``adapters/peers/build.sh`` builds
 ``adapters/peers/bin/<peer>-adapter-<version>``.  ``build()`` runs it once per run (go build is
 incremental: seconds with warm caches; a cold machine downloads the peers' modules from the Go
-module proxy first); xdist workers take turns on a file lock.  ``NUMASPEC_PEERS`` limits the
-peers a run covers (a comma-separated list of names; default: all).
+module proxy first); xdist workers take turns on a file lock.  A run builds one of the three
+merge peers, chosen by the commit (:func:`select`), with scheduler-plugins and dra-driver-cpu;
+``NUMASPEC_PEERS`` chooses otherwise (``all``, or a comma-separated list of names).
 
 Without Go, or when the build fails, the peer tests are skipped with the reason, unless
 ``NUMASPEC_REQUIRE_KUBELET=1`` (``.ci/run`` sets it): then they fail, so a missing toolchain
@@ -23,6 +24,7 @@ import pytest
 
 from numaspec_tools import REPO
 from numaspec_tools.builds.go import built, run_build
+from numaspec_tools.rotation import this_commits
 
 ROOT = REPO / "adapters" / "peers"
 BIN = ROOT / "bin"
@@ -63,10 +65,22 @@ def pinned(peer: str) -> str:
 VERSIONS = {peer: pinned(peer) for peer in (*MODULES, *PREDICT_MODULES, *CPUS_MODULES)}
 
 
+#: The merge peers rotate by commit, one a run (a third of them: numaspec_tools.rotation).
+MERGE_PEER_GROUPS = 3
+
+
 def select(choice: str) -> tuple[str, ...]:
-    """The peers a ``NUMASPEC_PEERS`` value selects (empty: all)."""
+    """The peers a ``NUMASPEC_PEERS`` value selects: ``all``, or a comma-separated list of
+    names; empty: scheduler-plugins, dra-driver-cpu and one of the three merge peers, chosen
+    by the commit (numaspec_tools.rotation.this_commits; all three under
+    ``NUMASPEC_ROTATION=all``).  Each peer is pinned, so what a commit can change is
+    numaspec's side, which any one merge peer's run judges; every merge peer is built and run
+    over three commits."""
     every = [*MODULES, *PREDICT_MODULES, *CPUS_MODULES]
-    chosen = [p.strip() for p in choice.split(",") if p.strip()] or every
+    if choice.strip() == "all":
+        return tuple(every)
+    chosen = [p.strip() for p in choice.split(",") if p.strip()] or [
+        *this_commits(sorted(MODULES), MERGE_PEER_GROUPS), *PREDICT_MODULES, *CPUS_MODULES]
     unknown = sorted(set(chosen) - set(every))
     if unknown:
         raise pytest.UsageError(f"NUMASPEC_PEERS names unknown peers: {', '.join(unknown)} "
@@ -74,7 +88,8 @@ def select(choice: str) -> tuple[str, ...]:
     return tuple(p for p in every if p in chosen)
 
 
-SELECTED = select(os.environ.get("NUMASPEC_PEERS", ""))
+CHOICE = os.environ.get("NUMASPEC_PEERS", "")
+SELECTED = select(CHOICE)
 
 
 @cache
@@ -88,7 +103,10 @@ def binary(peer: str) -> Path:
     """The built ``<peer>-adapter-<version>``; skips when the peer is not selected, and skips
     (or, when required, fails) when it cannot be built."""
     if peer not in SELECTED:
-        pytest.skip(f"{peer} is not in NUMASPEC_PEERS ({', '.join(SELECTED)})")
+        why = (f"NUMASPEC_PEERS={CHOICE}" if CHOICE.strip() else
+               f"the merge peers rotate by commit, one of {MERGE_PEER_GROUPS} a run")
+        pytest.skip(f"{peer} is not in this run's peers ({', '.join(SELECTED)}: {why}); "
+                    f"NUMASPEC_PEERS={peer}, =all or NUMASPEC_ROTATION=all runs it")
     return built(BIN / f"{peer}-adapter-{VERSIONS[peer]}", build(), "adapters/peers/build.sh")
 
 
