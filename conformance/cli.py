@@ -31,7 +31,7 @@ from numaspec.conformance import commands
 from numaspec.conformance.cases import shapes as cases
 from numaspec.conformance.cases.vectors import add_subcommands
 from numaspec.conformance.checking import bounds as b
-from numaspec.conformance.running import sharding
+from numaspec.conformance.running import profiles, sharding
 from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
 from numaspec.limits import LINE_BOUND_VARIABLE, MAX_LINE_BYTES, line_bound_from
 from numaspec.operators.explain_command import add_parser as add_explain_parser
@@ -449,9 +449,10 @@ def run_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
                         metavar="FILE", help="run the vectors of FILE instead of the spec's "
                                              "(repeatable)")
     parser.add_argument("--profile", default=None,
-                        choices=("dev", "ci", "nightly", "triage"),
-                        help="Hypothesis profile: dev, ci, nightly, or triage (ci's examples "
-                             "without shrinking) (default: ci under CI, else dev)")
+                        choices=profiles.PROFILES,
+                        help="Hypothesis profile: quick (50 examples a property), dev (100), "
+                             "ci (300, derandomized), nightly (5,000), or triage (ci's "
+                             "examples without shrinking) (default: ci under CI, else dev)")
     parser.add_argument("--seed", type=sharding.at_least(0), default=None, metavar="N",
                         help="the run's seed (RUN-21): every property's examples and the "
                              "differential's cases are drawn from it, so --seed N draws a "

@@ -24,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     default="numaspec.conformance.implementations.adapter:reference",
                     help="module:object of the implementation under test")
     group.addoption("--numaspec-profile", default=None,
-                    help="Hypothesis profile: dev, ci or nightly")
+                    help="Hypothesis profile: quick, dev, ci, nightly or triage")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,7 +1,10 @@
-"""Hypothesis settings profiles: ``dev``, ``ci`` and ``nightly``.
+"""Hypothesis settings profiles: ``quick``, ``dev``, ``ci``, ``nightly`` and ``triage``.
 
-* ``dev``: quick local runs, randomized: a conformance run draws from its seed (RUN-21),
+* ``dev``: local runs, randomized: a conformance run draws from its seed (RUN-21),
   printed, and ``--seed`` draws the same examples again.
+* ``quick``: ``dev`` with half its examples (50 a property): a first look, and the test
+  command's runs against upstream code, whose seed is the commit's, so that successive
+  commits draw new examples (tools/numaspec_tools/rotation.py).
 * ``ci``: derandomized (the same examples every run), no database, and the reproduction
   blob printed on failure, so a red CI run is reproducible anywhere.
 * ``nightly``: many more examples, randomized, for hunting.
@@ -32,19 +35,20 @@ from typing import Any
 __all__ = ["DERANDOMIZED", "PROFILES", "active_profile", "load_profile", "register_profiles",
            "run_as_loaded", "with_settings"]
 
-PROFILES = ("dev", "ci", "nightly", "triage")
+PROFILES = ("quick", "dev", "ci", "nightly", "triage")
 #: The profiles whose properties draw the same examples on every run (RUN-21).
 DERANDOMIZED = ("ci", "triage")
 
 
 def register_profiles() -> None:
-    """Register the three profiles with Hypothesis (imported late: the runner must not import
+    """Register the profiles with Hypothesis (imported late: the runner must not import
     Hypothesis before pytest starts, or pytest cannot rewrite its asserts)."""
     from hypothesis import HealthCheck, Phase, settings
 
     common = {"deadline": None, "suppress_health_check": (HealthCheck.too_slow,),
               "phases": [p for p in Phase if p is not Phase.explain]}
     settings.register_profile("dev", max_examples=100, **common)  # type: ignore[arg-type]
+    settings.register_profile("quick", max_examples=50, **common)  # type: ignore[arg-type]
     settings.register_profile("ci", max_examples=300, derandomize=True, database=None,
                               print_blob=True, **common)  # type: ignore[arg-type]
     settings.register_profile("nightly", max_examples=5000, print_blob=True,

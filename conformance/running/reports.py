@@ -306,6 +306,8 @@ def drawn_lines(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]])
                           width=_WIDTH, subsequent_indent="  ")
     differential = (header.get("differential") or {}).get("cases", 0)
     stronger = []
+    if profile == "quick":
+        stronger.append("--profile dev (100 examples a property)")
     if profile not in ("ci", "nightly"):
         stronger.append("--profile ci (300 examples a property)")
     if profile != "nightly":

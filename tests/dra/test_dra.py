@@ -231,6 +231,7 @@ def test_p_allocate_catches_a_mutant_that_reorders_picks() -> None:
         _check(allocation_matches_reference, MutantAllocator("reversed_picks"))
 
 
+@pytest.mark.slow
 def test_p_allocate_sound_catches_a_mutant_that_ignores_constraints() -> None:
     """P-ALLOCATE-SOUND fails an allocator that drops every matchAttribute, without asking
     the reference's search."""
@@ -244,6 +245,7 @@ def test_both_properties_hold_for_the_reference() -> None:
     _check(allocation_is_sound, reference)
 
 
+@pytest.mark.slow
 def test_the_differential_finds_and_shrinks_a_mutant() -> None:
     """``numaspec differential --shape allocate``: every disagreement of the mutant found,
     the first shrunk to a smaller case it still disagrees on; the reference itself agrees."""

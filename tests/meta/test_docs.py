@@ -182,6 +182,7 @@ def _spec_copy(tmp_path: Path) -> Path:
     ("See [a page](nowhere.md).", "'nowhere.md' is not in the spec"),
     ("See [a page](cpu.md).", "'cpu.md' is not in the spec"),  # another part's folder
 ])
+@pytest.mark.slow
 def test_an_unknown_rule_or_a_broken_link_fails_the_build(tmp_path: Path, added: str,
                                                            complaint: str) -> None:
     spec = _spec_copy(tmp_path)
@@ -242,6 +243,7 @@ def test_the_readme_links_every_guide() -> None:
     ("See [a file](../../../nowhere).", "points outside the repository"),
     ("See [a file](/etc/hostname).", "points outside the repository"),
 ])
+@pytest.mark.slow
 def test_a_broken_link_or_an_unknown_rule_in_a_guide_fails_the_build(
         tmp_path: Path, added: str, complaint: str) -> None:
     guides = tmp_path / "guides"

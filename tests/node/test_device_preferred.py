@@ -102,6 +102,7 @@ def test_p_dev_preferred(case: Case) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(PREFERRED_MUTANTS))
+@pytest.mark.slow
 def test_p_dev_preferred_kills_mutant(name: str) -> None:
     """Every mutant breaks the property of test_p_dev_preferred on some case."""
     assert PREFERRED_KILLED_BY[name] == "test_p_dev_preferred"

@@ -123,6 +123,7 @@ def test_resize_keeps_exclusive_and_fit(
 
 
 @pytest.mark.parametrize("name", sorted(RESIZE_MUTANTS))
+@pytest.mark.slow
 def test_every_resize_mutant_is_caught(name: str) -> None:
     """RESIZE-6, RESIZE-7: each mutant breaks the property on some session."""
     mutant = RESIZE_MUTANTS[name]

@@ -119,6 +119,7 @@ KILL = settings(max_examples=1000, derandomize=True, database=None,
 
 
 @pytest.mark.parametrize("mutation", sorted(UNCORE_MUTANTS))
+@pytest.mark.slow
 def test_mutant_is_killed(mutation: str) -> None:
     """Every mutant fails the property ``UNCORE_KILLED_BY`` names (derandomized)."""
     check = CHECKS[UNCORE_KILLED_BY[mutation]]

@@ -260,6 +260,7 @@ KILL_SEED = 20261121
 
 
 @pytest.mark.parametrize("mutation", sorted(WHOLE_ADMISSION_MUTATIONS))
+@pytest.mark.slow
 def test_whole_admission_mutant_is_caught(mutation: str) -> None:
     @seed(KILL_SEED)
     @settings(_SETTINGS, derandomize=False, max_examples=400)  # issue 33: wider draws, more needed

@@ -623,6 +623,7 @@ test_any_reached_state_comes_back_from_its_files = round_trip_property()
 
 
 @pytest.mark.parametrize("mutant", sorted(RESTORE_MUTANTS))
+@pytest.mark.slow
 def test_the_round_trip_property_rejects_every_mutant(mutant: str) -> None:
     """The round-trip property can fail: each wrong writer or restorer is caught (a fixed
     seed, no shrinking).  600 examples, twice the ci profile's budget: devices-on-node-zero

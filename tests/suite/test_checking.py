@@ -108,6 +108,7 @@ def test_the_reference_agrees_with_itself_through_the_protocol_path() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
+@pytest.mark.slow
 def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
     overrides, broken = MUTANTS[name]
     bounds = Bounds(**{**QUICK, **overrides})
@@ -142,6 +143,7 @@ def test_every_whole_admission_mutant_is_listed() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(WHOLE_ADMISSION))
+@pytest.mark.slow
 def test_each_whole_admission_mutant_has_a_shortest_counterexample(name: str) -> None:
     overrides, broken = WHOLE_ADMISSION[name]
 
@@ -208,6 +210,7 @@ def test_the_reference_has_no_affinity_violation_within_small_bounds() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(AFFINITY_MUTANTS))
+@pytest.mark.slow
 def test_each_affinity_mutant_has_a_shortest_counterexample(name: str) -> None:
     overrides, broken = AFFINITY_MUTANTS[name]
     bounds = Bounds(**{**AFFINE, **overrides})
@@ -460,6 +463,7 @@ SHARED_MUTANTS = ("error_frees_a_pod", "refusal_keeps_cpus", "release_keeps_memo
 
 
 @pytest.mark.parametrize("name", SHARED_MUTANTS)
+@pytest.mark.slow
 def test_nodes_explored_apart_fold_into_the_one_process_report(name: str) -> None:
     """CHECK-10: the report and the shortest counterexample of the one-process run."""
     overrides = {**MUTANTS[name][0], "policies": tuple(Bounds().policies)}
@@ -487,6 +491,7 @@ def _json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("extra", [[], ["--max-states", "40"]])
+@pytest.mark.slow
 def test_jobs_give_the_report_of_one_process(extra: list[str]) -> None:
     """CHECK-10: ``--jobs 2`` reports what ``--jobs 1`` does (but the time)."""
     bounds = ["--releases", "1.37", "--machines", "1x2x2x1", "--pods", "small", "--depth",
@@ -496,6 +501,7 @@ def test_jobs_give_the_report_of_one_process(extra: list[str]) -> None:
     assert _json(alone) == _json(shared)
 
 
+@pytest.mark.slow
 def test_jobs_give_the_counterexample_of_one_process(tmp_path: Path) -> None:
     """CHECK-10: a mutant through the protocol, every policy: the same shortest session."""
     bounds = ["--impl", _exec_mutant("node", "one_cpu_too_many"), "--releases", "1.37",
@@ -511,6 +517,7 @@ def test_jobs_give_the_counterexample_of_one_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("ray_instance")
+@pytest.mark.slow
 def test_ray_tasks_give_the_report_of_one_process() -> None:
     """CHECK-10 on Ray: the reference's clean run, and a mutant's counterexample."""
     bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), pods="small", depth=2)

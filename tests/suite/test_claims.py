@@ -35,7 +35,7 @@ from numaspec.topology.policies import MergeOutcome
 from numaspec.topology.versions import KubeletVersion
 from numaspec_tools import ADAPTERS
 from numaspec_tools.adapters.partial import CLAIMS
-from numaspec_tools.rotation import ROTATING_PROFILE, commit_seed
+from numaspec_tools.rotation import ROTATING_PROFILE, commit_seed, rotated
 from numaspec_tools.testing.kill import for_kill
 
 PARTIAL = ADAPTERS / "partial.py"
@@ -252,7 +252,11 @@ def test_claiming_no_distances_draws_none_and_judges_the_properties(tmp_path: Pa
     assert len(records) == len(_DISTANCE_PROPERTIES)
 
 
-@pytest.mark.parametrize("pid", sorted(PROPERTIES))
+# A third of the properties a commit (rotated by commit, numaspec_tools.rotation), every one
+# over three commits: the draws inside a claim are the property's strategies', which change
+# with the commit as any property's do.
+@pytest.mark.parametrize("pid", rotated(sorted(PROPERTIES), 3, "the smallest-claim runs"))
+@pytest.mark.slow
 def test_every_property_is_judged_inside_its_smallest_claim(pid: str, tmp_path: Path) -> None:
     """Every input a property varies is either covered by a claim field or left out when not
     claimed: under the smallest claim it can be judged under (tools/numaspec_tools/adapters/

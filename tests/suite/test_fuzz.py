@@ -37,6 +37,7 @@ def test_reference_commands_survive_the_fuzz() -> None:
     # past 400); 800 lines take under 2 s
     ("refusals-keep-allocations", "node", "state-change", 800),
 ])
+@pytest.mark.slow
 def test_fuzz_finds_the_mutant(mutation: str, command: str, kind: str, requests: int) -> None:
     program = (sys.executable, "-m", "numaspec_tools.mutants.hardening_mutants", mutation)
     findings, _ = run_campaign(requests, seed=14, commands=(command,), timeout=HANG,

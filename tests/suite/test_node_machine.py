@@ -63,6 +63,7 @@ CAUGHT_BY_INVARIANTS = {
 
 
 @pytest.mark.parametrize("mutation", sorted(set(NODE_MUTATIONS) - HINTS_ONLY))
+@pytest.mark.slow
 def test_node_mutant_is_rejected(mutation: str) -> None:
     """The machine admits and removes but never asks for hints: the mutants that change only
     hints (HINTS_ONLY) are rejected through hints sessions
@@ -73,6 +74,7 @@ def test_node_mutant_is_rejected(mutation: str) -> None:
 
 
 @pytest.mark.parametrize(("mutation", "invariant"), sorted(CAUGHT_BY_INVARIANTS.items()))
+@pytest.mark.slow
 def test_node_mutant_breaks_an_invariant(mutation: str, invariant: str) -> None:
     machine = make_node_machine(lambda: MutantNode(mutation), compare=False,
                                 transactional=invariant == "ADMIT-10")

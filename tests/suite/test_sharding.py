@@ -89,6 +89,7 @@ def test_the_reference_in_two_processes_is_the_reference_in_one() -> None:
     assert sharded.verdicts == {"agreed": 300}
 
 
+@pytest.mark.slow
 def test_disagreements_and_claims_come_out_the_same_in_pieces() -> None:
     """A partial implementation with a bug inside its claim: the cases outside the claim are
     drawn over more than one round, some claimed cases disagree and are shrunk; three

@@ -77,6 +77,7 @@ BIG_SHARDS = 8
 
 @pytest.mark.parametrize(("bounds", "regime"), DOMAINS,
                          ids=[f"{b[0]}n-{b[1]}l-{b[2]}h-{r}" for b, r in DOMAINS])
+@pytest.mark.slow
 def test_exhaustive_small_domain(bounds: tuple[int, int, int], regime: str,
                                  record_property: Callable[[str, object], None]) -> None:
     result = exhaust(*bounds, tuning=TUNINGS[regime])
@@ -125,6 +126,7 @@ KILL = settings(max_examples=3000, derandomize=True, database=None, deadline=Non
 
 
 @pytest.mark.parametrize("name", sorted(FAST_MUTANTS))
+@pytest.mark.slow
 def test_equivalence_property_kills_the_mutant(name: str) -> None:
     mutant = FAST_MUTANTS[name]
 
@@ -138,6 +140,7 @@ def test_equivalence_property_kills_the_mutant(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FAST_MUTANTS))
+@pytest.mark.slow
 def test_exhaustion_finds_the_mutant(name: str) -> None:
     assert exhaust(2, 2, 2, fast=FAST_MUTANTS[name]).differences
 

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from numaspec.conformance.running.profiles import PROFILES
 from numaspec_tools import REPO
 
 COMMAND = "numaspec-dev reach"
@@ -266,7 +267,7 @@ def show(profile: str, summary: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profile", default="dev", choices=("dev", "ci", "nightly", "triage"))
+    parser.add_argument("--profile", default="dev", choices=PROFILES)
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
                         help="the branches profile B reaches and profile A does not")
     parser.add_argument("-k", dest="keyword", default=None, help="only these cases (as -k)")

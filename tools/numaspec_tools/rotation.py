@@ -4,17 +4,17 @@ over consecutive commits cover the whole (README, "What CI runs"):
 * which pinned kubelet and DRA allocator releases a run builds and runs beyond the every-run
   ones (:func:`commit_group`, numaspec_tools.builds), and which one of the three merge peers
   (:func:`this_commits`, numaspec_tools.builds.peers);
-* the examples the suite draws against a kubelet release: the ``dev`` profile's 100 per
+* the examples the suite draws against a kubelet release: the ``quick`` profile's 50 per
   property (not ``ci``'s derandomized 300, the same every run), from the run seed
   :func:`commit_seed` (RUN-21), and the in-run differential's 5,000 random merges from the
-  same seed (RUN-22); and the node differential's 100 sessions a release; so every commit
+  same seed (RUN-22); and the node differential's 50 sessions a release; so every commit
   draws new ones.  (The merge peers, scheduler-plugins, dra-driver-cpu and the DRA allocator
   keep ``ci``: their manifests pin divergences by input class, which a new seed could meet in
   a new form on a commit that changed nothing of theirs.)
 
 Both come from the commit being tested, never from the clock: a commit always runs the same
 releases and draws the same examples, and a failure names the seed that replays it
-(``numaspec conformance --seed N --profile dev``).  ``NUMASPEC_ROTATION_SEED`` overrides the
+(``numaspec conformance --seed N --profile quick``).  ``NUMASPEC_ROTATION_SEED`` overrides the
 seed (to replay a CI run elsewhere)."""
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from numaspec_tools import REPO
 
 T = TypeVar("T")
 
-#: The profile the suite runs with against upstream code (100 examples a property).
-ROTATING_PROFILE = "dev"
+#: The profile the suite runs with against upstream code (50 examples a property).
+ROTATING_PROFILE = "quick"
 #: Examples a run draws where a test drives upstream code with Hypothesis itself (the node
 #: differential's sessions), from :func:`commit_seed`.
-ROTATING_EXAMPLES = 100
+ROTATING_EXAMPLES = 50
 
 
 def commit_hash(cwd: Path = REPO) -> str | None:

@@ -28,7 +28,7 @@ from numaspec.conformance.running.reports import read_report
 from numaspec_tools.mutants.affinity_mutants import AFFINITY_KILLED_BY
 from numaspec_tools.mutants.node_mutants import HINTS_ONLY as HINTS_ONLY_MUTATIONS
 from numaspec_tools.mutants.node_mutants import NODE_MUTATIONS
-from numaspec_tools.rotation import rotated, this_commits
+from numaspec_tools.rotation import ROTATING_PROFILE, commit_seed, rotated, this_commits
 
 #: The mutant behind the adapter protocol, run as its own process.
 ADAPTER = "-m numaspec_tools.mutants.exec_adapter"
@@ -41,14 +41,15 @@ HINTS_KILLS = ("preferred_by_free_cpus", "init_reuse_ignored", "sidecar_cpus_reu
 HINTS_ONLY = ("sidecar_cpus_reused", *sorted(HINTS_ONLY_MUTATIONS))
 
 
-def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...]
+def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...],
+                profile: tuple[str, ...] = ("--profile", "triage")
                 ) -> tuple[int, dict[str, str], str]:
     """``numaspec conformance`` in a process of its own, as a user runs it."""
     impl = f"exec:{shlex.quote(sys.executable)} {ADAPTER} {kind} {mutation}"
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "numaspec", "conformance", "--impl", impl, "-k", ",".join(ids),
-         "--profile", "triage", "--out", str(out), "--timeout", "60"],
+         *profile, "--out", str(out), "--timeout", "60"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
     _, records, _ = read_report(out / "report.jsonl")
     return done.returncode, {r["id"]: r["verdict"] for r in records}, done.stdout + done.stderr
@@ -113,13 +114,20 @@ def test_the_cli_rejects_a_corner_mutant(kind: str, mutation: str, prop: str,
 def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
     """The control: the adapter with no mutation passes every property this commit's kills
     use (the affinity properties of this commit's share of the affinity mutants; all of them
-    under NUMASPEC_ROTATION=all), so each kill is the mutation's doing."""
+    under NUMASPEC_ROTATION=all), so each kill is the mutation's doing.  It draws the rotating
+    examples (the ``quick`` profile from the commit's seed, numaspec_tools.rotation): what it
+    adds is the protocol between the suite and the reference, whose answers to the kills'
+    own ``ci`` examples tests/suite/test_reference_conforms.py judges in process."""
     affinity = {p for _, ps in this_commits(sorted(AFFINITY_KILLED_BY.items()), 3) for p in ps}
     properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP", "P-NODE-RESIZE",
                   "P-CPU-PLACEMENT", "P-INIT-HANDOFF", "P-RESIZE-POD-SCOPE", "P-NODE-MALFORMED",
                   "P-QUANTITY-SPELLING", *sorted(affinity - set(NODE_SESSION_PROPERTIES)))
-    status, verdicts, printed = conformance(tmp_path, "node", "none", properties)
-    assert verdicts == dict.fromkeys(properties, "passed"), printed[-3000:]
+    seed = commit_seed()
+    status, verdicts, printed = conformance(
+        tmp_path, "node", "none", properties,
+        ("--profile", ROTATING_PROFILE, "--seed", str(seed)))
+    assert verdicts == dict.fromkeys(properties, "passed"), (
+        f"{printed[-3000:]}\nseed {seed} (the commit's; --profile {ROTATING_PROFILE})")
     assert status == 0
 
 

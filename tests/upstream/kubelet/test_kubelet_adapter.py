@@ -3,7 +3,7 @@ release, a Go adapter over k8s.io/kubernetes that speaks the adapter protocol (P
 The whole suite must pass against each (with the release's expectations manifest of known,
 explained deviations): every vector instance the release holds, and the properties and the
 in-run differential of random merges (RUN-22) drawn from the commit's seed
-(numaspec_tools.rotation: 100 examples a property and 5,000 random merges a run, new ones on
+(numaspec_tools.rotation: 50 examples a property and 5,000 random merges a run, new ones on
 every commit, so consecutive commits cover more than one run could)."""
 
 from __future__ import annotations
