@@ -72,14 +72,19 @@ def runs_all() -> bool:
     return os.environ.get("NUMASPEC_ROTATION", "").strip() == "all"
 
 
+def _group(groups: int) -> int | None:
+    """The commit's group of ``groups`` (:func:`commit_seed` modulo ``groups``); None under
+    ``NUMASPEC_ROTATION=all``."""
+    return None if runs_all() else commit_seed() % groups
+
+
 def this_commits(items: Sequence[T], groups: int) -> list[T]:
     """The share of ``items`` this commit runs (as :func:`rotated` chooses it: item ``i``
     when ``i % groups`` is the commit's group), or all of them under
     ``NUMASPEC_ROTATION=all``."""
-    if runs_all():
-        return list(items)
-    group = commit_seed() % groups
-    return [item for index, item in enumerate(items) if index % groups == group]
+    group = _group(groups)
+    return [item for index, item in enumerate(items)
+            if group is None or index % groups == group]
 
 
 def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
@@ -89,9 +94,9 @@ def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
     Over the commits of every group each item runs; a commit always runs the same share."""
     import pytest
 
-    if runs_all():
+    group = _group(groups)
+    if group is None:
         return list(items)
-    group = commit_seed() % groups
     return [item if index % groups == group else pytest.param(
         *(item if isinstance(item, tuple) else (item,)), marks=pytest.mark.skip(
         reason=f"{what} rotate by commit: this one runs on commits of group {index % groups} "

@@ -39,6 +39,8 @@ NODE_SESSION_PROPERTIES = ("P-NODE-SESSION", "P-HINTS-SESSION")
 #: exclusive CPUs, are rare enough in whole sessions).
 HINTS_KILLS = ("preferred_by_free_cpus", "init_reuse_ignored", "sidecar_cpus_reused")
 HINTS_ONLY = ("sidecar_cpus_reused", *sorted(HINTS_ONLY_MUTATIONS))
+#: A third of the node and affinity mutants run on a commit (numaspec_tools.rotation).
+GROUPS = 3
 
 
 def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...],
@@ -57,7 +59,8 @@ def conformance(tmp_path: Path, kind: str, mutation: str, ids: tuple[str, ...],
 
 # A third of the node and affinity mutants run on a commit (rotated by commit,
 # numaspec_tools.rotation), every one over the three groups.
-@pytest.mark.parametrize("mutation", rotated(sorted(NODE_MUTATIONS), 3, "the node mutants"))
+@pytest.mark.parametrize("mutation", rotated(sorted(NODE_MUTATIONS), GROUPS,
+                                              "the node mutants"))
 def test_the_cli_rejects_a_node_mutant(mutation: str, tmp_path: Path) -> None:
     status, verdicts, printed = conformance(tmp_path, "node", mutation, NODE_SESSION_PROPERTIES)
     assert status == 1, printed[-3000:]
@@ -68,7 +71,8 @@ def test_the_cli_rejects_a_node_mutant(mutation: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("mutation", "properties"),
-                         rotated(sorted(AFFINITY_KILLED_BY.items()), 3, "the affinity mutants"))
+                         rotated(sorted(AFFINITY_KILLED_BY.items()), GROUPS,
+                                 "the affinity mutants"))
 def test_the_cli_rejects_an_affinity_mutant(mutation: str, properties: tuple[str, ...],
                                             tmp_path: Path) -> None:
     status, verdicts, printed = conformance(tmp_path, "affinity", mutation, properties)
@@ -118,7 +122,8 @@ def test_the_unmutated_adapter_passes(tmp_path: Path) -> None:
     examples (the ``quick`` profile from the commit's seed, numaspec_tools.rotation): what it
     adds is the protocol between the suite and the reference, whose answers to the kills'
     own ``ci`` examples tests/suite/test_reference_conforms.py judges in process."""
-    affinity = {p for _, ps in this_commits(sorted(AFFINITY_KILLED_BY.items()), 3) for p in ps}
+    affinity = {p for _, ps in this_commits(sorted(AFFINITY_KILLED_BY.items()), GROUPS)
+                for p in ps}
     properties = (*NODE_SESSION_PROPERTIES, "P-NODE-STARTUP", "P-NODE-RESIZE",
                   "P-CPU-PLACEMENT", "P-INIT-HANDOFF", "P-RESIZE-POD-SCOPE", "P-NODE-MALFORMED",
                   "P-QUANTITY-SPELLING", *sorted(affinity - set(NODE_SESSION_PROPERTIES)))

@@ -22,6 +22,7 @@ from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.protocols.adapter_protocol import reference_result
+from numaspec_tools.builds import peers
 from numaspec_tools.builds.peers import MODULES, ROOT, VERSIONS, binary, start_answer
 from numaspec_tools.rotation import rotated
 
@@ -41,7 +42,7 @@ def manifest(peer: str) -> str:
 # and numaspec_tools.rotation), every peer over three commits: each peer's code is pinned, so
 # what a commit can change is numaspec's side, which every peer's run judges alike.  The tests
 # of the other two skip, saying so.
-@pytest.mark.parametrize("peer", rotated(PEERS, 3, "the peers' whole suites"))
+@pytest.mark.parametrize("peer", rotated(PEERS, peers.MERGE_PEER_GROUPS, "the peers' whole suites"))
 def test_the_suite_passes_against_the_peer(peer: str, tmp_path: Path) -> None:
     adapter = binary(peer)
     printed = io.StringIO()
@@ -104,7 +105,8 @@ REFUSALS = {"koordinator": frozenset[str](), "katalyst": frozenset({"unknown-pol
             "volcano": frozenset[str]()}
 
 
-@pytest.mark.parametrize("peer", rotated(PEERS, 3, "the peers' random disagreements"))
+@pytest.mark.parametrize("peer", rotated(PEERS, peers.MERGE_PEER_GROUPS,
+                                          "the peers' random disagreements"))
 def test_every_random_disagreement_is_explained(peer: str) -> None:
     """Every disagreement on random cases falls in a known divergence of the peer's manifest,
     booked by the matcher the suite uses (RUN-5), not by classifiers of this test's own."""
