@@ -57,7 +57,7 @@ for arg in "${dirs[@]}"; do
   fi
   echo "== $d: k8s.io/dynamic-resource-allocation $ver" >&2
   start=$(date +%s.%N)
-  (cd "$d" && go build -trimpath -buildvcs=false \
+  (cd "$d" && go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false \
     -ldflags="-s -w -X numaspec.invalid/dra-adapter/common.pinnedVersion=$ver" \
     -o "../bin/dra-allocator-$ver" .)
   printf '   built bin/dra-allocator-%s in %ss\n' "$ver" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')" >&2

@@ -51,7 +51,7 @@ build() {
   [ -n "$ver" ] || { echo "no $mod in $dir/go.mod" >&2; exit 1; }
   echo "== $dir: $mod $ver" >&2
   start=$(date +%s)
-  (cd "$dir" && go build -trimpath -buildvcs=false -ldflags="-s -w" -o "$here/bin/$prefix-$ver" .)
+  (cd "$dir" && go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false -ldflags="-s -w" -o "$here/bin/$prefix-$ver" .)
   echo "   built bin/$prefix-$ver in $(( $(date +%s) - start ))s" >&2
 }
 for p in "${peers[@]}"; do

@@ -113,7 +113,8 @@ def _checkpoints() -> None:
         # written afresh (a writer that finds a state file restores from it), then copied over
         # the fixtures, whose hand-kept files (pods.yaml, machine.json, ...) stay
         with tempfile.TemporaryDirectory() as fresh:
-            done = subprocess.run(["go", "run", "-tags", tags, ".", fresh], cwd=module,
+            done = subprocess.run(["go", "run", "-gcflags=all=-dwarf=false", "-tags", tags, ".",
+                                   fresh], cwd=module,
                                   capture_output=True, text=True,
                                   env={**_release_of(module.name).go_environment(),
                                        "GOFLAGS": "-mod=mod -p=1"})

@@ -8,7 +8,7 @@ python="${PYTHON:-$repo/.venv/bin/python}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 (cd "$here" && GOFLAGS="-mod=mod -p=1" \
-    go build -o "$work/quantity" .)
+    go build -gcflags=all=-dwarf=false -o "$work/quantity" .)
 mkdir -p "$repo/tests/fixtures/quantity"
 "$python" -m numaspec_tools.quantity_strings | "$work/quantity" \
     > "$repo/tests/fixtures/quantity/parse-v0.30.14.json"

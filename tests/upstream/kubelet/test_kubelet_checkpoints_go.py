@@ -4,9 +4,9 @@ checkpoints.md: CKPT-1..6, CKPT-8).
 tests/operators/test_checkpoints.py reads the committed fixtures (tests/fixtures/state/) without
 Go; here
 the programs that wrote them (adapters/kubelet/checkpoints/, one per release: 1.30, 1.36,
-1.37, 1.38) are built for the run's releases (tools/numaspec_tools/builds/kubelet.py: 1.30, 1.37
-and 1.38
-every run, 1.36 with its rotation group; 1.38 with the Go toolchain its releases.json row names)
+1.37, 1.38) are built for the run's releases (tools/numaspec_tools/builds/kubelet.py: 1.37 and
+1.38 every run, 1.30 and 1.36 with their rotation groups; 1.38 with the Go toolchain its
+releases.json row names)
 and run:
 
 * writers: each program writes its scenarios again into a temporary directory, and every file
@@ -84,7 +84,8 @@ def _build(minor: str) -> str | None:
     with (kubelet_builds.BIN / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(["go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w",
-                               "-tags", _tags(minor), "-o", str(out), "."], cwd=directory,
+                               "-gcflags=all=-dwarf=false", "-tags", _tags(minor),
+                               "-o", str(out), "."], cwd=directory,
                               env=kubelet_builds.TABLE_RELEASES[minor].go_environment(),
                               capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:

@@ -34,7 +34,8 @@ def _build(out: Path) -> str | None:
     env = {**os.environ, "GOFLAGS": "-mod=mod -p=1"}
     with (kubelet_builds.BIN / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["go", "build", "-o", str(out), "."], cwd=QUANTITY, env=env,
+        done = subprocess.run(["go", "build", "-gcflags=all=-dwarf=false", "-o", str(out), "."],
+                              cwd=QUANTITY, env=env,
                               capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         return f"go build in adapters/kubelet/quantity failed:\n{done.stderr[-3000:]}"
