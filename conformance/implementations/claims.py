@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from numaspec.errors import AdapterError
+from numaspec.protocols.operations import TABLE as OPERATION_TABLE
 
 __all__ = [
     "FORMAT_RULES",
@@ -388,15 +389,16 @@ class Claims:
             if judged:
                 return (f"numaspec's line format, which this case checks "
                         f"({', '.join(judged)}), as its own interface")
-        if op == "merge":
+        # the part of the claims the operation's cases are judged inside (its row's
+        # ``claims``); DRA-10, DRA-13: allocate and mixed are claimed by releases alone
+        part = OPERATION_TABLE[op].claims if op in OPERATION_TABLE else "node"
+        if part == "merge":
             return self.merge.outside(case, expected) if isinstance(case, dict) else None
-        if op == "predict":
+        if part == "predict":
             return self.predict.outside_predict(case, expected)
-        if op in ("allocate", "mixed"):
-            return None  # DRA-10, DRA-13: claimed by releases (allocate_versions) only
-        if op == "cpus":
+        if part == "cpus":
             return self.node.outside_cpus(case) or self.cpus.outside(case)
-        return self.node.outside(case)
+        return self.node.outside(case) if part == "node" else None
 
 
 def claims_of(impl: object) -> Claims:

@@ -190,6 +190,15 @@ class Implementation:
                                            f"{where}: implementation.claims"),
                    unmodelled_node=tuple(v for v in declared_node if v not in node))
 
+    def declared(self, op: str) -> tuple[str, ...]:
+        """The releases it declares for ``op``, by the operation's family (PROTO-3): the
+        merge's ``kubelet_versions``, the DRA allocator's ``allocate_versions`` (``allocate``
+        and ``mixed``), else the node's ``node_kubelet_versions``."""
+        family = OPERATION_TABLE[op].family if op in OPERATION_TABLE else "node"
+        if family == "merge":
+            return self.kubelet_versions
+        return self.allocate_versions if family == "allocate" else self.node_kubelet_versions
+
     def declares(self, op: str, kubelet_version: str | None, case: Any = None) -> str | None:
         """Why a case is not for this implementation, or None when it is (RUN-4).  A node
         session (``case``) is the implementation's only if every node it creates is of a
@@ -199,8 +208,7 @@ class Implementation:
             return f"{self.name} does not declare the {op!r} operation"
         if kubelet_version is None:
             return None
-        versions = (self.kubelet_versions if op == "merge" else self.allocate_versions
-                    if op in ("allocate", "mixed") else self.node_kubelet_versions)
+        versions = self.declared(op)
         if op == "allocate" and kubelet_version not in versions:
             return f"{self.name} does not declare the {kubelet_version} allocator"
         if kubelet_version not in versions:

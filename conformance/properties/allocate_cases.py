@@ -14,7 +14,7 @@ which shrinks towards the bottom, shrinks them away.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
 
 __all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
-           "random_allocate_case_at"]
+           "draw_allocate_case", "random_allocate_case_at", "smaller_allocate_cases"]
 
 DRIVERS = ("gpu.example.com", "nic.example.com", "cpu.example.com")
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
@@ -168,3 +168,62 @@ def random_allocate_case_at(seed: int, index: int, releases: Sequence[str],
                             features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
     """Case ``index`` of ``seed``: the same case however a campaign is cut into pieces."""
     return build_case(SeededChoices(random.Random(f"allocate:{seed}:{index}")), releases, features)
+
+
+def draw_allocate_case(shape: object, seed: int, index: int, releases: Sequence[str],
+                       features: Sequence[str] | None) -> dict[str, Any]:
+    """The ``allocate`` shape's case ``index`` of ``seed``, enabling only ``features`` (None:
+    ``PrioritizedList``) (``numaspec differential --shape allocate``; the judge's ``Draw``)."""
+    del shape
+    return random_allocate_case_at(seed, index, releases,
+                                   ("PrioritizedList",) if features is None else features)
+
+
+def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every ``allocate`` case one step smaller than ``case``: a claim, slice, allocated
+    device, constraint, request, subrequest, device or attribute less (the differential's
+    shrink steps)."""
+    for key in ("claims", "slices", "allocated"):
+        items = case.get(key) or []
+        for i in range(len(items)):
+            if key != "claims" or len(items) > 1:
+                yield {**case, key: _without(items, i)}
+    for c, claim in enumerate(case.get("claims") or []):
+        devices = claim["spec"]["devices"]
+
+        def with_devices(new: dict[str, Any], c: int = c, claim: Any = claim
+                         ) -> dict[str, Any]:
+            edited = {**claim, "spec": {**claim["spec"], "devices": new}}
+            return {**case, "claims": [*case["claims"][:c], edited, *case["claims"][c + 1:]]}
+
+        constraints = devices.get("constraints") or []
+        for i in range(len(constraints)):
+            yield with_devices({**devices, "constraints": _without(constraints, i)})
+        requests = devices["requests"]
+        for i, request in enumerate(requests):
+            if len(requests) > 1:
+                yield with_devices({**devices, "requests": _without(requests, i)})
+            subs = request.get("firstAvailable") or []
+            for j in range(len(subs) if len(subs) > 1 else 0):
+                fewer = {**request, "firstAvailable": _without(subs, j)}
+                yield with_devices({**devices, "requests": [*requests[:i], fewer,
+                                                            *requests[i + 1:]]})
+    for s, slice_ in enumerate(case.get("slices") or []):
+        spec = slice_["spec"]
+
+        def with_spec(new: dict[str, Any], s: int = s, slice_: Any = slice_
+                      ) -> dict[str, Any]:
+            edited = {**slice_, "spec": new}
+            return {**case, "slices": [*case["slices"][:s], edited, *case["slices"][s + 1:]]}
+
+        devices = spec.get("devices") or []
+        for i, device in enumerate(devices):
+            yield with_spec({**spec, "devices": _without(devices, i)})
+            for name in list(device.get("attributes") or {}):
+                fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
+                                                  if k != name}}
+                yield with_spec({**spec, "devices": [*devices[:i], fewer, *devices[i + 1:]]})
+
+
+def _without(items: list[Any], i: int) -> list[Any]:
+    return items[:i] + items[i + 1:]

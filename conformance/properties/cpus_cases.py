@@ -16,14 +16,15 @@ applies.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
 
-__all__ = ["UNCORE", "build_case", "cpus_cases", "random_cpus_case_at"]
+__all__ = ["UNCORE", "build_case", "cpus_cases", "draw_cpus_case", "random_cpus_case_at",
+           "smaller_cpus_cases"]
 
 UNCORE = "prefer-align-cpus-by-uncorecache"
 #: The first release with the uncore-cache option (alpha, behind CPUManagerPolicyAlphaOptions
@@ -99,3 +100,41 @@ def random_cpus_case_at(seed: int, index: int, versions: Sequence[str],
                         options: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Case ``index`` of ``seed``: the same case however a campaign is cut into pieces."""
     return build_case(SeededChoices(random.Random(f"cpus:{seed}:{index}")), versions, options)
+
+
+def draw_cpus_case(shape: object, seed: int, index: int, versions: Sequence[str],
+                   features: Sequence[str] | None) -> dict[str, Any]:
+    """The ``cpus`` shape's case ``index`` of ``seed`` (``numaspec differential --shape cpus``;
+    the judge's ``Draw``)."""
+    del shape, features
+    return random_cpus_case_at(seed, index, versions)
+
+
+def smaller_cpus_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every ``cpus`` case one step smaller than ``case``: a NUMA node, a core or an
+    available CPU less, fewer CPUs asked, no options (the differential's shrink steps)."""
+    nodes = case["machine"]["numaNodes"]
+    available = case["available"]
+
+    def keeping(new_nodes: list[Any]) -> dict[str, Any]:
+        left = {t for n in new_nodes for c in n["cores"] for t in c["threads"]}
+        return {**case, "machine": {**case["machine"], "numaNodes": new_nodes},
+                "available": [c for c in available if c in left]}
+
+    for i in range(len(nodes) if len(nodes) > 1 else 0):
+        yield keeping(_without(nodes, i))
+    for i, node in enumerate(nodes):
+        for j in range(len(node["cores"]) if len(node["cores"]) > 1 else 0):
+            yield keeping([*nodes[:i], {**node, "cores": _without(node["cores"], j)},
+                           *nodes[i + 1:]])
+    for count in (1, case["count"] - 1):
+        if 1 <= count < case["count"]:
+            yield {**case, "count": count}
+    for i in range(len(available)):
+        yield {**case, "available": _without(available, i)}
+    if case.get("options"):
+        yield {k: v for k, v in case.items() if k not in ("options", "feature_gates")}
+
+
+def _without(items: list[Any], i: int) -> list[Any]:
+    return items[:i] + items[i + 1:]

@@ -22,13 +22,20 @@ without groups), their cross product capped by ``max_permutations``."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
 import attrs
 
-from numaspec.conformance.cases.shapes import DEFAULT_MAX_PERMUTATIONS, LARGE_NUMA_NODES, SHAPES
+from numaspec.conformance.cases.judges import JUDGES
+from numaspec.conformance.cases.judges.judge import resolve
+from numaspec.conformance.cases.shapes import (
+    DEFAULT_MAX_PERMUTATIONS,
+    DRAWS,
+    LARGE_NUMA_NODES,
+    SHAPES,
+)
 from numaspec.errors import InvalidFieldError
 from numaspec.topology.versions import SUPPORTED_VERSIONS
 
@@ -38,12 +45,19 @@ __all__ = [
     "SHAPES",
     "CaseShape",
     "answered_merge_cases",
+    "draw_large_case",
+    "draw_small_case",
+    "greedy_shrink",
     "large_case_versions",
+    "large_draw_versions",
     "permutations",
     "random_large_case_at",
     "random_merge_case",
     "random_merge_case_at",
     "random_merge_cases",
+    "shrink_case",
+    "shrink_merge_case",
+    "smaller_merge_cases",
 ]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
@@ -366,11 +380,12 @@ def permutations(case: Any) -> int:
 
 @attrs.frozen
 class CaseShape:
-    """Which random cases a campaign draws (``small``: :func:`random_merge_case`;
-    ``large``: :func:`random_large_case_at`; ``allocate``: the DRA allocator's,
-    :func:`~numaspec.conformance.properties.allocate_cases.random_allocate_case_at`) and what
-    their IDs are.  Picklable, so that a
-    campaign's shards can draw their own ranges of cases anywhere."""
+    """Which random cases a campaign draws: one of the shapes the operations' judges name
+    (:data:`~numaspec.conformance.cases.shapes.DRAWS`; ``small``:
+    :func:`random_merge_case_at`; ``large``: :func:`random_large_case_at`, within
+    ``max_permutations`` and ``numa_nodes``; ``allocate``: the DRA allocator's; ``cpus``: the
+    CPU Manager's allocator's) and what their IDs are.  Picklable, so that a campaign's
+    shards can draw their own ranges of cases anywhere."""
 
     name: str = "small"
     max_permutations: int = DEFAULT_MAX_PERMUTATIONS
@@ -391,50 +406,172 @@ class CaseShape:
 
     @property
     def op(self) -> str:
-        """The operation the cases ask: ``allocate`` for the DRA allocator's (DRA-10),
-        ``cpus`` for the CPU Manager's allocator (CPU-21), else ``merge``."""
-        return self.name if self.name in ("allocate", "cpus") else "merge"
+        """The operation the cases ask (the judge that names the shape): ``merge`` for
+        ``small`` and ``large``, ``allocate`` (DRA-10), ``cpus`` (CPU-21)."""
+        return DRAWS[self.name][0]
 
     @property
     def batch(self) -> int:
         """Cases drawn and sent at once (a large case can take kubelet seconds)."""
-        return {"small": 500, "allocate": 200, "cpus": 200}.get(self.name, 4)
+        return DRAWS[self.name][1].batch
 
     def versions(self, declared: Sequence[str], who: str) -> list[str]:
         """The releases of ``declared`` this shape draws cases for."""
-        if self.name in ("small", "allocate", "cpus"):
-            if not declared:
-                raise InvalidFieldError(f"{who} declares no releases for {self.op!r}",
-                                        where="--impl")
-            return list(declared)
-        chosen = large_case_versions(declared)
-        if not chosen:
-            raise InvalidFieldError(
-                f"large cases need kubelet 1.31 or later (max-allowable-numa-nodes); {who} "
-                f"declares {', '.join(declared)}", where="--shape")
-        return chosen
+        if not declared:
+            raise InvalidFieldError(f"{who} declares no releases for {self.op!r}",
+                                    where="--impl")
+        chosen = DRAWS[self.name][1].versions
+        return resolve(chosen)(declared, who) if chosen else list(declared)
 
     def case_at(self, seed: int, index: int, versions: Sequence[str],
                 features: Sequence[str] | None = None) -> dict[str, Any]:
         """Case ``index`` of ``seed``; ``features``: the allocator features an ``allocate``
         case may enable (None: every one)."""
-        if self.name == "small":
-            return random_merge_case_at(seed, index, versions)
-        if self.name == "allocate":
-            from numaspec.conformance.properties.allocate_cases import random_allocate_case_at
-
-            return random_allocate_case_at(seed, index, versions,
-                                           ("PrioritizedList",) if features is None
-                                           else features)
-        if self.name == "cpus":
-            from numaspec.conformance.properties.cpus_cases import random_cpus_case_at
-
-            return random_cpus_case_at(seed, index, versions)
-        return random_large_case_at(seed, index, versions,
-                                    max_permutations=self.max_permutations,
-                                    numa_nodes=self.numa_nodes)
+        draw: dict[str, Any] = resolve(DRAWS[self.name][1].case_at)(self, seed, index,
+                                                                   versions, features)
+        return draw
 
     def case_id(self, seed: int, index: int) -> str:
         """``differential-<seed>-<index>`` (small) or ``differential-large-<seed>-<index>``."""
         return (f"differential-{seed}-{index}" if self.name == "small"
                 else f"differential-{self.name}-{seed}-{index}")
+
+
+def draw_small_case(shape: CaseShape, seed: int, index: int, versions: Sequence[str],
+                    features: Sequence[str] | None) -> dict[str, Any]:
+    """The ``small`` shape's case ``index`` of ``seed`` (the merge judge's ``Draw``)."""
+    del shape, features
+    return random_merge_case_at(seed, index, versions)
+
+
+def draw_large_case(shape: CaseShape, seed: int, index: int, versions: Sequence[str],
+                    features: Sequence[str] | None) -> dict[str, Any]:
+    """The ``large`` shape's case ``index`` of ``seed``, within the shape's
+    ``max_permutations`` and ``numa_nodes`` (the merge judge's ``Draw``)."""
+    del features
+    return random_large_case_at(seed, index, versions, max_permutations=shape.max_permutations,
+                                numa_nodes=shape.numa_nodes)
+
+
+def large_draw_versions(declared: Sequence[str], who: str) -> list[str]:
+    """The releases of ``declared`` large cases are drawn at: those with
+    max-allowable-numa-nodes (1.31 on)."""
+    chosen = large_case_versions(declared)
+    if not chosen:
+        raise InvalidFieldError(
+            f"large cases need kubelet 1.31 or later (max-allowable-numa-nodes); {who} "
+            f"declares {', '.join(declared)}", where="--shape")
+    return chosen
+
+
+# --- shrinking a disagreement ----------------------------------------------------------------
+
+
+def shrink_merge_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
+                      budget: int = 2_000) -> dict[str, Any]:
+    """The smallest case reachable from ``case`` by :func:`smaller_merge_cases` steps on which
+    ``still_fails`` holds (greedy; at most ``budget`` tries)."""
+    return greedy_shrink(case, smaller_merge_cases, still_fails, budget)
+
+
+def shrink_case(op: str, case: dict[str, Any], still_fails: Callable[[Any], bool],
+                budget: int = 2_000) -> dict[str, Any]:
+    """The smallest ``op`` case reachable from ``case`` by its judge's steps
+    (``Judge.smaller``) on which ``still_fails`` holds (greedy; at most ``budget`` tries)."""
+    judge = JUDGES[op]
+    if not judge.smaller:
+        return case
+    return greedy_shrink(case, resolve(judge.smaller), still_fails, budget)
+
+
+def greedy_shrink(case: dict[str, Any], smaller_cases: Callable[[dict[str, Any]],
+                                                          Iterator[dict[str, Any]]],
+            still_fails: Callable[[Any], bool], budget: int) -> dict[str, Any]:
+    """The first smaller case that still fails, again and again, until none does."""
+    tries = 0
+    while tries < budget:
+        for smaller in smaller_cases(case):
+            tries += 1
+            if still_fails(smaller):
+                case = smaller
+                break
+            if tries >= budget:
+                return case
+        else:
+            return case
+    return case
+
+
+def smaller_merge_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every merge case one step smaller than ``case``: half of a long hint list less, a
+    provider, a resource or a hint less, an option or a gate less, a NUMA node less (from the
+    machine, its distances and every hint), distance rows cut to the machine."""
+    providers = case.get("providers") or []
+    for i, provider in enumerate(providers):  # long lists first lose half their hints
+        for resource, hints in (provider.items() if isinstance(provider, dict) else ()):
+            if isinstance(hints, list) and len(hints) >= 4:
+                half = len(hints) // 2
+                for kept in (hints[:half], hints[half:]):
+                    yield {**case, "providers": [*providers[:i], {**provider, resource: kept},
+                                                 *providers[i + 1:]]}
+    for i in range(len(providers)):
+        yield {**case, "providers": providers[:i] + providers[i + 1:]}
+    for i, provider in enumerate(providers):
+        if not isinstance(provider, dict):
+            continue
+        for resource in list(provider):
+            if len(provider) > 1:
+                rest = {k: v for k, v in provider.items() if k != resource}
+                yield {**case, "providers": [*providers[:i], rest, *providers[i + 1:]]}
+            hints = provider[resource]
+            for j in range(len(hints) if isinstance(hints, list) else 0):
+                fewer = {**provider, resource: hints[:j] + hints[j + 1:]}
+                yield {**case, "providers": [*providers[:i], fewer, *providers[i + 1:]]}
+    for field in ("policy_options", "feature_gates"):
+        table = case.get(field)
+        if isinstance(table, dict) and table:
+            for key in list(table):
+                yield {**case, field: {k: v for k, v in table.items() if k != key}}
+        elif field in case:  # an empty table or null says nothing: left out
+            yield {k: v for k, v in case.items() if k != field}
+    if "numa_distances" in case:  # distances that do not decide the answer are left out
+        yield {k: v for k, v in case.items() if k != "numa_distances"}
+    named = {n for p in providers if isinstance(p, dict) for hints in p.values()
+             if isinstance(hints, list) for h in hints if isinstance(h, dict)
+             for n in (h.get("numa_affinity") or [])}
+    nodes = case.get("numa_nodes") or []
+    distances = case.get("numa_distances")
+    for node in sorted(nodes, key=lambda n: n not in named):  # (named nodes are the most)
+        if len(nodes) > 1:
+            smaller = {**case, "numa_nodes": [n for n in nodes if n != node]}
+            if isinstance(distances, dict):
+                smaller["numa_distances"] = {k: v for k, v in distances.items()
+                                             if str(k) != str(node)}
+            if node in named:
+                smaller["providers"] = _without_node(providers, node)
+            yield smaller
+    if isinstance(distances, dict) and all(isinstance(n, int) for n in nodes) and nodes:
+        width = max(nodes) + 1
+        if any(isinstance(row, list) and len(row) > width for row in distances.values()):
+            yield {**case, "numa_distances": {k: row[:width] if isinstance(row, list) else row
+                                              for k, row in distances.items()}}
+
+
+def _without_node(providers: list[Any], node: int) -> list[Any]:
+    """The providers' hints with ``node`` taken out of every affinity (a hint left with no
+    node goes)."""
+    def hints_without(hints: Any) -> Any:
+        if not isinstance(hints, list):
+            return hints
+        kept = []
+        for hint in hints:
+            nodes = hint.get("numa_affinity") if isinstance(hint, dict) else None
+            if isinstance(nodes, list) and node in nodes:
+                if len(nodes) > 1:
+                    kept.append({**hint, "numa_affinity": [n for n in nodes if n != node]})
+            else:
+                kept.append(hint)
+        return kept
+
+    return [{k: hints_without(v) for k, v in p.items()} if isinstance(p, dict) else p
+            for p in providers]

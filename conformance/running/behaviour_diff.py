@@ -43,8 +43,7 @@ import attrs
 from numaspec.conformance.cases.blame import exercised_rules
 from numaspec.conformance.cases.judges import compare
 from numaspec.conformance.implementations.connection import Answer, Connection, connect
-from numaspec.conformance.properties.random_cases import CaseShape
-from numaspec.conformance.running.differential import shrink_merge_case
+from numaspec.conformance.properties.random_cases import CaseShape, shrink_merge_case
 from numaspec.errors import InvalidFieldError, NumaspecError
 
 __all__ = ["BehaviourDiff", "Difference", "behaviour_diff", "differences", "main"]

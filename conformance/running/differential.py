@@ -23,23 +23,23 @@ from __future__ import annotations
 import bisect
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from numaspec.conformance.cases.divergences import TIMED_OUT, Divergence, facts, matches
+from numaspec.conformance.cases.allocations import TIMED_OUT
+from numaspec.conformance.cases.divergences import Divergence, facts, matches
 from numaspec.conformance.cases.expectations import load_manifest
-from numaspec.conformance.cases.judges import compare
+from numaspec.conformance.cases.judges import JUDGES, compare
 from numaspec.conformance.implementations.connection import Answer, Connection, connect
-from numaspec.conformance.properties.random_cases import CaseShape, permutations
+from numaspec.conformance.properties.random_cases import CaseShape, permutations, shrink_case
 from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, NumaspecError
 from numaspec.protocols.adapter_protocol import reference_result
 
-__all__ = ["Differential", "InRun", "PieceResult", "differential", "in_run", "shrink_allocate_case",
-           "shrink_cpus_case", "shrink_merge_case"]
+__all__ = ["Differential", "InRun", "PieceResult", "differential", "in_run"]
 
 #: Disagreements shrunk per run (each shrink asks the implementation again, many times).
 SHRUNK = 20
@@ -295,8 +295,7 @@ class _Piece:
     def _run(self, connection: Connection, piece: range, tick: Tick) -> PieceResult:
         who = connection.implementation
         op = self.shape.op
-        declared = (who.allocate_versions if op == "allocate" else who.node_kubelet_versions
-                    if op == "cpus" else who.kubelet_versions)
+        declared = who.declared(op)
         if op not in who.operations or not declared:
             raise AdapterError(f"{who.name} declares no {op} releases", where="--impl")
         versions = self.shape.versions(declared, who.name)
@@ -311,7 +310,7 @@ class _Piece:
                 case = self.shape.case_at(self.seed, i, versions, who.allocate_features)
                 expected = reference_result(op, case)
                 if who.claims.outside(op, case, expected, ()) is not None or (
-                        op in ("allocate", "cpus") and "error" in expected):
+                        JUDGES[op].refusals_unclaimed and "error" in expected):
                     # (a case the reference refuses: DRA-0, or options kubelet refuses)
                     unclaimed.append(i)
                     continue
@@ -426,16 +425,14 @@ def _shrunk(connection: Connection, item: dict[str, Any]) -> dict[str, Any]:
         if claims.outside(op, case, expected, ()) is not None or (
                 "error" in expected and not refused):
             return False
-        # an allocate answer may depend on the pools' order (DRA-2): asked three times
-        for _ in range(3 if op == "allocate" else 1):
+        # asked as often as the judge says (DRA-2: an allocation may depend on pools' order)
+        for _ in range(JUDGES[op].asks):
             answer = connection.run(op, case)
             if answer.status == "result" and compare(op, case, expected, answer.result):
                 return True
         return False
 
-    shrink = {"allocate": shrink_allocate_case, "cpus": shrink_cpus_case}.get(
-        op, shrink_merge_case)
-    small = shrink(item["case"], disagrees)
+    small = shrink_case(op, item["case"], disagrees)
     if small == item["case"]:
         return item
     expected = reference_result(op, small)
@@ -458,195 +455,6 @@ def _shrink_all(impl: str, timeout: float, items: list[dict[str, Any]], runner: 
     for k, chunk in enumerate(runner.map(_Shrinker(impl, timeout), chunks)):
         shrunk[k::groups] = chunk
     return shrunk
-
-
-def shrink_allocate_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
-                         budget: int = 2_000) -> dict[str, Any]:
-    """The smallest ``allocate`` case reachable from ``case`` by taking claims, slices,
-    allocated devices, constraints, requests, subrequests, devices and attributes away, on
-    which ``still_fails`` holds (greedy; at most ``budget`` tries)."""
-    return _greedy(case, _smaller_allocate, still_fails, budget)
-
-
-def shrink_cpus_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
-                     budget: int = 2_000) -> dict[str, Any]:
-    """The smallest ``cpus`` case reachable from ``case`` by taking NUMA nodes, cores and
-    available CPUs away and asking for fewer CPUs, on which ``still_fails`` holds (greedy; at
-    most ``budget`` tries)."""
-    return _greedy(case, _smaller_cpus, still_fails, budget)
-
-
-def _smaller_cpus(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every ``cpus`` case one step smaller than ``case``."""
-    nodes = case["machine"]["numaNodes"]
-    available = case["available"]
-
-    def keeping(new_nodes: list[Any]) -> dict[str, Any]:
-        left = {t for n in new_nodes for c in n["cores"] for t in c["threads"]}
-        return {**case, "machine": {**case["machine"], "numaNodes": new_nodes},
-                "available": [c for c in available if c in left]}
-
-    for i in range(len(nodes) if len(nodes) > 1 else 0):
-        yield keeping(_without(nodes, i))
-    for i, node in enumerate(nodes):
-        for j in range(len(node["cores"]) if len(node["cores"]) > 1 else 0):
-            yield keeping([*nodes[:i], {**node, "cores": _without(node["cores"], j)},
-                           *nodes[i + 1:]])
-    for count in (1, case["count"] - 1):
-        if 1 <= count < case["count"]:
-            yield {**case, "count": count}
-    for i in range(len(available)):
-        yield {**case, "available": _without(available, i)}
-    if case.get("options"):
-        yield {k: v for k, v in case.items() if k not in ("options", "feature_gates")}
-
-
-def _without(items: list[Any], i: int) -> list[Any]:
-    return items[:i] + items[i + 1:]
-
-
-def _smaller_allocate(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every ``allocate`` case one step smaller than ``case``."""
-    for key in ("claims", "slices", "allocated"):
-        items = case.get(key) or []
-        for i in range(len(items)):
-            if key != "claims" or len(items) > 1:
-                yield {**case, key: _without(items, i)}
-    for c, claim in enumerate(case.get("claims") or []):
-        devices = claim["spec"]["devices"]
-
-        def with_devices(new: dict[str, Any], c: int = c, claim: Any = claim
-                         ) -> dict[str, Any]:
-            edited = {**claim, "spec": {**claim["spec"], "devices": new}}
-            return {**case, "claims": [*case["claims"][:c], edited, *case["claims"][c + 1:]]}
-
-        constraints = devices.get("constraints") or []
-        for i in range(len(constraints)):
-            yield with_devices({**devices, "constraints": _without(constraints, i)})
-        requests = devices["requests"]
-        for i, request in enumerate(requests):
-            if len(requests) > 1:
-                yield with_devices({**devices, "requests": _without(requests, i)})
-            subs = request.get("firstAvailable") or []
-            for j in range(len(subs) if len(subs) > 1 else 0):
-                fewer = {**request, "firstAvailable": _without(subs, j)}
-                yield with_devices({**devices, "requests": [*requests[:i], fewer,
-                                                            *requests[i + 1:]]})
-    for s, slice_ in enumerate(case.get("slices") or []):
-        spec = slice_["spec"]
-
-        def with_spec(new: dict[str, Any], s: int = s, slice_: Any = slice_
-                      ) -> dict[str, Any]:
-            edited = {**slice_, "spec": new}
-            return {**case, "slices": [*case["slices"][:s], edited, *case["slices"][s + 1:]]}
-
-        devices = spec.get("devices") or []
-        for i, device in enumerate(devices):
-            yield with_spec({**spec, "devices": _without(devices, i)})
-            for name in list(device.get("attributes") or {}):
-                fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
-                                                  if k != name}}
-                yield with_spec({**spec, "devices": [*devices[:i], fewer, *devices[i + 1:]]})
-
-
-def _smaller(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every merge case one step smaller than ``case``: half of a long hint list less, a
-    provider, a resource or a hint less, an option or a gate less, a NUMA node less (from the
-    machine, its distances and every hint), distance rows cut to the machine."""
-    providers = case.get("providers") or []
-    for i, provider in enumerate(providers):  # long lists first lose half their hints
-        for resource, hints in (provider.items() if isinstance(provider, dict) else ()):
-            if isinstance(hints, list) and len(hints) >= 4:
-                half = len(hints) // 2
-                for kept in (hints[:half], hints[half:]):
-                    yield {**case, "providers": [*providers[:i], {**provider, resource: kept},
-                                                 *providers[i + 1:]]}
-    for i in range(len(providers)):
-        yield {**case, "providers": providers[:i] + providers[i + 1:]}
-    for i, provider in enumerate(providers):
-        if not isinstance(provider, dict):
-            continue
-        for resource in list(provider):
-            if len(provider) > 1:
-                rest = {k: v for k, v in provider.items() if k != resource}
-                yield {**case, "providers": [*providers[:i], rest, *providers[i + 1:]]}
-            hints = provider[resource]
-            for j in range(len(hints) if isinstance(hints, list) else 0):
-                fewer = {**provider, resource: hints[:j] + hints[j + 1:]}
-                yield {**case, "providers": [*providers[:i], fewer, *providers[i + 1:]]}
-    for field in ("policy_options", "feature_gates"):
-        table = case.get(field)
-        if isinstance(table, dict) and table:
-            for key in list(table):
-                yield {**case, field: {k: v for k, v in table.items() if k != key}}
-        elif field in case:  # an empty table or null says nothing: left out
-            yield {k: v for k, v in case.items() if k != field}
-    if "numa_distances" in case:  # distances that do not decide the answer are left out
-        yield {k: v for k, v in case.items() if k != "numa_distances"}
-    named = {n for p in providers if isinstance(p, dict) for hints in p.values()
-             if isinstance(hints, list) for h in hints if isinstance(h, dict)
-             for n in (h.get("numa_affinity") or [])}
-    nodes = case.get("numa_nodes") or []
-    distances = case.get("numa_distances")
-    for node in sorted(nodes, key=lambda n: n not in named):  # (named nodes are the most)
-        if len(nodes) > 1:
-            smaller = {**case, "numa_nodes": [n for n in nodes if n != node]}
-            if isinstance(distances, dict):
-                smaller["numa_distances"] = {k: v for k, v in distances.items()
-                                             if str(k) != str(node)}
-            if node in named:
-                smaller["providers"] = _without_node(providers, node)
-            yield smaller
-    if isinstance(distances, dict) and all(isinstance(n, int) for n in nodes) and nodes:
-        width = max(nodes) + 1
-        if any(isinstance(row, list) and len(row) > width for row in distances.values()):
-            yield {**case, "numa_distances": {k: row[:width] if isinstance(row, list) else row
-                                              for k, row in distances.items()}}
-
-
-def _without_node(providers: list[Any], node: int) -> list[Any]:
-    """The providers' hints with ``node`` taken out of every affinity (a hint left with no
-    node goes)."""
-    def hints_without(hints: Any) -> Any:
-        if not isinstance(hints, list):
-            return hints
-        kept = []
-        for hint in hints:
-            nodes = hint.get("numa_affinity") if isinstance(hint, dict) else None
-            if isinstance(nodes, list) and node in nodes:
-                if len(nodes) > 1:
-                    kept.append({**hint, "numa_affinity": [n for n in nodes if n != node]})
-            else:
-                kept.append(hint)
-        return kept
-
-    return [{k: hints_without(v) for k, v in p.items()} if isinstance(p, dict) else p
-            for p in providers]
-
-
-def shrink_merge_case(case: dict[str, Any], still_fails: Callable[[Any], bool],
-                      budget: int = 2_000) -> dict[str, Any]:
-    """The smallest case reachable from ``case`` by :func:`_smaller` steps on which
-    ``still_fails`` holds (greedy; at most ``budget`` tries)."""
-    return _greedy(case, _smaller, still_fails, budget)
-
-
-def _greedy(case: dict[str, Any], smaller_cases: Callable[[dict[str, Any]],
-                                                          Iterator[dict[str, Any]]],
-            still_fails: Callable[[Any], bool], budget: int) -> dict[str, Any]:
-    """The first smaller case that still fails, again and again, until none does."""
-    tries = 0
-    while tries < budget:
-        for smaller in smaller_cases(case):
-            tries += 1
-            if still_fails(smaller):
-                case = smaller
-                break
-            if tries >= budget:
-                return case
-        else:
-            return case
-    return case
 
 
 def main(impl: str, *, cases: int, seed: int, out: str | None, shrink: int = SHRUNK,

@@ -533,7 +533,7 @@ def _restated(target: Any, request: dict[str, Any], actual: Any
     the reference there (an invariant broken between several of its answers)."""
     from numaspec.conformance.cases.decisions import blame
     from numaspec.conformance.cases.judges import compare
-    from numaspec.conformance.running.differential import shrink_merge_case
+    from numaspec.conformance.properties.random_cases import shrink_merge_case
     from numaspec.protocols.adapter_protocol import reference_result
 
     if actual is None:
@@ -1018,8 +1018,7 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                              time.monotonic() - started)
             if record["verdict"] in ("failed", "xpassed", "refused"):
                 _explain(record)
-            declared = (implementation.kubelet_versions if case.op == "merge"
-                        else implementation.node_kubelet_versions)
+            declared = implementation.declared(case.op)
             record["booked"] = booked_rules(record, implementation.claims, declared)
             unreached = not_exercised(record, implementation.claims, declared)
             if unreached:

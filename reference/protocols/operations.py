@@ -50,6 +50,11 @@ class Operation:
     #: error answer; "" for the merge and the node sessions, which the adapter protocol
     #: answers itself.
     answer: str = ""
+    #: PROTO-7: the part of an implementation's ``claims`` its cases are judged inside:
+    #: ``merge``, ``node`` (the node's managers, scopes, policies, options and gates),
+    #: ``predict``, ``cpus`` (the node's CPU options and the ``cpus`` claims), or "" (claimed
+    #: by the releases it declares alone).
+    claims: Literal["merge", "node", "predict", "cpus", ""] = "node"
 
     def answerer(self) -> Callable[[Any], dict[str, Any]] | None:
         """The function :attr:`answer` names (None when it names none)."""
@@ -165,7 +170,7 @@ _SESSION_RESULT = f"{_PROTOCOL}sessionResult"
 TABLE = MappingProxyType({op.name: op for op in (
     Operation("merge", ("WIRE-3", "WIRE-2"), "merge-request.schema.json",
               frozenset({"hint", "admit", "error"}), f"{_PROTOCOL}mergeResult", family="merge",
-              version_in=("kubelet_version",)),
+              version_in=("kubelet_version",), claims="merge"),
     Operation("hints", ("NWIRE-4",), "node-protocol.schema.json", _SESSION, _SESSION_RESULT,
               node_session=True),
     Operation("node", ("NWIRE-1", "NWIRE-2"), "node-protocol.schema.json", _SESSION,
@@ -175,23 +180,24 @@ TABLE = MappingProxyType({op.name: op for op in (
     Operation("predict", ("PRED-1", "PRED-2"), "predict.schema.json",
               frozenset({"fits", "numa_nodes", "reason", "message", "node_fit"}),
               "tag:numaspec,2026:predict#/$defs/answer", answered=False,
-              answer="numaspec.protocols.adapter_protocol:reference_predict"),
+              answer="numaspec.protocols.adapter_protocol:reference_predict",
+              claims="predict"),
     Operation("allocate", ("DRA-10",), "allocate.schema.json",
               frozenset({"outcome", "claims", "message", "variant", "error"}),
               "tag:numaspec,2026:allocate#/$defs/answer", family="allocate",
               version_in=("release",),
-              answer="numaspec.protocols.allocate_protocol:reference_allocate"),
+              answer="numaspec.protocols.allocate_protocol:reference_allocate", claims=""),
     # DRA-13: a mixed case's node is of its allocator's release; both move together
     Operation("mixed", ("DRA-13",), "mixed.schema.json",
               frozenset({"allocation", "admission", "containers", "error"}),
               "tag:numaspec,2026:mixed#/$defs/answer", family="allocate",
               version_in=("dra.release", "steps"),
-              answer="numaspec.protocols.mixed_protocol:reference_mixed"),
+              answer="numaspec.protocols.mixed_protocol:reference_mixed", claims=""),
     # CPU-21: the case's kubelet_version, which it must give
     Operation("cpus", ("CPU-21",), "cpus.schema.json",
               frozenset({"cpus", "unsatisfiable", "error"}), "tag:numaspec,2026:cpus#/$defs/answer",
               version_in=("kubelet_version",),
-              answer="numaspec.protocols.cpus_protocol:reference_cpus"),
+              answer="numaspec.protocols.cpus_protocol:reference_cpus", claims="cpus"),
 )})
 #: PROTO-3: the operations, in the protocol's order.
 OPERATIONS = tuple(TABLE)

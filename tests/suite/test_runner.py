@@ -601,7 +601,7 @@ def test_differential_finds_a_wrong_implementation_and_writes_replayable_cases(
 
 
 def test_shrinking_keeps_the_disagreement_and_takes_away_the_rest() -> None:
-    from numaspec.conformance.running.differential import shrink_merge_case
+    from numaspec.conformance.properties.random_cases import shrink_merge_case
 
     def hint(nodes: list[int]) -> dict[str, object]:
         return {"numa_affinity": nodes, "preferred": True}

@@ -3,7 +3,9 @@
 vector's case and answer must look like.  One module per operation, each listing its
 :class:`~numaspec.conformance.cases.judges.judge.Judge` in ``JUDGES``; this package gathers
 them (a new operation's judge is a new module here, nothing else to list).  The runner, the
-differential, the behaviour diff and the properties judge through here; the vector loader
+differential, the behaviour diff and the properties judge through here; the manifests' facts
+(:mod:`numaspec.conformance.cases.divergences`) and the differential's shapes
+(:mod:`numaspec.conformance.cases.shapes`) are gathered from here; the vector loader
 (:mod:`numaspec.conformance.cases.vectors`) only loads."""
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from numaspec.conformance.cases.judges.judge import Judge
+from numaspec.conformance.cases.judges.judge import Draw, Judge
 from numaspec.conformance.cases.judges.wording import require, short
 
 __all__ = ["JUDGES"]
@@ -37,4 +38,25 @@ def _answer(answer: Any, where: str) -> None:
              '{"cpus": [...]} | {"unsatisfiable": "..."} | {"error": {...}}', where)
 
 
-JUDGES = (Judge("cpus", _compare_cpus, case=_case, answer=_answer, channel="cpus"),)
+#: RUN-5: a ``cpus`` case's facts a manifest's ``match`` may name.
+FACTS = {
+    "cpus.shared_core_ids": "cpus: two cores of the machine have the same id (as sysfs "
+                            "numbers cores, each socket from zero)",
+}
+
+
+def _facts(case: Mapping[str, Any], _expected: Any, _actual: Any) -> dict[str, Any]:
+    """Whether two cores of the case's machine give the same ``id``."""
+    machine = case.get("machine")
+    nodes = machine.get("numaNodes") if isinstance(machine, Mapping) else None
+    ids = [core.get("id") for node in nodes if isinstance(node, Mapping)
+           for core in node.get("cores") or () if isinstance(core, Mapping)
+           and core.get("id") is not None] if isinstance(nodes, list) else []
+    return {"cpus.shared_core_ids": len(ids) != len(set(ids))}
+
+
+_CASES = "numaspec.conformance.properties.cpus_cases"
+JUDGES = (Judge("cpus", _compare_cpus, case=_case, answer=_answer, channel="cpus",
+                fact_names=FACTS, facts=_facts,
+                draws=(Draw("cpus", f"{_CASES}:draw_cpus_case", batch=200),),
+                smaller=f"{_CASES}:smaller_cpus_cases", refusals_unclaimed=True),)

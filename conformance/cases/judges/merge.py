@@ -3,6 +3,7 @@ of the bad options' kinds when several are bad, OPT-1), the kubelet words alike 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from numaspec.conformance.cases.agreement import (
@@ -10,7 +11,7 @@ from numaspec.conformance.cases.agreement import (
     kubelet_words_problem,
     merge_is_ambiguous,
 )
-from numaspec.conformance.cases.judges.judge import Judge
+from numaspec.conformance.cases.judges.judge import Draw, Judge, minor_of
 from numaspec.conformance.cases.judges.wording import LIMIT, require, short
 from numaspec.conformance.implementations.adapter import ErrorAnswer, MergeAnswer
 from numaspec.errors import InvalidFieldError, NumaspecError
@@ -116,4 +117,67 @@ def _answer(answer: Any, where: str) -> None:
     require(isinstance(answer, dict), "a merge response object", where)
 
 
-JUDGES = (Judge("merge", _compare_merge, answer=_answer, channel=None),)
+#: RUN-5: the merge's facts a manifest's ``match`` may name.
+FACTS = {
+    "case.empty_resource": "merge: some resource's hint list is empty ([]: it cannot be placed)",
+    "expected.affinity": "merge: the reference's hint: none (no affinity), machine (every "
+                         "node of the case) or other",
+    "actual.affinity": "merge: the implementation's hint, as expected.affinity",
+    "actual.narrower": "merge: both hints have an affinity and the implementation's has fewer "
+                       "nodes",
+    "expected.preferred": "merge: whether the reference's hint is preferred",
+    "actual.preferred": "merge: whether the implementation's hint is preferred",
+    "expected.admit": "merge: whether the reference admits",
+    "actual.admit": "merge: whether the implementation admits",
+    "same.preferred": "merge: both hints are preferred, or neither",
+    "same.admit": "merge: both admit, or neither",
+}
+
+
+def _hint(answer: Any) -> tuple[list[int] | None, bool, bool] | None:
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("hint"), Mapping):
+        return None
+    hint = answer["hint"]
+    affinity = hint.get("numa_affinity")
+    return (sorted(affinity) if isinstance(affinity, list) else None,
+            bool(hint.get("preferred")), bool(answer.get("admit")))
+
+
+def _affinity(hint: tuple[list[int] | None, bool, bool] | None, machine: list[int]
+              ) -> str | None:
+    if hint is None:
+        return None
+    if hint[0] is None:
+        return "none"
+    return "machine" if hint[0] == machine else "other"
+
+
+def _facts(case: Mapping[str, Any], expected: Any, actual: Any) -> dict[str, Any]:
+    machine = sorted(n for n in case.get("numa_nodes") or () if isinstance(n, int))
+    want, got = _hint(expected), _hint(actual)
+    providers = case.get("providers") or ()
+    return {
+        "kubelet_version": minor_of(case.get("kubelet_version")),
+        "policy": case.get("policy"),
+        "case.empty_resource": any(
+            hints == [] for p in providers if isinstance(p, Mapping) for hints in p.values()),
+        "expected.affinity": _affinity(want, machine),
+        "actual.affinity": _affinity(got, machine),
+        "actual.narrower": bool(want and got and want[0] is not None and got[0] is not None
+                                and len(got[0]) < len(want[0])),
+        "expected.preferred": want[1] if want else None,
+        "actual.preferred": got[1] if got else None,
+        "expected.admit": want[2] if want else None,
+        "actual.admit": got[2] if got else None,
+        "same.preferred": bool(want and got and want[1] == got[1]),
+        "same.admit": bool(want and got and want[2] == got[2]),
+    }
+
+
+_CASES = "numaspec.conformance.properties.random_cases"
+JUDGES = (Judge("merge", _compare_merge, answer=_answer, channel=None, fact_names=FACTS,
+                facts=_facts,
+                draws=(Draw("small", f"{_CASES}:draw_small_case"),
+                       Draw("large", f"{_CASES}:draw_large_case", batch=4,
+                            versions=f"{_CASES}:large_draw_versions")),
+                smaller=f"{_CASES}:smaller_merge_cases"),)
