@@ -22,6 +22,7 @@ from numaspec.conformance.cases.vectors import (
     vector_paths,
 )
 from numaspec.errors import InvalidFieldError
+from numaspec.protocols.operations import OPERATIONS
 from numaspec.rules import parse_rules
 from numaspec_tools import REPO, vector_pieces
 
@@ -88,8 +89,7 @@ def test_exemptions_are_real_rules_and_really_uncited() -> None:
 def test_ids_are_unique_and_every_op_has_vectors() -> None:
     vectors = load_vectors()
     assert len({v.id for v in vectors}) == len(vectors)
-    assert {v.op for v in vectors} == {"merge", "hints", "node", "affinity", "predict",
-                                       "allocate", "mixed", "cpus"}
+    assert {v.op for v in vectors} == set(OPERATIONS)
     assert all(v.kubelet_version or v.id.startswith(("ver-", "node-version-")) for v in vectors)
 
 
