@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
+from numaspec.conformance.properties.random_cases import without
 
 __all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
            "draw_allocate_case", "random_allocate_case_at", "smaller_allocate_cases"]
@@ -187,7 +188,7 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         items = case.get(key) or []
         for i in range(len(items)):
             if key != "claims" or len(items) > 1:
-                yield {**case, key: _without(items, i)}
+                yield {**case, key: without(items, i)}
     for c, claim in enumerate(case.get("claims") or []):
         devices = claim["spec"]["devices"]
 
@@ -198,14 +199,14 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
         constraints = devices.get("constraints") or []
         for i in range(len(constraints)):
-            yield with_devices({**devices, "constraints": _without(constraints, i)})
+            yield with_devices({**devices, "constraints": without(constraints, i)})
         requests = devices["requests"]
         for i, request in enumerate(requests):
             if len(requests) > 1:
-                yield with_devices({**devices, "requests": _without(requests, i)})
+                yield with_devices({**devices, "requests": without(requests, i)})
             subs = request.get("firstAvailable") or []
             for j in range(len(subs) if len(subs) > 1 else 0):
-                fewer = {**request, "firstAvailable": _without(subs, j)}
+                fewer = {**request, "firstAvailable": without(subs, j)}
                 yield with_devices({**devices, "requests": [*requests[:i], fewer,
                                                             *requests[i + 1:]]})
     for s, slice_ in enumerate(case.get("slices") or []):
@@ -218,12 +219,8 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
         devices = spec.get("devices") or []
         for i, device in enumerate(devices):
-            yield with_spec({**spec, "devices": _without(devices, i)})
+            yield with_spec({**spec, "devices": without(devices, i)})
             for name in list(device.get("attributes") or {}):
                 fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
                                                   if k != name}}
                 yield with_spec({**spec, "devices": [*devices[:i], fewer, *devices[i + 1:]]})
-
-
-def _without(items: list[Any], i: int) -> list[Any]:
-    return items[:i] + items[i + 1:]

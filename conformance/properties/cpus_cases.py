@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
+from numaspec.conformance.properties.random_cases import without
 
 __all__ = ["UNCORE", "build_case", "cpus_cases", "draw_cpus_case", "random_cpus_case_at",
            "smaller_cpus_cases"]
@@ -122,19 +123,15 @@ def smaller_cpus_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 "available": [c for c in available if c in left]}
 
     for i in range(len(nodes) if len(nodes) > 1 else 0):
-        yield keeping(_without(nodes, i))
+        yield keeping(without(nodes, i))
     for i, node in enumerate(nodes):
         for j in range(len(node["cores"]) if len(node["cores"]) > 1 else 0):
-            yield keeping([*nodes[:i], {**node, "cores": _without(node["cores"], j)},
+            yield keeping([*nodes[:i], {**node, "cores": without(node["cores"], j)},
                            *nodes[i + 1:]])
     for count in (1, case["count"] - 1):
         if 1 <= count < case["count"]:
             yield {**case, "count": count}
     for i in range(len(available)):
-        yield {**case, "available": _without(available, i)}
+        yield {**case, "available": without(available, i)}
     if case.get("options"):
         yield {k: v for k, v in case.items() if k not in ("options", "feature_gates")}
-
-
-def _without(items: list[Any], i: int) -> list[Any]:
-    return items[:i] + items[i + 1:]

@@ -29,7 +29,6 @@ from typing import Any
 import attrs
 
 from numaspec.conformance.cases.judges import JUDGES
-from numaspec.conformance.cases.judges.judge import resolve
 from numaspec.conformance.cases.shapes import (
     DEFAULT_MAX_PERMUTATIONS,
     DRAWS,
@@ -37,6 +36,7 @@ from numaspec.conformance.cases.shapes import (
     SHAPES,
 )
 from numaspec.errors import InvalidFieldError
+from numaspec.protocols.operations import resolve
 from numaspec.topology.versions import SUPPORTED_VERSIONS
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "shrink_case",
     "shrink_merge_case",
     "smaller_merge_cases",
+    "without",
 ]
 
 _POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
@@ -484,6 +485,11 @@ def shrink_case(op: str, case: dict[str, Any], still_fails: Callable[[Any], bool
     return greedy_shrink(case, resolve(judge.smaller), still_fails, budget)
 
 
+def without(items: list[Any], i: int) -> list[Any]:
+    """``items`` but its ``i``-th (a shrink step of every operation's cases)."""
+    return items[:i] + items[i + 1:]
+
+
 def greedy_shrink(case: dict[str, Any], smaller_cases: Callable[[dict[str, Any]],
                                                           Iterator[dict[str, Any]]],
             still_fails: Callable[[Any], bool], budget: int) -> dict[str, Any]:
@@ -515,7 +521,7 @@ def smaller_merge_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     yield {**case, "providers": [*providers[:i], {**provider, resource: kept},
                                                  *providers[i + 1:]]}
     for i in range(len(providers)):
-        yield {**case, "providers": providers[:i] + providers[i + 1:]}
+        yield {**case, "providers": without(providers, i)}
     for i, provider in enumerate(providers):
         if not isinstance(provider, dict):
             continue

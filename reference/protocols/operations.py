@@ -18,7 +18,8 @@ import attrs
 
 from numaspec.errors import NumaspecError
 
-__all__ = ["NODE_SESSION_OPERATIONS", "OPERATIONS", "Operation", "REFERENCE_OPERATIONS", "TABLE"]
+__all__ = ["NODE_SESSION_OPERATIONS", "OPERATIONS", "Operation", "REFERENCE_OPERATIONS", "TABLE",
+           "resolve"]
 
 
 @attrs.frozen
@@ -58,7 +59,10 @@ class Operation:
 
     def answerer(self) -> Callable[[Any], dict[str, Any]] | None:
         """The function :attr:`answer` names (None when it names none)."""
-        return _resolve(self.answer) if self.answer else None
+        if not self.answer:
+            return None
+        found: Callable[[Any], dict[str, Any]] = resolve(self.answer)
+        return found
 
     def case_version(self, case: Any) -> str:
         """The release a case is about, as ``1.N``: where :attr:`version_in` first says (a
@@ -110,9 +114,13 @@ class Operation:
 
 
 @functools.cache
-def _resolve(path: str) -> Callable[[Any], dict[str, Any]]:
+def resolve(path: str) -> Callable[..., Any]:
+    """The function a ``module:function`` path names, imported when first asked: a row's
+    reference answer, and the suite's case drawing and shrinking that a judge names so
+    (:mod:`numaspec.conformance.cases.judges.judge`), without importing the properties
+    package, which the command line must not import before it loads its profile."""
     module, _, name = path.partition(":")
-    found: Callable[[Any], dict[str, Any]] = getattr(importlib.import_module(module), name)
+    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
     return found
 
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from numaspec_tools import REPO
+from numaspec_tools.builds import NO_DWARF
 
 if TYPE_CHECKING:
     from numaspec_tools.builds.kubelet import Release
@@ -113,8 +114,7 @@ def _checkpoints() -> None:
         # written afresh (a writer that finds a state file restores from it), then copied over
         # the fixtures, whose hand-kept files (pods.yaml, machine.json, ...) stay
         with tempfile.TemporaryDirectory() as fresh:
-            done = subprocess.run(["go", "run", "-gcflags=all=-dwarf=false", "-tags", tags, ".",
-                                   fresh], cwd=module,
+            done = subprocess.run(["go", "run", NO_DWARF, "-tags", tags, ".", fresh], cwd=module,
                                   capture_output=True, text=True,
                                   env={**_release_of(module.name).go_environment(),
                                        "GOFLAGS": "-mod=mod -p=1"})

@@ -6,14 +6,12 @@ through, the facts of its cases a manifest may match on (RUN-5), and the random 
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-__all__ = ["Draw", "Judge", "minor_of", "resolve"]
+__all__ = ["Draw", "Judge", "minor_of"]
 
 #: ``(case, expected, actual)`` -> each difference in a line (``[]``: they agree)
 Compare = Callable[[Any, Any, Any], list[str]]
@@ -45,19 +43,11 @@ def minor_of(version: Any) -> str | None:
         else None
 
 
-@functools.cache
-def resolve(path: str) -> Callable[..., Any]:
-    """The function a ``module:function`` path names, imported when first asked (a judge
-    names the suite's case drawing and shrinking so, without importing the properties
-    package, which the command line must not import before it loads its profile)."""
-    module, _, name = path.partition(":")
-    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
-    return found
-
-
 @attrs.frozen
 class Draw:
-    """A shape of random cases of the operation, ``numaspec differential --shape NAME``."""
+    """A shape of random cases of the operation, ``numaspec differential --shape NAME``.  Its
+    functions are named ``module:function``, imported when first asked
+    (:func:`numaspec.protocols.operations.resolve`)."""
 
     name: str
     #: ``module:function(shape, seed, index, versions, features)`` -> case ``index`` of

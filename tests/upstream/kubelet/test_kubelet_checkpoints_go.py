@@ -54,6 +54,7 @@ from numaspec.operators.importers.checkpoints import (
     read_state_dir,
 )
 from numaspec_tools import FIXTURES
+from numaspec_tools.builds import NO_DWARF
 from numaspec_tools.builds import kubelet as kubelet_builds
 from numaspec_tools.builds.go import built
 
@@ -84,7 +85,7 @@ def _build(minor: str) -> str | None:
     with (kubelet_builds.BIN / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(["go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w",
-                               "-gcflags=all=-dwarf=false", "-tags", _tags(minor),
+                               NO_DWARF, "-tags", _tags(minor),
                                "-o", str(out), "."], cwd=directory,
                               env=kubelet_builds.TABLE_RELEASES[minor].go_environment(),
                               capture_output=True, text=True, timeout=3600)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from numaspec_tools import FIXTURES
+from numaspec_tools.builds import NO_DWARF
 from numaspec_tools.builds import kubelet as kubelet_builds
 from numaspec_tools.builds.go import built
 
@@ -34,7 +35,7 @@ def _build(out: Path) -> str | None:
     env = {**os.environ, "GOFLAGS": "-mod=mod -p=1"}
     with (kubelet_builds.BIN / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["go", "build", "-gcflags=all=-dwarf=false", "-o", str(out), "."],
+        done = subprocess.run(["go", "build", NO_DWARF, "-o", str(out), "."],
                               cwd=QUANTITY, env=env,
                               capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
