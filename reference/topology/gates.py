@@ -26,7 +26,6 @@ from __future__ import annotations
 import enum
 import functools
 import json
-import types
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
@@ -130,16 +129,12 @@ def _defaults(minor: int) -> tuple[tuple[str, bool], ...]:
 
 def gate_enabled(gates: Mapping[str, bool], version: KubeletVersion, name: str) -> bool:
     """VER-2: whether gate ``name`` is on in kubelet ``version`` under a configuration's
-    ``featureGates``: as set there, else the release's default (off for a gate the release
-    does not know)."""
-    if name in gates:
-        return gates[name]
-    return _default_map(version.minor).get(name, False)
-
-
-@functools.cache
-def _default_map(minor: int) -> Mapping[str, bool]:
-    return types.MappingProxyType(dict(_defaults(minor)))
+    ``featureGates``: as set there, else through ``AllAlpha`` or ``AllBeta`` for a gate of
+    that stage, else the release's default (off for a gate the release does not know)."""
+    known = _release(version).gates
+    if name not in known:
+        return gates.get(name, False)
+    return _enabled(name, gates, known)
 
 
 class Maturity(enum.Enum):
