@@ -12,6 +12,8 @@ It sits above both (``tests/meta/test_imports.py``): the reference's own command
   (``spec/protocols/adapter-protocol.md``).
 * ``numaspec explain``: would this pod be admitted on my node, where, and if not, why, from the
   node's own files (:mod:`numaspec.operators.explain_command`).
+* ``numaspec allocate``: which devices the scheduler's DRA allocator gives claims on a node,
+  and why (:mod:`numaspec.operators.allocate_command`).
 * ``numaspec conformance``: run the conformance suite against an implementation, and the
   tools around it: ``replay``, ``expectations``, ``report``, ``vectors``, ``bench``,
   ``matrix`` (:mod:`numaspec.conformance.commands`).
@@ -34,6 +36,8 @@ from numaspec.conformance.checking import bounds as b
 from numaspec.conformance.running import profiles, sharding
 from numaspec.conformance.running.matrix import add_parser as add_matrix_parser
 from numaspec.limits import LINE_BOUND_VARIABLE, MAX_LINE_BYTES, line_bound_from
+from numaspec.operators.allocate_command import add_parser as add_allocate_parser
+from numaspec.operators.allocate_command import run as run_allocate
 from numaspec.operators.explain_command import add_parser as add_explain_parser
 from numaspec.operators.explain_command import run as run_explain
 from numaspec.protocols import adapter_protocol, serve
@@ -302,6 +306,7 @@ def _build_parser() -> argparse.ArgumentParser:
                               "--impl IMPL (the suite, with a differential)")
 
     add_explain_parser(sub)  # numaspec explain: the operator's question about a real node
+    add_allocate_parser(sub)  # numaspec allocate: the scheduler's DRA allocation on a node
 
     run_options(add_matrix_parser(sub))  # numaspec matrix: several implementations compared
 
@@ -503,6 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                max_line=max_line))
     if args.command == "explain":
         return run_explain(args)
+    if args.command == "allocate":
+        return run_allocate(args)
     if args.command == "serve":
         # through the module, as each loop above: a test's mutant replaces the loop there
         adapter = adapter_protocol.ReferenceAdapter(definitional=args.definitional)

@@ -37,11 +37,11 @@ class AllocateImplementation(Protocol):
 FIXED_EXAMPLE = "dra-1-33-failed-all-branch-cut-back"
 
 
-def _features(impl: object) -> tuple[str, ...]:
-    """DRA-10: the allocator features the implementation models (all, when it does not say):
-    a case enables only those."""
+def _features(impl: object) -> tuple[str, ...] | None:
+    """DRA-10: the allocator features the implementation models (None: all, when it does
+    not say): a case enables only those."""
     declared = getattr(impl, "allocate_features", None)
-    return ("PrioritizedList",) if declared is None else tuple(declared)
+    return None if declared is None else tuple(declared)
 
 
 def _releases(impl: object) -> tuple[str, ...]:

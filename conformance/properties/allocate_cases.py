@@ -2,7 +2,9 @@
 drivers' ResourceSlices (pools of one or two slices, now and then an invalid, incomplete or
 superseded one), a DeviceClass per driver, some devices already allocated, and one or two
 claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors and
-``matchAttribute`` constraints over NUMA, PCIe-root and model attributes.
+``matchAttribute`` constraints over NUMA, PCIe-root and model attributes; the allocator
+features of the prioritized list alone, of a scheduler with the release's default gates, or
+none, and now and then a forced variant (DRA-8).
 
 One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
 properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
 from numaspec.conformance.properties.random_cases import without
+from numaspec.dra.variants import FEATURES, VARIANTS, scheduler_features, supported
 
 __all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
            "draw_allocate_case", "random_allocate_case_at", "smaller_allocate_cases"]
@@ -136,10 +139,27 @@ def _claim(c: Choices, index: int, classes: Sequence[str]) -> dict[str, Any]:
             "spec": {"devices": devices}}
 
 
+def _features(c: Choices, minor: int, allowed: frozenset[str]) -> list[str]:
+    """DRA-8: none (one case in ten), the prioritized list alone, or what a scheduler with
+    the release's default gates enables (three in ten), within ``allowed``."""
+    pick = c.integer(0, 9)
+    if pick == 9:
+        return []
+    chosen = scheduler_features(minor) if pick >= 6 else frozenset({"PrioritizedList"})
+    return sorted(chosen & allowed)
+
+
+def _variant(c: Choices, minor: int, enabled: Sequence[str]) -> str | None:
+    """DRA-8: from 1.35, one case in four forces a variant that supports its features."""
+    if minor < 35 or c.integer(0, 3) < 3:
+        return None
+    return c.choice([v for v in VARIANTS if set(enabled) <= supported(minor, v)])
+
+
 def build_case(c: Choices, releases: Sequence[str],
-               features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
+               features: Sequence[str] | None = None) -> dict[str, Any]:
     """A random ``allocate`` case for one of ``releases``; ``features``: the allocator
-    features it may enable (one in ten cases enables none)."""
+    features it may enable (None: any)."""
     drivers = c.subset(DRIVERS, 3) or [c.choice(DRIVERS)]
     slices = _slices(c, drivers)
     classes = [d.split(".")[0] for d in drivers]
@@ -147,9 +167,13 @@ def build_case(c: Choices, releases: Sequence[str],
                   for s in slices for d in s["spec"]["devices"]]
     allocated = c.subset(device_ids, 3)
     claims = [_claim(c, i, classes) for i in range(c.integer(1, 2))]
-    enabled = [] if c.integer(0, 9) == 9 else [f for f in ("PrioritizedList",)
-                                               if f in features]
-    return {"release": c.choice(list(releases)), "features": enabled,
+    release = c.choice(list(releases))
+    minor = int(release.split(".")[1])
+    allowed = FEATURES[minor] if features is None else FEATURES[minor] & set(features)
+    enabled = _features(c, minor, allowed)
+    forced = _variant(c, minor, enabled)
+    return {"release": release, "features": enabled,
+            **({"variant": forced} if forced is not None else {}),
             "node": {"name": "node-a", "labels": {"zone": "a"}},
             "slices": slices,
             "classes": [{"metadata": {"name": k}, "spec": {"selectors": [
@@ -160,13 +184,13 @@ def build_case(c: Choices, releases: Sequence[str],
 
 @st.composite
 def allocate_cases(draw: st.DrawFn, releases: tuple[str, ...],
-                   features: tuple[str, ...] = ("PrioritizedList",)) -> dict[str, Any]:
+                   features: tuple[str, ...] | None = None) -> dict[str, Any]:
     """A random ``allocate`` case, Hypothesis's way (it shrinks)."""
     return build_case(HypothesisChoices(draw), releases, features)
 
 
 def random_allocate_case_at(seed: int, index: int, releases: Sequence[str],
-                            features: Sequence[str] = ("PrioritizedList",)) -> dict[str, Any]:
+                            features: Sequence[str] | None = None) -> dict[str, Any]:
     """Case ``index`` of ``seed``: the same case however a campaign is cut into pieces."""
     return build_case(SeededChoices(random.Random(f"allocate:{seed}:{index}")), releases, features)
 
@@ -174,10 +198,9 @@ def random_allocate_case_at(seed: int, index: int, releases: Sequence[str],
 def draw_allocate_case(shape: object, seed: int, index: int, releases: Sequence[str],
                        features: Sequence[str] | None) -> dict[str, Any]:
     """The ``allocate`` shape's case ``index`` of ``seed``, enabling only ``features`` (None:
-    ``PrioritizedList``) (``numaspec differential --shape allocate``; the judge's ``Draw``)."""
+    any) (``numaspec differential --shape allocate``; the judge's ``Draw``)."""
     del shape
-    return random_allocate_case_at(seed, index, releases,
-                                   ("PrioritizedList",) if features is None else features)
+    return random_allocate_case_at(seed, index, releases, features)
 
 
 def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -56,7 +56,55 @@ _LEFT_OUT = {
     "versions": "list-typed attributes",
     "compatibilityGroups": "compatibility groups",
     "derivedAttributes": "derived attributes",
+    "partitionTypeAttribute": "partitionable devices (partition types)",
+    "skipNodeOperations": "optional node operations",
+    "nodeAllocatableResourceMappings": "node allocatable resources",
+    "nodeAllocatableResources": "node allocatable resources",
+    "bindsToNode": "binding conditions",
 }
+
+_OBJECT = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
+_EXACT = frozenset({"deviceClassName", "selectors", "allocationMode", "count", "adminAccess",
+                    "tolerations", "capacity", "derivedAttributes"})
+#: The fields of each object the allocator reads, as resource.k8s.io/v1 has them in any
+#: release from 1.34 to 1.38 (k8s.io/api ``resource/v1/types.go``).  A field none of them has
+#: is a typo, refused as the API server's strict decoding (and ``kubectl --validate=strict``)
+#: refuses it, naming it: read leniently it would be dropped and change the answer.
+_FIELDS: dict[str, frozenset[str]] = {
+    "ResourceSlice": _OBJECT,
+    "ResourceSliceSpec": frozenset({"driver", "pool", "nodeName", "nodeSelector", "allNodes",
+                                    "devices", "perDeviceNodeSelection", "sharedCounters",
+                                    "partitionTypeAttribute", "skipNodeOperations"}),
+    "ResourcePool": frozenset({"name", "generation", "resourceSliceCount"}),
+    "Device": frozenset({"name", "attributes", "capacity", "consumesCounters", "nodeName",
+                         "nodeSelector", "allNodes", "taints", "bindsToNode",
+                         "bindingConditions", "bindingFailureConditions",
+                         "allowMultipleAllocations", "nodeAllocatableResourceMappings",
+                         "nodeAllocatableResources"}),
+    "DeviceAttribute": frozenset({"int", "bool", "string", "version", "ints", "bools",
+                                  "strings", "versions"}),
+    "DeviceCapacity": frozenset({"value", "requestPolicy"}),
+    "DeviceClass": _OBJECT,
+    "DeviceClassSpec": frozenset({"selectors", "config", "extendedResourceName"}),
+    "DeviceSelector": frozenset({"cel"}),
+    "CELDeviceSelector": frozenset({"expression"}),
+    "ResourceClaim": _OBJECT,
+    "ResourceClaimSpec": frozenset({"devices"}),
+    "DeviceClaim": frozenset({"requests", "constraints", "config"}),
+    "DeviceRequest": frozenset({"name", "exactly", "firstAvailable"}),
+    "ExactDeviceRequest": _EXACT,
+    "DeviceSubRequest": (_EXACT - {"adminAccess"}) | {"name"},
+    "DeviceConstraint": frozenset({"requests", "matchAttribute", "distinctAttribute"}),
+}
+
+
+def _known(body: dict[str, Any], kind: str, where: str) -> None:
+    """A field ``kind`` has in no release is refused, naming it (see :data:`_FIELDS`)."""
+    fields = _FIELDS[kind]
+    for key in body:
+        if key not in fields:
+            raise InvalidFieldError(f"unknown field {key!r}: a {kind} has "
+                                    f"{', '.join(sorted(fields))}", where=f"{where}.{key}")
 
 
 def _refuse_left_out(body: dict[str, Any], where: str) -> None:
@@ -147,6 +195,8 @@ class Slice:
 def _attribute(value: object, where: str) -> AttributeValue:
     body = _obj(value, where)
     _refuse_left_out(body, where)
+    _known(body, "DeviceAttribute", where)
+    _refuse_left_out(body, where)
     kinds = [k for k in body if body[k] is not None]
     if len(kinds) != 1 or kinds[0] not in _ATTRIBUTE_TYPES:
         raise InvalidFieldError("exactly one of int, bool, string, version", where=where)
@@ -158,10 +208,11 @@ def _attribute(value: object, where: str) -> AttributeValue:
 
 def _device(value: object, where: str) -> Device:
     body = _obj(value, where)
-    _refuse_left_out(body, where)
     if "basic" in body:
         raise InvalidFieldError("resource.k8s.io/v1 devices carry attributes directly, not "
                                 "under 'basic' (v1beta1)", where=f"{where}.basic")
+    _known(body, "Device", where)
+    _refuse_left_out(body, where)
     attributes = body.get("attributes") or {}
     expect(attributes, dict, "an object", f"{where}.attributes")
     capacity = body.get("capacity") or {}
@@ -169,6 +220,7 @@ def _device(value: object, where: str) -> Device:
     caps: dict[str, str] = {}
     for key, cap in capacity.items():
         cap_body = _obj(cap, f"{where}.capacity.{key}")
+        _known(cap_body, "DeviceCapacity", f"{where}.capacity.{key}")
         caps[key] = _str(cap_body, "value", f"{where}.capacity.{key}")
     return Device(_str(body, "name", where),
                   {key: _attribute(attr, f"{where}.attributes.{key}")
@@ -204,11 +256,14 @@ def _node_selector(value: object, where: str) -> list[list[dict[str, Any]]]:
 def decode_slice(value: object, where: str) -> Slice:
     """DRA-1: one ResourceSlice (``{"metadata": {"name"}, "spec": {...}}``)."""
     body = _obj(value, where)
+    _known(body, "ResourceSlice", where)
     meta = _obj(body.get("metadata") or {}, f"{where}.metadata")
     spec = _obj(body.get("spec"), f"{where}.spec")
     swhere = f"{where}.spec"
+    _known(spec, "ResourceSliceSpec", swhere)
     _refuse_left_out(spec, swhere)
     pool = _obj(spec.get("pool"), f"{swhere}.pool")
+    _known(pool, "ResourcePool", f"{swhere}.pool")
     node_name = spec.get("nodeName")
     if node_name is not None:
         expect(node_name, str, "a string", f"{swhere}.nodeName")
@@ -236,7 +291,10 @@ def _selectors(body: dict[str, Any], where: str) -> tuple[str, ...]:
     out = []
     for i, sel in enumerate(_list(body, "selectors", where)):
         swhere = f"{where}.selectors[{i}]"
-        cel = _obj(_obj(sel, swhere).get("cel"), f"{swhere}.cel")
+        sbody = _obj(sel, swhere)
+        _known(sbody, "DeviceSelector", swhere)
+        cel = _obj(sbody.get("cel"), f"{swhere}.cel")
+        _known(cel, "CELDeviceSelector", f"{swhere}.cel")
         out.append(_str(cel, "expression", f"{swhere}.cel"))
     return tuple(out)
 
@@ -251,8 +309,10 @@ class DeviceClass:
 
 def decode_class(value: object, where: str) -> DeviceClass:
     body = _obj(value, where)
+    _known(body, "DeviceClass", where)
     meta = _obj(body.get("metadata"), f"{where}.metadata")
     spec = _obj(body.get("spec") or {}, f"{where}.spec")
+    _known(spec, "DeviceClassSpec", f"{where}.spec")
     _refuse_left_out(spec, f"{where}.spec")
     return DeviceClass(_str(meta, "name", f"{where}.metadata"),
                        _selectors(spec, f"{where}.spec"))
@@ -295,7 +355,8 @@ class Claim:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-def _exact(body: dict[str, Any], name: str, where: str) -> Request:
+def _exact(body: dict[str, Any], name: str, where: str, kind: str) -> Request:
+    _known(body, kind, where)
     _refuse_left_out(body, where)
     if body.get("capacity"):
         # a request's capacity (unlike a device's) asks for consumable capacity
@@ -315,6 +376,7 @@ def _exact(body: dict[str, Any], name: str, where: str) -> Request:
 
 def _request(value: object, where: str) -> Request:
     body = _obj(value, where)
+    _known(body, "DeviceRequest", where)
     name = _str(body, "name", where)
     sub = _list(body, "firstAvailable", where)
     if "exactly" in body and sub:
@@ -324,26 +386,32 @@ def _request(value: object, where: str) -> Request:
         for i, item in enumerate(sub):
             iwhere = f"{where}.firstAvailable[{i}]"
             ibody = _obj(item, iwhere)
-            subs.append(_exact(ibody, _str(ibody, "name", iwhere), iwhere))
+            subs.append(_exact(ibody, _str(ibody, "name", iwhere), iwhere,
+                               "DeviceSubRequest"))
         return Request(name, "", (), "FirstAvailable", 0, tuple(subs))
     if "exactly" not in body:
         raise InvalidFieldError("exactly one of exactly, firstAvailable", where=where)
-    return _exact(_obj(body["exactly"], f"{where}.exactly"), name, f"{where}.exactly")
+    return _exact(_obj(body["exactly"], f"{where}.exactly"), name, f"{where}.exactly",
+                  "ExactDeviceRequest")
 
 
 def decode_claim(value: object, where: str) -> Claim:
     """DRA-4: one ResourceClaim (``{"metadata": {...}, "spec": {"devices": {...}}}``)."""
     body = _obj(value, where)
+    _known(body, "ResourceClaim", where)
     meta = _obj(body.get("metadata"), f"{where}.metadata")
     spec = _obj(body.get("spec") or {}, f"{where}.spec")
+    _known(spec, "ResourceClaimSpec", f"{where}.spec")
     devices = _obj(spec.get("devices") or {}, f"{where}.spec.devices")
     dwhere = f"{where}.spec.devices"
+    _known(devices, "DeviceClaim", dwhere)
     requests = tuple(_request(r, f"{dwhere}.requests[{i}]")
                      for i, r in enumerate(_list(devices, "requests", dwhere)))
     constraints = []
     for i, c in enumerate(_list(devices, "constraints", dwhere)):
         cwhere = f"{dwhere}.constraints[{i}]"
         cbody = _obj(c, cwhere)
+        _known(cbody, "DeviceConstraint", cwhere)
         _refuse_left_out(cbody, cwhere)
         names = _list(cbody, "requests", cwhere)
         for j, item in enumerate(names):

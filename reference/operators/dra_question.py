@@ -19,17 +19,18 @@ from numaspec.dra.allocator import Picked
 from numaspec.dra.mixed_pod import Admitted, Allocated, ClaimUse, co_placement
 from numaspec.dra.objects import (
     Claim,
-    DeviceClass,
     NodeInfo,
-    Slice,
     decode_claim,
-    decode_class,
-    decode_slice,
 )
+from numaspec.dra.variants import SINGLE, scheduler_features, sorts_pools
 from numaspec.errors import InputFileError, InvalidFieldError
 from numaspec.node.admission import Node
 from numaspec.node.pods import Pod
-from numaspec.operators.importers.dra_objects import DraObjects, allocation_of
+from numaspec.operators.importers.dra_objects import (
+    DraObjects,
+    allocation_of,
+    claim_from_template,
+)
 from numaspec.operators.importers.kube_objects import ImportedPod
 from numaspec.protocols.allocate_protocol import (
     ALLOCATE_RELEASES,
@@ -38,7 +39,7 @@ from numaspec.protocols.allocate_protocol import (
     encode_allocation,
 )
 
-__all__ = ["DraQuestion", "default_features", "dra_part"]
+__all__ = ["DraQuestion", "dra_part", "search_lines"]
 
 
 @attrs.frozen
@@ -58,10 +59,22 @@ class DraQuestion:
                         node_name=self.node_name, labels=self.labels)
 
 
-def default_features(minor: int) -> frozenset[str]:
-    """DRA-8: the allocator features a scheduler of the release enables by default: the
-    prioritized list is beta, and on, from 1.34 (DRAPrioritizedList)."""
-    return frozenset({"PrioritizedList"} if minor >= 34 else ())
+def search_lines(case: AllocateCase, *, defaults: bool = True) -> list[str]:
+    """DRA-2, DRA-8: which allocator answers, the features that chose it, and the order it
+    searches the node's pools (``defaults``: the features of the release's default gates)."""
+    variant = case.variant
+    if variant == SINGLE:
+        who = "its one allocator"
+    elif case.forced is not None:
+        who = f"the {variant} allocator, forced (EnableAllocators)"
+    else:
+        gates = "its default gates" if defaults else "its gates"
+        who = f"the {variant} allocator: the first that supports the features {gates} enable"
+    if sorts_pools(case.minor, variant):
+        order = "it searches pools, and a pool's slices, by name"
+    else:
+        order = "it searches pools as listed (upstream's order is not defined)"
+    return [who, f"features: {', '.join(sorted(case.features)) or 'none'}", order]
 
 
 def _pod_claims(imported: ImportedPod, objects: DraObjects
@@ -84,9 +97,7 @@ def _pod_claims(imported: ImportedPod, objects: DraObjects
                                      "file holds", where=imported.source)
             else:
                 at, template = objects.templates[(ns, source)]
-                spec = template.get("spec")
-                body = {"metadata": {"name": f"{imported.pod.name}-{name}", "namespace": ns},
-                        "spec": (spec.get("spec") if isinstance(spec, dict) else None) or {}}
+                body = claim_from_template(template, ns, f"{imported.pod.name}-{name}")
                 claims[name] = decode_claim(body, f"{at}.spec")
                 said.append(f"{name}: a new claim from ResourceClaimTemplate {ns}/{source}")
                 continue
@@ -114,18 +125,15 @@ def dra_part(node: Node, pod: Pod, imported: ImportedPod, objects: DraObjects, *
                                 f"{release}: give the cluster's release with --dra-release",
                                 where="--dra-release")
     minor = int(release.split(".")[1])
-    slices: list[Slice] = [decode_slice(body, at) for at, body in objects.slices]
-    classes: dict[str, DeviceClass] = {}
-    for at, body in objects.classes:
-        device_class = decode_class(body, at)
-        if device_class.name in classes:
-            raise InputFileError(f"DeviceClass {device_class.name!r} given twice", where=at)
-        classes[device_class.name] = device_class
+    slices, classes = objects.decoded()
     claims, before, said = _pod_claims(imported, objects)
     fresh = [name for name in claims if name not in before]
-    allocation = allocate_once(AllocateCase(
-        minor, default_features(minor), NodeInfo(node_name, labels), tuple(slices), classes,
-        frozenset(objects.allocated()), tuple(claims[n] for n in fresh)))
+    # DRA-8: a scheduler with the release's default feature gates, whose features choose
+    # the allocator (and with it the order pools are searched in)
+    case = AllocateCase(minor, scheduler_features(minor), NodeInfo(node_name, labels),
+                        slices, classes, frozenset(objects.allocated()),
+                        tuple(claims[n] for n in fresh))
+    allocation = allocate_once(case)
     scheduled = allocation.outcome == "allocated"
     decision = copy.deepcopy(node).admit(pod) if scheduled else None
     uses = {c: tuple(ClaimUse(claim, request) for claim, request in listed)
@@ -133,7 +141,8 @@ def dra_part(node: Node, pod: Pod, imported: ImportedPod, objects: DraObjects, *
     placements = co_placement(
         pod, uses, Admitted.on(node, decision),
         Allocated(claims, fresh, allocation if scheduled else None, before, slices))
-    return {"release": release, "node": node_name, "claims": said,
-            "asked": fresh, "allocation": encode_allocation(allocation),
+    return {"release": release, "node": node_name, "search": search_lines(case),
+            "claims": said,
+            "asked": fresh, "allocation": encode_allocation(allocation, case.variant),
             "scheduled": scheduled,
             "containers": [p.as_json() for p in placements]}

@@ -174,20 +174,10 @@ def _dra_question(args: argparse.Namespace, imported: Any, files: Any) -> Any:
             raise InvalidFieldError("--dra-release goes with --dra FILE", where="--dra-release")
         return None
     from numaspec.operators.dra_question import DraQuestion
-    from numaspec.operators.importers.dra_objects import read_dra_objects, read_node_identity
+    from numaspec.operators.importers.dra_objects import node_of, read_dra_objects
 
     objects = read_dra_objects(args.dra)
-    if args.node:
-        name, labels = read_node_identity(args.node)
-    else:
-        named = {str(body.get("spec", {}).get("nodeName")) for _, body in objects.slices
-                 if isinstance(body.get("spec"), dict) and body["spec"].get("nodeName")}
-        if len(named) != 1:
-            raise InvalidFieldError(
-                "which node is this? give its Node object with --node (kubectl get node NAME "
-                f"-o yaml): the slices name {len(named)} nodes"
-                + (f" ({', '.join(sorted(named))})" if named else ""), where="--node")
-        name, labels = named.pop(), {}
+    name, labels = node_of(objects, args.node)
     release = args.dra_release or f"1.{files.config.kubelet_version.minor}"
     return DraQuestion(imported, objects, release, name, labels)
 

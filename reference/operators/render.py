@@ -295,11 +295,13 @@ def _aligned(pair: Mapping[str, Any]) -> str:
 
 def _dra(console: Console, dra: Mapping[str, Any]) -> None:
     """OPS-11: the scheduler's allocation of the pod's claims, and what aligns what."""
+    allocation = dra.get("allocation") or {}
     console.print(Text(f"DRA: the scheduler's allocator ({dra.get('release')}) on node "
                        f"{dra.get('node')}", style="bold"))
+    for line in dra.get("search") or []:
+        console.print(f"  {line}")
     for line in dra.get("claims") or []:
         console.print(f"  claim {line}")
-    allocation = dra.get("allocation") or {}
     if not dra.get("scheduled"):
         console.print(Text(f"  not schedulable here: {allocation.get('outcome')}"
                            + (f": {allocation['message']}" if allocation.get("message") else ""),

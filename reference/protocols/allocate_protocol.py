@@ -3,17 +3,20 @@ DeviceClasses, allocated devices and ResourceClaims in, the structured allocator
 
 A case::
 
-    {"release": "1.37", "features": ["PrioritizedList"],
+    {"release": "1.37", "features": ["PrioritizedList"], "variant": "stable",
      "node": {"name": "node-a", "labels": {...}},
      "slices": [ResourceSlice, ...], "classes": [DeviceClass, ...],
      "allocated": ["driver/pool/device", ...], "claims": [ResourceClaim, ...]}
 
-The objects are their ``resource.k8s.io/v1`` JSON.  The answer is ``{"outcome":
+The objects are their ``resource.k8s.io/v1`` JSON; ``features`` are the allocator's (the
+fields of its ``Features``), ``variant`` (optional, from 1.35) forces one as
+``EnableAllocators`` does, else the features choose it (DRA-8).  The answer is ``{"outcome":
 "allocated", "claims": [{"devices": [{"request", "driver", "pool", "device"}, ...]}, ...]}``,
 ``{"outcome": "unschedulable"}`` (with a ``message`` when invalid pools were seen) or
-``{"outcome": "error", "message": ...}``.  Upstream searches a node's pools in no defined order
-(DRA-2): :func:`allocate_answers` gives the answer under each order, and an implementation's
-answer is right when it is one of them.
+``{"outcome": "error", "message": ...}``, each with the ``variant`` that answered.  The stable
+variant (and, until 1.35, every one) searches a node's pools in no defined order (DRA-2):
+:func:`allocate_answers` gives the answer under each order, and an implementation's answer is
+right when it is one of them.
 """
 
 from __future__ import annotations
@@ -35,43 +38,31 @@ from numaspec.dra.objects import (
     decode_node,
     decode_slice,
 )
-from numaspec.dra.pools import gather_pools, pool_ids
+from numaspec.dra.pools import Pool, gather_pools, pool_ids
+from numaspec.dra.variants import FEATURES, choose_variant, sorts_pools
 from numaspec.errors import InvalidFieldError, LimitExceededError, UnsupportedVersionError
 from numaspec.strict_json import expect
 
 __all__ = [
     "ALLOCATE_RELEASES",
-    "FEATURES",
     "AllocateCase",
     "allocate_answers",
     "allocate_once",
     "decode_allocate_case",
     "encode_allocation",
     "reference_allocate",
+    "searched_pools",
 ]
 
 #: DRA-8: the releases whose allocator the reference models (module minor = Kubernetes minor).
 ALLOCATE_RELEASES = ("1.33", "1.34", "1.35", "1.36", "1.37")
-_COMMON = frozenset({"AdminAccess", "DeviceTaints", "PartitionableDevices", "PrioritizedList"})
-#: DRA-8: the allocator's feature names per release (the fields of its ``Features`` struct).
-#: Only PrioritizedList changes a pick within the chapter's scope; a case may enable the
-#: others, which change picks only for inputs DRA-0 leaves out.
-FEATURES: dict[int, frozenset[str]] = {
-    33: _COMMON,
-    34: _COMMON | {"ConsumableCapacity", "DeviceBinding", "DeviceStatus"},
-    35: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus"},
-    36: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus", "ListTypeAttributes"},
-    37: _COMMON | {"ConsumableCapacity", "DeviceBindingAndStatus", "ListTypeAttributes",
-                   "CompatibilityGroups", "DerivedAttributes", "FractionalCapacityRange",
-                   "OptionalNodeOperations"},
-}
 #: Past this many pools, the orders an answer is judged under are not all tried.
 MAX_POOL_ORDERS = 720
 
 
 @frozen
 class AllocateCase:
-    """A decoded ``allocate`` case."""
+    """A decoded ``allocate`` case; ``forced``: the variant the case forces, if any."""
 
     minor: int
     features: frozenset[str]
@@ -80,6 +71,12 @@ class AllocateCase:
     classes: dict[str, DeviceClass]
     allocated: frozenset[str]
     claims: tuple[Claim, ...]
+    forced: str | None = None
+
+    @property
+    def variant(self) -> str:
+        """DRA-8: the allocator that answers the case."""
+        return choose_variant(self.minor, self.features, self.forced)
 
 
 def _list(body: dict[str, Any], key: str) -> list[Any]:
@@ -93,7 +90,8 @@ def decode_allocate_case(case: object) -> AllocateCase:
     """DRA-10: a case, or a typed error naming the field."""
     expect(case, dict, "an object", "case")
     assert isinstance(case, dict)
-    known = {"release", "features", "node", "slices", "classes", "allocated", "claims"}
+    known = {"release", "features", "variant", "node", "slices", "classes", "allocated",
+             "claims"}
     for key in case:
         if key not in known:
             raise InvalidFieldError(f"unknown field (known: {', '.join(sorted(known))})",
@@ -114,6 +112,11 @@ def decode_allocate_case(case: object) -> AllocateCase:
             raise InvalidFieldError(f"the {release} allocator has no feature {name!r} "
                                     f"(it has: {', '.join(sorted(names))})",
                                     where=f"features[{i}]")
+    forced = case.get("variant")
+    if forced is not None:
+        expect(forced, str, "a variant: stable, incubating or experimental", "variant")
+        assert isinstance(forced, str)
+    choose_variant(minor, frozenset(features), forced)
     slices = tuple(decode_slice(s, f"slices[{i}]") for i, s in enumerate(_list(case,
                                                                                  "slices")))
     classes: dict[str, DeviceClass] = {}
@@ -129,7 +132,7 @@ def decode_allocate_case(case: object) -> AllocateCase:
     claims = tuple(decode_claim(c, f"claims[{i}]") for i, c in enumerate(_list(case,
                                                                                "claims")))
     return AllocateCase(minor, frozenset(features), decode_node(case.get("node")), slices,
-                        classes, frozenset(allocated), claims)
+                        classes, frozenset(allocated), claims, forced)
 
 
 def _answer(case: AllocateCase, order: list[tuple[str, str]] | None,
@@ -141,11 +144,21 @@ def _answer(case: AllocateCase, order: list[tuple[str, str]] | None,
                     minor=case.minor)
 
 
-def allocate_answers(case: AllocateCase, variant: str = "stable") -> Iterator[Allocation]:
-    """DRA-2, DRA-8: the answers the variant may give: the stable one under each order of
-    the node's pools (first-listed order first); the incubating and experimental ones from
-    1.36 search pools sorted by driver and name, and a pool's slices by name."""
-    if variant in ("incubating", "experimental") and case.minor >= 36:
+def searched_pools(case: AllocateCase) -> list[Pool]:
+    """DRA-2, DRA-8: the node's pools in the order the case's allocator searches them: by
+    name where it sorts them, else as listed (one of the orders it may take)."""
+    if sorts_pools(case.minor, case.variant):
+        return gather_pools(case.slices, case.node, sorted(pool_ids(case.slices, case.node)),
+                            minor=case.minor, slices_by_name=True)
+    return gather_pools(case.slices, case.node, minor=case.minor)
+
+
+def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator[Allocation]:
+    """DRA-2, DRA-8: the answers ``variant`` (default: the one that answers the case) may
+    give: under each order of the node's pools (first-listed order first), or, for the
+    incubating and experimental variants from 1.36, the one under pools sorted by driver and
+    name and a pool's slices by name."""
+    if sorts_pools(case.minor, case.variant if variant is None else variant):
         yield _answer(case, sorted(pool_ids(case.slices, case.node)), slices_by_name=True)
         return
     ids = pool_ids(case.slices, case.node)
@@ -156,23 +169,28 @@ def allocate_answers(case: AllocateCase, variant: str = "stable") -> Iterator[Al
         yield _answer(case, list(order))
 
 
-def encode_allocation(answer: Allocation) -> dict[str, Any]:
-    """DRA-10: an answer as the protocol writes it."""
-    if answer.outcome == "allocated":
-        return {"outcome": "allocated", "claims": [
-            {"devices": [{"request": p.request, "driver": p.driver, "pool": p.pool,
-                          "device": p.device} for p in picks]} for picks in answer.claims]}
+def encode_allocation(answer: Allocation, variant: str | None = None) -> dict[str, Any]:
+    """DRA-10: an answer as the protocol writes it (with ``variant`` when given)."""
     body: dict[str, Any] = {"outcome": answer.outcome}
-    if answer.message:
+    if answer.outcome == "allocated":
+        body["claims"] = [
+            {"devices": [{"request": p.request, "driver": p.driver, "pool": p.pool,
+                          "device": p.device} for p in picks]} for picks in answer.claims]
+    elif answer.message:
         body["message"] = answer.message
+    if variant is not None:
+        body["variant"] = variant
     return body
 
 
 def allocate_once(case: AllocateCase) -> Allocation:
-    """DRA-10: the reference's allocation, the node's pools in first-listed order."""
-    return _answer(case, None)
+    """DRA-10: the reference's allocation by the variant that answers the case: pools and
+    slices sorted by name where it sorts them, else the node's pools in first-listed order
+    (one of the orders it may take, DRA-2)."""
+    return next(allocate_answers(case))
 
 
 def reference_allocate(case: object) -> dict[str, Any]:
-    """DRA-10: the reference's answer, its pools in first-listed order."""
-    return encode_allocation(allocate_once(decode_allocate_case(case)))
+    """DRA-10: the reference's answer (:func:`allocate_once`), naming the variant."""
+    decoded = decode_allocate_case(case)
+    return encode_allocation(allocate_once(decoded), decoded.variant)

@@ -101,7 +101,7 @@ def test_no_node_local_pair_left_is_unschedulable() -> None:
     answer = reference_result("allocate", _node([PAIR], allocated=(
         "nic.example.com/node-a/nic-2", "nic.example.com/node-a/nic-3",
         "gpu.example.com/node-a/gpu-2", "gpu.example.com/node-a/gpu-3")))
-    assert answer == {"outcome": "unschedulable"}
+    assert answer == {"outcome": "unschedulable", "variant": "stable"}
 
 
 def test_two_devices_on_one_numa_node() -> None:
@@ -121,7 +121,7 @@ def test_all_takes_every_device_and_fails_if_one_is_in_use() -> None:
         [f"all=nic-{i}" for i in range(4)]]
     answer = reference_result("allocate", _node([claim], allocated=(
         "nic.example.com/node-a/nic-1",)))
-    assert answer == {"outcome": "unschedulable"}
+    assert answer == {"outcome": "unschedulable", "variant": "stable"}
 
 
 def test_prioritized_list_takes_the_first_subrequest_that_completes() -> None:
@@ -135,7 +135,7 @@ def test_prioritized_list_takes_the_first_subrequest_that_completes() -> None:
     refused = reference_result("allocate", _node([claim]))
     assert refused == {"outcome": "error", "message": (
         "claim default/pair, request gpus: has subrequests, but the DRAPrioritizedList "
-        "feature is disabled")}
+        "feature is disabled"), "variant": "stable"}
 
 
 def test_a_constraint_never_spans_two_claims() -> None:
@@ -157,7 +157,7 @@ def test_a_selector_runtime_error_in_each_release_words(release: str, tail: str)
     claim = _claim([_exact("gpu", "gpu", selectors=[{"cel": {
         "expression": 'device.attributes["gpu.example.com"].model == "a"'}}])])
     answer = reference_result("allocate", _node([claim], release=release))
-    assert answer == {"outcome": "error", "message": tail}
+    assert answer == {"outcome": "error", "message": tail, "variant": "stable"}
 
 
 def test_a_missing_class_is_an_error() -> None:
@@ -165,7 +165,7 @@ def test_a_missing_class_is_an_error() -> None:
     answer = reference_result("allocate", _node([_claim([_exact("x", "fpga")])]))
     assert answer == {"outcome": "error", "message": (
         "claim default/pair, request x: could not retrieve device class fpga: "
-        'deviceclass.resource.k8s.io "fpga" not found')}
+        'deviceclass.resource.k8s.io "fpga" not found'), "variant": "stable"}
 
 
 @pytest.mark.parametrize(("edit", "kind", "where"), [

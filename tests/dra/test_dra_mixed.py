@@ -85,10 +85,34 @@ def test_an_unschedulable_claim_says_the_pod_never_reaches_the_node(
     assert (status, err) == (1, "")
     answer = json.loads(out)
     assert answer["dra"]["scheduled"] is False
-    assert answer["dra"]["allocation"] == {"outcome": "unschedulable"}
+    assert answer["dra"]["allocation"] == {"outcome": "unschedulable",
+                                           "variant": "incubating"}
     assert answer["decision"]["admitted"] is True
     assert answer["notes"][0].startswith("the scheduler would not place this pod on this "
                                          "node")
+
+
+def test_a_device_allocated_with_admin_access_is_not_in_use(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-11: the scheduler does not count a device allocated with admin access as
+    allocated: a monitoring claim on one of the two GPUs leaves the pod schedulable."""
+    taken = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "other", "namespace": "team-b"},
+             "spec": {"devices": {"requests": []}},
+             "status": {"allocation": {"devices": {"results": [
+                 {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-a",
+                  "device": f"gpu-{i}", **({"adminAccess": True} if i == 0 else {})}
+                 for i in range(2)]}}}}
+    extra = tmp_path / "taken.json"
+    extra.write_text(json.dumps(taken), encoding="utf-8")
+    status, out, err = _run([*_explain("--dra", str(extra)), "--json"], capsys)
+    assert (status, err) == (0, "")
+    answer = json.loads(out)
+    assert answer["dra"]["scheduled"] is True
+    devices = [d["device"] for c in answer["dra"]["allocation"]["claims"]
+               for d in c["devices"]]
+    assert "gpu-1" not in devices
+    assert "gpu-0" in devices
 
 
 def test_an_allocated_claim_of_the_pod_keeps_its_devices(
@@ -112,7 +136,8 @@ def test_an_allocated_claim_of_the_pod_keeps_its_devices(
     assert status == 0
     dra = json.loads(out)["dra"]
     assert dra["asked"] == []
-    assert dra["allocation"] == {"outcome": "allocated", "claims": []}
+    assert dra["allocation"] == {"outcome": "allocated", "claims": [],
+                                 "variant": "incubating"}
     assert dra["claims"] == ["gpu-nic: ResourceClaim default/trainer-gpu-nic-x1, allocated "
                              "already"]
     placed = dra["containers"][0]["placed"]

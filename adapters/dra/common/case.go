@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +29,11 @@ type Node struct {
 // Case is a decoded "allocate" case envelope. The API objects stay raw JSON
 // (resource.k8s.io/v1): each driver decodes them into its release's types.
 type Case struct {
-	Release   string
-	Features  []string
+	Release  string
+	Features []string
+	// Variant is the variant the case forces ("" when the features choose),
+	// as the scheduler's EnableAllocators does (spec/dra/dra.md, DRA-8).
+	Variant   string
 	Node      Node
 	Slices    []json.RawMessage
 	Classes   []json.RawMessage
@@ -40,6 +44,7 @@ type Case struct {
 type wireCase struct {
 	Release   *string           `json:"release"`
 	Features  []string          `json:"features"`
+	Variant   *string           `json:"variant"`
 	Node      *Node             `json:"node"`
 	Slices    []json.RawMessage `json:"slices"`
 	Classes   []json.RawMessage `json:"classes"`
@@ -71,7 +76,7 @@ func ParseDeviceRef(s string) (DeviceRef, error) {
 // release, a bad allocated entry) is an Errored naming the field.
 func DecodeCase(raw json.RawMessage) (*Case, *Errored) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, Erroredf("case: missing (want an object with release, features, node, slices, classes, allocated, claims)")
+		return nil, Erroredf("case: missing (want an object with release, features, variant, node, slices, classes, allocated, claims)")
 	}
 	var w wireCase
 	strict, err := sigsjson.UnmarshalStrict(raw, &w)
@@ -85,6 +90,12 @@ func DecodeCase(raw json.RawMessage) (*Case, *Errored) {
 		return nil, Erroredf("case.release: missing (want the Kubernetes minor, e.g. \"1.37\")")
 	}
 	c := &Case{Release: *w.Release, Features: w.Features, Slices: w.Slices, Classes: w.Classes, Claims: w.Claims}
+	if w.Variant != nil {
+		if !slices.Contains(Variants, *w.Variant) {
+			return nil, Erroredf("case.variant: %q is not a variant (want one of %s)", *w.Variant, strings.Join(Variants, ", "))
+		}
+		c.Variant = *w.Variant
+	}
 	if w.Node != nil {
 		c.Node = *w.Node
 	}

@@ -129,3 +129,17 @@ func TestServe(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeCaseVariant(t *testing.T) {
+	c, e := DecodeCase([]byte(`{"release":"1.37","variant":"incubating"}`))
+	if e != nil || c.Variant != "incubating" {
+		t.Fatalf("variant incubating: got %+v, %+v", c, e)
+	}
+	c, e = DecodeCase([]byte(`{"release":"1.37"}`))
+	if e != nil || c.Variant != "" {
+		t.Fatalf("no variant: got %+v, %+v", c, e)
+	}
+	if _, e = DecodeCase([]byte(`{"release":"1.37","variant":"newest"}`)); e == nil || !strings.Contains(e.Message, "case.variant") {
+		t.Fatalf("variant newest: want an error naming case.variant, got %+v", e)
+	}
+}

@@ -74,6 +74,10 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 
 func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, *common.Skip, *common.Errored) {
 	ver := d.ModuleVersion()
+	if c.Variant != "" {
+		return nil, common.Skipf("case.variant %q: %s %s has a single allocator, no variants to force",
+			c.Variant, common.DRAModule, ver), nil
+	}
 	if d.variant != common.VariantAuto {
 		return nil, common.Skipf("%s %s has a single allocator, no variant %s (run with -variant auto)",
 			common.DRAModule, ver, d.variant), nil

@@ -55,6 +55,8 @@ type driver struct {
 
 	mu     sync.Mutex
 	caches map[cel.Features]*cel.Cache
+	// forceMu serialises a case's EnableAllocators with its NewAllocator.
+	forceMu sync.Mutex
 }
 
 func (d *driver) ModuleVersion() string { return common.ModuleVersion(common.DRAModule) }
@@ -147,6 +149,31 @@ func (d *driver) probe() error {
 	return nil
 }
 
+// newForced is newAllocator with the variant forced as EnableAllocators
+// does, the -variant flag's setting put back after. EnableAllocators sets a
+// package variable that NewAllocator reads, so the two run under one lock
+// (a case the watchdog gave up on may still be running).
+func (d *driver) newForced(ctx context.Context, forced string, f structured.Features, state structured.AllocatedState,
+	classes []*resourceapi.DeviceClass, slices []*resourceapi.ResourceSlice) (structured.Allocator, error) {
+	if d.hooks.EnableAllocators == nil {
+		return d.newAllocator(ctx, f, state, classes, slices)
+	}
+	d.forceMu.Lock()
+	defer d.forceMu.Unlock()
+	if forced == d.variant {
+		return d.newAllocator(ctx, f, state, classes, slices)
+	}
+	d.hooks.EnableAllocators(forced)
+	defer func() {
+		if d.variant == common.VariantAuto {
+			d.hooks.EnableAllocators()
+		} else {
+			d.hooks.EnableAllocators(d.variant)
+		}
+	}()
+	return d.newAllocator(ctx, f, state, classes, slices)
+}
+
 func (d *driver) VariantFeatures() []string {
 	if d.variant == common.VariantAuto {
 		all := sets.New[string]()
@@ -159,11 +186,12 @@ func (d *driver) VariantFeatures() []string {
 }
 
 // pick is the variant NewAllocator chooses for the features among the
-// enabled ones ("" when none supports them).
-func (d *driver) pick(f structured.Features) string {
+// enabled ones ("" when none supports them), forced the one named unless
+// auto.
+func (d *driver) pick(f structured.Features, forced string) string {
 	want := common.EnabledFeatures(f)
 	for _, v := range common.Variants {
-		if d.variant != common.VariantAuto && d.hooks.EnableAllocators != nil && v != d.variant {
+		if forced != common.VariantAuto && d.hooks.EnableAllocators != nil && v != forced {
 			continue
 		}
 		if d.supported[v].HasAll(want...) {
@@ -240,20 +268,26 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 	}
 	ctx = klog.NewContext(ctx, logger)
 
-	picked := d.pick(features)
-	alloc, err := d.newAllocator(ctx, features, state, classes, slices)
+	// The case's variant, else the -variant flag's, is forced as the
+	// scheduler's EnableAllocators does (DRA-8); the flag's is restored after.
+	forced := d.variant
+	if c.Variant != "" {
+		forced = c.Variant
+	}
+	picked := d.pick(features, forced)
+	alloc, err := d.newForced(ctx, forced, features, state, classes, slices)
 	if err != nil {
-		if d.variant != common.VariantAuto && strings.Contains(err.Error(), "no allocator available") {
-			return nil, common.Skipf("variant %s does not support features %v", d.variant,
-				sets.List(sets.New(common.EnabledFeatures(features)...).Difference(d.supported[d.variant]))), nil
+		if forced != common.VariantAuto && strings.Contains(err.Error(), "no allocator available") {
+			return nil, common.Skipf("variant %s does not support features %v", forced,
+				sets.List(sets.New(common.EnabledFeatures(features)...).Difference(d.supported[forced]))), nil
 		}
 		return &common.Result{Outcome: common.OutcomeError, Variant: picked, Message: err.Error()}, nil, nil
 	}
 	variant := variantOf(alloc)
-	if d.variant != common.VariantAuto && variant != d.variant {
-		// v0.34: no EnableAllocators, the flag only filters.
+	if forced != common.VariantAuto && variant != forced {
+		// v0.34: no EnableAllocators, a forced variant only filters.
 		return nil, common.Skipf("variant %s not used: %s %s picks %s for features %v and cannot be told otherwise",
-			d.variant, common.DRAModule, ver, variant, c.Features), nil
+			forced, common.DRAModule, ver, variant, c.Features), nil
 	}
 	results, err := alloc.Allocate(ctx, node, claims)
 	if err != nil {

@@ -16,11 +16,13 @@ from typing import Any
 
 import attrs
 
-from numaspec.errors import InputFileError
+from numaspec.dra.objects import DeviceClass, Slice, decode_class, decode_slice
+from numaspec.errors import InputFileError, InvalidFieldError
 from numaspec.operators.importers.files import field_at, type_phrase
 from numaspec.operators.importers.kube_objects import load_documents
 
-__all__ = ["DraObjects", "allocation_of", "read_dra_objects", "read_node_identity"]
+__all__ = ["DraObjects", "allocation_of", "claim_from_template", "node_of", "read_dra_objects",
+           "read_node_identity"]
 
 #: KCONF-11: the kinds read, and the field of :class:`DraObjects` each goes to.
 _KINDS = {"ResourceSlice": "slices", "DeviceClass": "classes", "ResourceClaim": "claims",
@@ -38,11 +40,28 @@ class DraObjects:
     claims: Mapping[tuple[str, str], tuple[str, dict[str, Any]]] = attrs.field(factory=dict)
     templates: Mapping[tuple[str, str], tuple[str, dict[str, Any]]] = attrs.field(factory=dict)
 
+    def decoded(self) -> tuple[tuple[Slice, ...], dict[str, DeviceClass]]:
+        """DRA-1, DRA-3: the slices and the classes by name, decoded (a class given twice is
+        an error naming the second)."""
+        slices = tuple(decode_slice(body, at) for at, body in self.slices)
+        classes: dict[str, DeviceClass] = {}
+        for at, body in self.classes:
+            device_class = decode_class(body, at)
+            if device_class.name in classes:
+                raise InputFileError(f"DeviceClass {device_class.name!r} given twice",
+                                     where=at)
+            classes[device_class.name] = device_class
+        return slices, classes
+
     def allocated(self) -> list[str]:
-        """DRA-11: the devices of every allocated claim, ``driver/pool/device``."""
+        """DRA-11: the devices in use: every device of an allocated claim,
+        ``driver/pool/device``, except those allocated with admin access, which the
+        scheduler does not count as allocated."""
         found = []
         for _, claim in self.claims.values():
             for result in _results(claim):
+                if result.get("adminAccess") is True:
+                    continue
                 found.append(f"{result['driver']}/{result['pool']}/{result['device']}")
         return found
 
@@ -54,6 +73,14 @@ def _results(claim: Mapping[str, Any]) -> list[dict[str, Any]]:
     results = devices.get("results") if isinstance(devices, dict) else None
     return [r for r in results or [] if isinstance(r, dict)
             and all(isinstance(r.get(k), str) for k in ("driver", "pool", "device"))]
+
+
+def claim_from_template(template: Mapping[str, Any], namespace: str, name: str
+                        ) -> dict[str, Any]:
+    """DRA-11: the claim a ResourceClaimTemplate makes: its ``spec.spec``, named."""
+    spec = template.get("spec")
+    return {"metadata": {"name": name, "namespace": namespace},
+            "spec": (spec.get("spec") if isinstance(spec, dict) else None) or {}}
 
 
 def allocation_of(claim: Mapping[str, Any]) -> list[dict[str, str]] | None:
@@ -129,3 +156,19 @@ def read_node_identity(path: str | os.PathLike[str]) -> tuple[str, dict[str, str
                                                                           "metadata.labels"))
             return str(meta["name"]), {str(k): str(v) for k, v in labels.items()}
     raise InputFileError("no Node object", where=os.fspath(path))
+
+
+def node_of(objects: DraObjects, node: str | os.PathLike[str] | None, *,
+            flag: str = "--node") -> tuple[str, dict[str, str]]:
+    """DRA-2: the node asked about: the Node object's name and labels when given, else the one
+    node the slices name (an error naming ``flag`` when they name none or several)."""
+    if node:
+        return read_node_identity(node)
+    named = {str(body["spec"]["nodeName"]) for _, body in objects.slices
+             if isinstance(body.get("spec"), dict) and body["spec"].get("nodeName")}
+    if len(named) != 1:
+        raise InvalidFieldError(
+            f"which node is this? give its Node object with {flag} (kubectl get node NAME "
+            f"-o yaml): the slices name {len(named)} nodes"
+            + (f" ({', '.join(sorted(named))})" if named else ""), where=flag)
+    return named.pop(), {}

@@ -23,6 +23,7 @@ from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
+from numaspec.dra.variants import FEATURES, supported
 from numaspec_tools.builds.dra import PAIRS, RELEASES, binary, manifest
 
 #: random cases per release and variant in the test run (the campaign of the closing note:
@@ -74,10 +75,8 @@ def test_the_start_answer_declares_release_and_features(minor: str, variant: str
     assert who.version == RELEASES[minor].version
     assert who.allocate_versions == (minor,)
     assert who.operations == ("allocate",)
-    features = set(who.allocate_features or ())
-    # DRA-8: stable serves no feature at 1.34 and 1.35, PrioritizedList and three more from
-    # 1.36; the others serve PrioritizedList wherever they are forced
-    if variant == "stable" and minor in ("1.34", "1.35"):
-        assert features == set()
-    else:
-        assert "PrioritizedList" in features
+    # DRA-8's table of what each variant supports is the module's own SupportedFeatures, as
+    # the adapter probes them with NewAllocator (auto: every feature some allocator takes)
+    number = int(minor.split(".")[1])
+    want = FEATURES[number] if variant == "auto" else supported(number, variant)
+    assert set(who.allocate_features or ()) == set(want)

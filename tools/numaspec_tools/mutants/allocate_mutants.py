@@ -11,8 +11,8 @@ from typing import Any
 
 from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
 
-__all__ = ["IGNORES_CONSTRAINTS", "MUTATIONS", "REVERSED", "TIMES_OUT", "MutantAdapter",
-           "MutantAllocator"]
+__all__ = ["FIRST_LISTED", "IGNORES_CONSTRAINTS", "MUTATIONS", "REVERSED", "TIMES_OUT",
+           "MutantAdapter", "MutantAllocator"]
 
 
 def reversed_picks(case: Any, answer: Any) -> Any:
@@ -41,8 +41,26 @@ def times_out(case: Any, answer: Any) -> Any:
     return answer
 
 
+def first_listed(case: Any, answer: Any) -> Any:
+    """Searches pools and slices as listed whatever allocator the case chooses, naming none
+    (how numaspec answered before DRA-8 chose the variant)."""
+    from numaspec.errors import NumaspecError
+    from numaspec.protocols.allocate_protocol import (
+        allocate_answers,
+        decode_allocate_case,
+        encode_allocation,
+    )
+
+    if not isinstance(answer, dict) or "error" in answer:
+        return answer
+    try:
+        return encode_allocation(next(allocate_answers(decode_allocate_case(case), "stable")))
+    except NumaspecError:
+        return answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
-             "times_out": times_out}
+             "times_out": times_out, "first_listed": first_listed}
 
 
 class MutantAllocator:
@@ -91,3 +109,7 @@ def IGNORES_CONSTRAINTS() -> MutantAdapter:
 
 def TIMES_OUT() -> MutantAdapter:
     return MutantAdapter("times_out")
+
+
+def FIRST_LISTED() -> MutantAdapter:
+    return MutantAdapter("first_listed")

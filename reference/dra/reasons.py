@@ -1,0 +1,278 @@
+"""Why the allocator gave each device, or why nothing fits (spec chapter ``dra.md``, DRA-15):
+read from the case and the answer, in the terms of DRA-2 to DRA-7.
+
+For a device given to a request, the devices the search walked past before it (DRA-7: pools
+in the allocator's order, DRA-2; slices and devices in order) are each given the first reason
+that holds: allocated before the search, taken earlier in this search, in a pool that gives
+no devices, refused by a selector of the class or the request (DRA-3), or breaking one of the
+claim's ``matchAttribute`` constraints against the value the claim's devices share (DRA-6);
+a device for which none holds fitted, and was given back because the rest could not be
+completed with it.  For an unschedulable answer: a request that has fewer usable devices than
+it asks for, else a claim whose constraints no set of its devices keeps, else claims that
+compete for the same devices.  These are explanations of the answer, not a trace of the
+search: the answer itself is the allocator's (DRA-9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from attrs import frozen
+
+from numaspec.dra.allocator import Allocation, Features, Picked, allocate, lookup_attribute
+from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request
+from numaspec.dra.pools import Pool
+from numaspec.dra.selectors import SelectorError, device_matches
+
+__all__ = ["Node", "Passed", "PickWhy", "pools_order", "why_picked", "why_unschedulable"]
+
+#: How many passed-over devices a pick lists before it counts the rest.
+SHOWN = 6
+
+
+@frozen
+class Passed:
+    """A device the search walked past, and why."""
+
+    device: str
+    reason: str
+
+
+@frozen
+class Node:
+    """What the reasons read: the node's pools in the order the allocator searches them
+    (DRA-2, DRA-8), its classes and the devices in use, the release and the features."""
+
+    pools: tuple[Pool, ...]
+    classes: Mapping[str, DeviceClass]
+    allocated: frozenset[str]
+    minor: int
+    features: Features
+
+
+@frozen
+class PickWhy:
+    """DRA-15: one device of a claim's result, and the devices walked past before it."""
+
+    claim: str
+    pick: Picked
+    passed: tuple[Passed, ...]
+    more: int  # passed-over devices not listed (past SHOWN)
+    shares: tuple[str, ...]  # the constraints it keeps: "ATTRIBUTE = VALUE"
+    other_class: int  # devices passed over because the request's class refuses them
+
+
+def pools_order(pools: Sequence[Pool]) -> str:
+    """The pools as the search walks them, for a reader."""
+    return ", ".join(pool.id for pool in pools) or "none"
+
+
+def _walk(pools: Sequence[Pool]) -> Iterator[tuple[Pool, str, Device]]:
+    for pool in pools:
+        for slice_ in pool.slices:
+            for device in slice_.devices:
+                yield pool, slice_.driver, device
+
+
+def _value(value: AttributeValue | None) -> str:
+    if value is None:
+        return "none"
+    return str(value[1]).lower() if isinstance(value[1], bool) else str(value[1])
+
+
+def _request(claim: Claim, name: str) -> Request | None:
+    base, _, sub = name.partition("/")
+    for request in claim.requests:
+        if request.name == base:
+            if not sub:
+                return request
+            return next((s for s in request.subrequests if s.name == sub), None)
+    return None
+
+
+#: The reason of a device the request's class does not take: counted, not listed.
+_OTHER_CLASS = "its class does not take it"
+
+
+def _selector_reason(node: Node, request: Request, device: Device, driver: str,
+                     claim: Claim) -> str | None:
+    """DRA-3: why a selector refuses the device (:data:`_OTHER_CLASS` for the class's
+    selectors), or None."""
+    device_class = node.classes.get(request.class_name)
+    owners = ((f"class {request.class_name}", device_class.selectors if device_class else ()),
+              (f"claim {claim.key}", request.selectors))
+    for owner, selectors in owners:
+        for i, expression in enumerate(selectors):
+            try:
+                if not device_matches(expression, device, driver, node.minor):
+                    if owner.startswith("class "):
+                        return _OTHER_CLASS
+                    return f"{owner}'s selector #{i} is false for it ({expression})"
+            except SelectorError as exc:
+                return f"{owner}'s selector #{i} fails on it: {exc}"
+    return None
+
+
+def _constraint_values(claim: Claim, picks: Sequence[Picked], node: Node
+                       ) -> list[tuple[str, frozenset[str], AttributeValue | None]]:
+    """DRA-6: each constraint of the claim with the value its devices in scope share."""
+    devices = {f"{driver}/{pool.name}/{device.name}": (driver, device)
+               for pool, driver, device in _walk(node.pools)}
+    out = []
+    for constraint in claim.constraints:
+        scope = frozenset(constraint.requests)
+        value = None
+        for pick in picks:
+            if _in_scope(scope, pick.request):
+                found = devices.get(pick.id)
+                if found is not None:
+                    value = lookup_attribute(found[1], found[0], constraint.match_attribute)
+                    break
+        out.append((constraint.match_attribute, scope, value))
+    return out
+
+
+def _in_scope(scope: frozenset[str], request: str) -> bool:
+    return not scope or request in scope or request.split("/", maxsplit=1)[0] in scope
+
+
+def why_picked(node: Node, claims: Sequence[Claim], allocation: Allocation) -> list[PickWhy]:
+    """DRA-15: for every device of an allocated answer, the devices walked past before it
+    (in the answer's order: claims in order, each claim's devices as taken)."""
+    pools = node.pools
+    walk = list(_walk(pools))
+    taken_at: dict[str, tuple[int, str]] = {}
+    order = [(ci, pick) for ci, picks in enumerate(allocation.claims) for pick in picks]
+    for index, (ci, pick) in enumerate(order):
+        taken_at.setdefault(pick.id, (index, f"{claims[ci].key} {pick.request}"))
+    whys = []
+    for index, (ci, pick) in enumerate(order):
+        claim = claims[ci]
+        request = _request(claim, pick.request)
+        values = _constraint_values(claim, allocation.claims[ci], node)
+        shares = tuple(f"{attribute} = {_value(value)}" for attribute, scope, value in values
+                       if _in_scope(scope, pick.request))
+        passed: list[Passed] = []
+        other_class = 0
+        # DRA-6: what the constraints held when this device was taken: the values of the
+        # claim's devices taken before it
+        before = allocation.claims[ci][:allocation.claims[ci].index(pick)]
+        at = _Pick(claim, pick, request, tuple(_constraint_values(claim, before, node)),
+                   index)
+        for walked in walk:
+            pool, driver, device = walked
+            device_id = f"{driver}/{pool.name}/{device.name}"
+            if device_id == pick.id:
+                break
+            reason = _passed_reason(node, at, taken_at, walked)
+            if reason is _OTHER_CLASS:
+                other_class += 1
+            elif reason is not None:
+                passed.append(Passed(device_id, reason))
+        for pool in pools:
+            if pool.incomplete or pool.invalid:
+                state = "incomplete" if pool.incomplete else "invalid"
+                passed.insert(0, Passed(pool.id, f"the pool is {state} and gives no devices"))
+        whys.append(PickWhy(claim.key, pick, tuple(passed[:SHOWN]),
+                            max(0, len(passed) - SHOWN), shares, other_class))
+    return whys
+
+
+@frozen
+class _Pick:
+    """One pick being explained: its claim, request, the constraints' values and its place
+    among every pick of the answer."""
+
+    claim: Claim
+    pick: Picked
+    request: Request | None
+    values: tuple[tuple[str, frozenset[str], AttributeValue | None], ...]
+    index: int
+
+
+def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
+                   walked: tuple[Pool, str, Device]) -> str | None:
+    """The first reason that holds for walking past a device to ``at.pick`` (None: it is
+    one of the same request's own devices, taken earlier)."""
+    claim, pick, request, values, index = at.claim, at.pick, at.request, at.values, at.index
+    pool, driver, device = walked
+    device_id = f"{driver}/{pool.name}/{device.name}"
+    refused = None if request is None else _selector_reason(node, request, device, driver,
+                                                            claim)
+    if refused is _OTHER_CLASS:
+        return refused
+    if device_id in node.allocated:
+        return "allocated already"
+    taken = taken_at.get(device_id)
+    if taken is not None and taken[0] < index:
+        if taken[1] == f"{claim.key} {pick.request}":
+            return None
+        return f"taken for {taken[1]}"
+    if refused is not None:
+        return refused
+    open_attributes = []
+    for attribute, scope, value in values:
+        if not _in_scope(scope, pick.request):
+            continue
+        own = lookup_attribute(device, driver, attribute)
+        if own is None:
+            return f"it has no {attribute} (matchAttribute)"
+        if value is None:
+            open_attributes.append(f"{attribute} {_value(own)}")
+        elif own != value:
+            return (f"its {attribute} is {_value(own)}, the claim's devices taken before "
+                    f"share {_value(value)}")
+    with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
+    return f"it fits, but the claims could not be completed with it{with_it}"
+
+
+def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
+    """DRA-15: why nothing fits: a request short of usable devices, a claim whose constraints
+    cannot hold, or claims competing for the same devices (first that holds, per claim)."""
+    pools = node.pools
+    usable = [(pool, driver, device) for pool, driver, device in _walk(pools)
+              if not pool.incomplete and not pool.invalid]
+    reasons = []
+    for claim in claims:
+        short = []
+        for request in claim.requests:
+            options = request.subrequests or (request,)
+            counts = []
+            for option in options:
+                matching = [f"{driver}/{pool.name}/{device.name}"
+                            for pool, driver, device in usable
+                            if _selector_reason(node, option, device, driver, claim) is None]
+                free = [d for d in matching if d not in node.allocated]
+                need = len(matching) if option.mode == "All" else option.count
+                if option.mode == "All" and len(free) < len(matching):
+                    counts.append(f"{option.name}: asks for all {len(matching)} devices its "
+                                  f"selectors match, {len(matching) - len(free)} of them in use")
+                elif len(free) < need or need == 0:
+                    counts.append(f"{option.name}: asks for {need} device(s) of class "
+                                  f"{option.class_name}; {len(matching)} on the node match, "
+                                  f"{len(free)} free")
+                else:
+                    counts = []
+                    break
+            if counts:
+                short.append(f"request {'; '.join(counts)}")
+        if short:
+            reasons.append(f"claim {claim.key}: " + "; ".join(short))
+            continue
+        alone = allocate((claim,), pools, node.classes, node.allocated,
+                         features=node.features, minor=node.minor)
+        if alone.outcome == "unschedulable" and claim.constraints:
+            names = ", ".join(c.match_attribute for c in claim.constraints)
+            reasons.append(f"claim {claim.key}: enough devices match each request, but no set "
+                           f"of them shares {names} (matchAttribute)")
+    if not reasons and len(claims) > 1:
+        reasons.append("each claim fits on its own, but not together: they need the same "
+                       "devices")
+    if any(pool.invalid for pool in pools):
+        reasons.append("the node has invalid pools (a device name listed twice), which give "
+                       "no devices")
+    if any(pool.incomplete for pool in pools):
+        reasons.append("the node has incomplete pools (not every slice published), which give "
+                       "no devices")
+    return reasons or ["no assignment of the node's devices keeps every request and constraint"]
+

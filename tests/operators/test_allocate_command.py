@@ -1,0 +1,145 @@
+"""``numaspec allocate`` (OPS-17, DRA-15): the scheduler's DRA allocation of claims on a node
+from kubectl's YAML, the allocator its release's default gates choose (DRA-8), the verdict
+first, why each device and why none; bad input is one line and exit status 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from numaspec_tools.testing.operator_cli import OPERATOR, run, run_json
+
+CLUSTER = OPERATOR / "dra-allocate" / "cluster.yaml"
+
+
+def _devices(answer: dict[str, object]) -> list[str]:
+    claims = answer["claims"]
+    assert isinstance(claims, list)
+    return [d["device"] for c in claims for d in c["devices"]]
+
+
+@pytest.mark.parametrize(("release", "variant", "gpu", "nic"), [
+    # incubating sorts pools by name: node-a-a first; gpu-0's monitor claim has admin access
+    ("1.37", "incubating", "gpu.example.com/node-a-a/gpu-0", "nic.example.com/node-a/nic-1"),
+    ("1.36", "incubating", "gpu.example.com/node-a-a/gpu-0", "nic.example.com/node-a/nic-1"),
+    # experimental at 1.34 searches pools as listed (their order is not defined upstream)
+    ("1.34", "experimental", "gpu.example.com/node-a-b/gpu-2",
+     "nic.example.com/node-a/nic-0"),
+    ("1.33", "single", "gpu.example.com/node-a-b/gpu-2", "nic.example.com/node-a/nic-0"),
+])
+def test_the_release_chooses_the_allocator_and_the_device(
+        release: str, variant: str, gpu: str, nic: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, answer = run_json(["allocate", str(CLUSTER), "--release", release], capsys)
+    assert status == 0
+    assert answer["outcome"] == "allocated"
+    assert answer["variant"] == variant
+    assert [c["claim"] for c in answer["claims"]] == ["default/pair"]
+    assert _devices(answer) == [gpu, nic]
+    assert [c["claim"] for c in answer["already_allocated"]] == []
+
+
+def test_the_verdict_comes_first_and_each_pick_says_why(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["allocate", str(CLUSTER), "--release", "1.37"], capsys)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == ("ALLOCATED 2 devices to 1 claim on node node-a (Kubernetes 1.37 "
+                        "scheduler, incubating allocator)")
+    assert ("  pools in the order searched: gpu.example.com/node-a-a, "
+            "gpu.example.com/node-a-b, nic.example.com/node-a") in lines
+    assert ("      passed over nic.example.com/node-a/nic-0: its "
+            "resource.kubernetes.io/pcieRoot is pci0000:80, the claim's devices taken before "
+            "share pci0000:00") in lines
+    # a device of another class is counted, not listed
+    assert not any("passed over gpu.example.com" in line and "nic" in line.split(":")[0]
+                   for line in lines)
+
+
+def test_a_device_given_back_is_said_to_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-15: gpu-0 is taken first and given back (gpu-1, its only partner on root
+    pci0000:00, is in use); the second GPU is passed over it for the root the first fixed."""
+    status, answer = run_json(["allocate", str(CLUSTER), "--release", "1.37",
+                               "--claim", "default/two-on-one-root"], capsys)
+    assert status == 0
+    first, second = answer["claims"][0]["devices"]
+    assert [first["device"], second["device"]] == ["gpu.example.com/node-a-b/gpu-2",
+                                                   "gpu.example.com/node-a-b/gpu-3"]
+    assert first["passed"][0] == {
+        "device": "gpu.example.com/node-a-a/gpu-0",
+        "why": "it fits, but the claims could not be completed with it (with its "
+               "resource.kubernetes.io/pcieRoot pci0000:00)"}
+    assert first["passed"][1] == {"device": "gpu.example.com/node-a-a/gpu-1",
+                                  "why": "allocated already"}
+    assert second["passed"][0]["why"].startswith("its resource.kubernetes.io/pcieRoot is "
+                                                 "pci0000:00")
+
+
+@pytest.mark.parametrize(("claim", "first_line"), [
+    ("default/four-gpus", "NOT SCHEDULABLE on node node-a (Kubernetes 1.37 scheduler, "
+     "incubating allocator): claim default/four-gpus: request gpus: asks for 4 device(s) of "
+     "class gpu; 4 on the node match, 3 free"),
+    ("default/gpu-nic-one-numa", "NOT SCHEDULABLE on node node-a (Kubernetes 1.37 scheduler, "
+     "incubating allocator): claim default/gpu-nic-one-numa: enough devices match each "
+     "request, but no set of them shares gpu.example.com/numa (matchAttribute)"),
+])
+def test_why_nothing_fits(claim: str, first_line: str,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["allocate", str(CLUSTER), "--release", "1.37", "--claim", claim],
+                           capsys)
+    assert (status, err) == (1, "")
+    assert out.splitlines()[0] == first_line
+
+
+def test_gates_and_a_forced_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-8: without the binding and consumable-capacity gates 1.37 runs stable (pools as
+    listed), and stable can be forced then."""
+    off = "DRADeviceBindingConditions=false,DRAConsumableCapacity=false"
+    status, answer = run_json(["allocate", str(CLUSTER), "--release", "1.37",
+                               "--feature-gates", off], capsys)
+    assert (status, answer["variant"]) == (0, "stable")
+    assert _devices(answer)[0] == "gpu.example.com/node-a-b/gpu-2"
+    status, answer = run_json(["allocate", str(CLUSTER), "--release", "1.37",
+                               "--feature-gates", off, "--variant", "experimental"], capsys)
+    assert (status, answer["variant"]) == (0, "experimental")
+    assert _devices(answer)[0] == "gpu.example.com/node-a-a/gpu-0"
+
+
+@pytest.mark.parametrize(("extra", "error"), [
+    (["--release", "1.32"], "numaspec allocate: invalid-field: --release: the scheduler's DRA "
+                            "allocator is modelled for 1.33, 1.34, 1.35, 1.36, 1.37, not '1.32'"),
+    (["--release", "1.37", "--feature-gates", "DRAPrioritisedList=true"],
+     "numaspec allocate: invalid-field: feature_gates.DRAPrioritisedList: the 1.37 scheduler "
+     "refuses its feature gates: unrecognized feature gate: DRAPrioritisedList"),
+    (["--release", "1.37", "--feature-gates", "DRAConsumableCapacity"],
+     "numaspec allocate: invalid-field: --feature-gates: 'DRAConsumableCapacity' is not "
+     "GATE=true or GATE=false"),
+    (["--release", "1.37", "--variant", "stable"],
+     "numaspec allocate: invalid-field: variant: the stable allocator of 1.37 does not support "
+     "ConsumableCapacity, DeviceBindingAndStatus (no allocator available)"),
+    (["--release", "1.37", "--claim", "default/nope"],
+     "numaspec allocate: invalid-field: --claim: no ResourceClaim or ResourceClaimTemplate "
+     "default/nope in the files"),
+    (["--release", "1.37", "--claim", "default/busy"],
+     "numaspec allocate: invalid-field: --claim: no claim to allocate: every ResourceClaim in "
+     "the files is allocated already; name one with --claim NAMESPACE/NAME (a ResourceClaim, "
+     "or a ResourceClaimTemplate to make one from)"),
+])
+def test_bad_input_is_one_line(extra: list[str], error: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["allocate", str(CLUSTER), *extra], capsys)
+    assert (status, out) == (2, "")
+    assert err.strip() == error
+
+
+def test_a_misspelled_field_is_named_with_its_file(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "cluster.yaml"
+    broken.write_text(CLUSTER.read_text(encoding="utf-8").replace(
+        "resourceSliceCount: 1}\n    devices:\n    - name: gpu-2",
+        "resourceSliceCount: 1}\n    devics:\n    - name: gpu-2"), encoding="utf-8")
+    status, out, err = run(["allocate", str(broken), "--release", "1.37"], capsys)
+    assert (status, out) == (2, "")
+    assert str(broken) in err
+    assert "devics" in err
