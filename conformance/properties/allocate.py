@@ -4,10 +4,11 @@ ResourceSlices, DeviceClasses and ResourceClaims, and what every answer must be.
 * **P-ALLOCATE** (equivalence): the implementation's answer is the reference's, up to the
   order of the node's pools (DRA-2 to DRA-10).
 * **P-ALLOCATE-SOUND** (invariant, judged without the reference's search): every device an
-  allocated answer gives exists on the node in a complete, valid pool, was free, is given
-  once, meets its class's and its request's selectors, and the claim's ``matchAttribute``
-  constraints hold over what was given; each request got the number of devices its mode
-  asks for (DRA-3, DRA-4, DRA-6; from 1.36, finding 36).
+  allocated answer gives exists on the node in a complete, valid pool, was free (with admin
+  access: not given twice in its claim), is given once, carries no taint its request does
+  not tolerate, meets its class's and its request's selectors, and the claim's
+  ``matchAttribute`` constraints hold over what was given; each request got the number of
+  devices its mode asks for (DRA-3, DRA-4, DRA-6, DRA-16, DRA-17; from 1.36, finding 36).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _releases(impl: object) -> tuple[str, ...]:
 
 
 @register("P-ALLOCATE", rules=["DRA-1", "DRA-2", "DRA-3", "DRA-4", "DRA-5", "DRA-6", "DRA-7",
-                               "DRA-8", "DRA-9", "DRA-10"],
+                               "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17"],
           level="equivalence", requires="allocate", since=33, op="allocate")
 @given(data=st.data())
 @example(data=None)  # FIXED_EXAMPLE: 1.33's failed All branch, cut back with r0's device
@@ -83,7 +84,7 @@ def allocation_matches_reference(impl: AllocateImplementation,
 
 def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     """DRA-3 to DRA-6, judged from the case alone: what is wrong with an allocated answer."""
-    from numaspec.dra.allocator import lookup_attribute
+    from numaspec.dra.allocator import lookup_attribute, untolerated_taint
     from numaspec.dra.pools import gather_pools, pool_ids
     from numaspec.dra.selectors import SelectorError, device_matches
     from numaspec.protocols.allocate_protocol import decode_allocate_case
@@ -102,15 +103,21 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
         return [f"{len(claims)} results for {len(decoded.claims)} claims"]
     for claim, result in zip(decoded.claims, claims, strict=True):
         picks = result.get("devices", [])
+        claim_taken: set[str] = set()
         by_request: dict[str, list[tuple[str, Any]]] = {}
         for pick in picks:
             device_id = f"{pick['driver']}/{pick['pool']}/{pick['device']}"
             if device_id not in devices:
                 problems.append(f"{claim.key}: {device_id} is not a usable device of the node")
                 continue
-            if device_id in taken or device_id in decoded.allocated:
+            if pick.get("adminAccess") is True:
+                # DRA-17: admin access takes a device in use, not one its own claim took
+                if device_id in claim_taken:
+                    problems.append(f"{claim.key}: {device_id} given twice in the claim")
+            elif device_id in taken or device_id in decoded.allocated:
                 problems.append(f"{claim.key}: {device_id} was not free")
             taken.add(device_id)
+            claim_taken.add(device_id)
             by_request.setdefault(pick["request"], []).append((device_id, devices[device_id]))
         for request in claim.requests:
             options = ([(f"{request.name}/{s.name}", s) for s in request.subrequests]
@@ -125,6 +132,12 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
             if req.mode == "ExactCount" and len(got) != req.count:
                 problems.append(f"{claim.key}: {name} asks for {req.count}, got {len(got)}")
             device_class = decoded.classes.get(req.class_name)
+            for device_id, (_driver, device) in got:
+                taint = (untolerated_taint(device, req, minor=minor, variant=decoded.variant)
+                         if "DeviceTaints" in decoded.features else None)
+                if taint is not None:
+                    problems.append(f"{claim.key}: {device_id} has the taint {taint.key}:"
+                                    f"{taint.effect}, which {name} does not tolerate")
             for device_id, (driver, device) in got:
                 for expression in (device_class.selectors if device_class else ()) + \
                         req.selectors:
@@ -150,7 +163,8 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     return problems
 
 
-@register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6"], level="invariant",
+@register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6", "DRA-16", "DRA-17"],
+          level="invariant",
           requires="allocate", since=36, op="allocate")
 @given(data=st.data())
 def allocation_is_sound(impl: AllocateImplementation, data: st.DataObject) -> None:

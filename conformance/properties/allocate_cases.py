@@ -32,7 +32,15 @@ DRIVERS = ("gpu.example.com", "nic.example.com", "cpu.example.com")
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 
 
-def _device(c: Choices, name: str) -> dict[str, Any]:
+#: DRA-16: the taint key the cases use, and the effects a release's API takes.
+TAINT_KEY = "example.com/maintenance"
+
+
+def _effects(minor: int) -> list[str]:
+    return ["NoSchedule", "NoExecute", *(["None"] if minor >= 35 else [])]
+
+
+def _device(c: Choices, name: str, minor: int) -> dict[str, Any]:
     attributes: dict[str, Any] = {}
     if c.integer(0, 9) < 9:
         attributes["numa"] = {"int": c.integer(0, 1)}
@@ -40,10 +48,14 @@ def _device(c: Choices, name: str) -> dict[str, Any]:
         attributes[PCIE_ROOT] = {"string": c.choice(["pci0000:00", "pci0000:80"])}
     if c.integer(0, 1):
         attributes["model"] = {"string": c.choice(["a", "b"])}
-    return {"name": name, "attributes": attributes}
+    device: dict[str, Any] = {"name": name, "attributes": attributes}
+    if c.integer(0, 7) == 7:  # DRA-16: one device in eight is tainted
+        device["taints"] = [{"key": TAINT_KEY, "value": c.choice(["a", "b"]),
+                             "effect": c.choice(_effects(minor))}]
+    return device
 
 
-def _slices(c: Choices, drivers: Sequence[str]) -> list[dict[str, Any]]:
+def _slices(c: Choices, drivers: Sequence[str], minor: int) -> list[dict[str, Any]]:
     out = []
     for driver in drivers:
         short = driver.split(".")[0]
@@ -61,7 +73,7 @@ def _slices(c: Choices, drivers: Sequence[str]) -> list[dict[str, Any]]:
                     "driver": driver,
                     "pool": {"name": f"pool-{pool}", "generation": 1,
                              "resourceSliceCount": count},
-                    "devices": [_device(c, n) for n in names]}
+                    "devices": [_device(c, n, minor) for n in names]}
                 target = c.integer(0, 29)
                 if target == 29:
                     spec["nodeName"] = "node-b"  # DRA-2: another node's: an incomplete pool
@@ -95,7 +107,25 @@ def _selector(c: Choices, driver: str) -> list[dict[str, Any]]:
     return [{"cel": {"expression": expression}}]
 
 
-def _exact(c: Choices, classes: Sequence[str]) -> dict[str, Any]:
+def _tolerations(c: Choices, minor: int) -> list[dict[str, Any]]:
+    """DRA-16: one request in five tolerates something: the cases' taint by key and value,
+    by key alone, or any taint, with or without an effect."""
+    if c.integer(0, 4) < 4:
+        return []
+    toleration: dict[str, Any] = {"key": TAINT_KEY}
+    pick = c.integer(0, 2)
+    if pick == 0:
+        toleration["value"] = c.choice(["a", "b"])  # operator Equal, by default
+    elif pick == 1:
+        toleration["operator"] = "Exists"
+    else:
+        toleration = {"operator": "Exists"}
+    if c.integer(0, 1):
+        toleration["effect"] = c.choice(_effects(minor))
+    return [toleration]
+
+
+def _exact(c: Choices, classes: Sequence[str], minor: int, admin: bool) -> dict[str, Any]:
     class_name = c.choice([*classes, "missing"]) if c.integer(0, 29) == 29 else c.choice(
         classes)
     driver = next((d for d in DRIVERS if d.startswith(class_name)), DRIVERS[0])
@@ -107,21 +137,33 @@ def _exact(c: Choices, classes: Sequence[str]) -> dict[str, Any]:
     selectors = _selector(c, driver)
     if selectors:
         body["selectors"] = selectors
+    tolerations = _tolerations(c, minor)
+    if tolerations:
+        body["tolerations"] = tolerations
+    # DRA-17: admin access where the feature is on (one request in six), now and then where
+    # it is off (the allocator's error)
+    if (admin and c.integer(0, 5) == 5) or c.integer(0, 49) == 49:
+        body["adminAccess"] = c.integer(0, 9) < 9
     return body
 
 
-def _claim(c: Choices, index: int, classes: Sequence[str]) -> dict[str, Any]:
+def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
+           admin: bool) -> dict[str, Any]:
     requests: list[dict[str, Any]] = []
     names = []
     for r in range(c.integer(1, 3)):
         name = f"r{r}"
         names.append(name)
         if c.integer(0, 4) == 4:
-            subs = [{"name": f"s{s}", **_exact(c, classes)} for s in range(c.integer(1, 3))]
+            subs = []
+            for s in range(c.integer(1, 3)):
+                sub = {"name": f"s{s}", **_exact(c, classes, minor, False)}
+                sub.pop("adminAccess", None)  # a subrequest has no admin access
+                subs.append(sub)
             names.extend(f"{name}/{s['name']}" for s in subs)
             requests.append({"name": name, "firstAvailable": subs})
         else:
-            requests.append({"name": name, "exactly": _exact(c, classes)})
+            requests.append({"name": name, "exactly": _exact(c, classes, minor, admin)})
     constraints = []
     for _ in range(c.integer(0, 2)):
         attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model"])
@@ -160,18 +202,19 @@ def build_case(c: Choices, releases: Sequence[str],
                features: Sequence[str] | None = None) -> dict[str, Any]:
     """A random ``allocate`` case for one of ``releases``; ``features``: the allocator
     features it may enable (None: any)."""
-    drivers = c.subset(DRIVERS, 3) or [c.choice(DRIVERS)]
-    slices = _slices(c, drivers)
-    classes = [d.split(".")[0] for d in drivers]
-    device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
-                  for s in slices for d in s["spec"]["devices"]]
-    allocated = c.subset(device_ids, 3)
-    claims = [_claim(c, i, classes) for i in range(c.integer(1, 2))]
     release = c.choice(list(releases))
     minor = int(release.split(".")[1])
     allowed = FEATURES[minor] if features is None else FEATURES[minor] & set(features)
     enabled = _features(c, minor, allowed)
     forced = _variant(c, minor, enabled)
+    drivers = c.subset(DRIVERS, 3) or [c.choice(DRIVERS)]
+    slices = _slices(c, drivers, minor)
+    classes = [d.split(".")[0] for d in drivers]
+    device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
+                  for s in slices for d in s["spec"]["devices"]]
+    allocated = c.subset(device_ids, 3)
+    claims = [_claim(c, i, classes, minor, "AdminAccess" in enabled)
+              for i in range(c.integer(1, 2))]
     return {"release": release, "features": enabled,
             **({"variant": forced} if forced is not None else {}),
             "node": {"name": "node-a", "labels": {"zone": "a"}},
@@ -227,6 +270,13 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         for i, request in enumerate(requests):
             if len(requests) > 1:
                 yield with_devices({**devices, "requests": without(requests, i)})
+            exact = request.get("exactly") or {}
+            for key in ("tolerations", "adminAccess"):
+                if key in exact:
+                    plain = {**request, "exactly": {k: v for k, v in exact.items()
+                                                    if k != key}}
+                    yield with_devices({**devices, "requests": [*requests[:i], plain,
+                                                                *requests[i + 1:]]})
             subs = request.get("firstAvailable") or []
             for j in range(len(subs) if len(subs) > 1 else 0):
                 fewer = {**request, "firstAvailable": without(subs, j)}
@@ -243,6 +293,10 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         devices = spec.get("devices") or []
         for i, device in enumerate(devices):
             yield with_spec({**spec, "devices": without(devices, i)})
+            if device.get("taints"):
+                untainted = {k: v for k, v in device.items() if k != "taints"}
+                yield with_spec({**spec, "devices": [*devices[:i], untainted,
+                                                     *devices[i + 1:]]})
             for name in list(device.get("attributes") or {}):
                 fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
                                                   if k != name}}

@@ -16,7 +16,15 @@ from collections.abc import Mapping, Sequence
 
 from attrs import define, field, frozen
 
-from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request
+from numaspec.dra.objects import (
+    AttributeValue,
+    Claim,
+    Device,
+    DeviceClass,
+    Request,
+    Taint,
+    Toleration,
+)
 from numaspec.dra.pools import Pool, duplicate_name
 from numaspec.dra.selectors import SelectorError, device_matches
 from numaspec.errors import LimitExceededError
@@ -28,6 +36,8 @@ __all__ = [
     "Features",
     "Picked",
     "allocate",
+    "tolerates",
+    "untolerated_taint",
 ]
 
 #: DRA-5: ``AllocationResultsMaxSize``, the devices one claim's result can hold.
@@ -39,10 +49,18 @@ MAX_SEARCH_STEPS = 2_000_000
 
 @frozen
 class Features:
-    """The allocator features a case enables (DRA-8): only these change a pick within the
-    chapter's scope."""
+    """The allocator features a case enables (DRA-8) that change a pick within the chapter's
+    scope: the prioritized list (DRA-4), admin access (DRA-17), device taints (DRA-16)."""
 
     prioritized_list: bool = False
+    admin_access: bool = False
+    device_taints: bool = False
+
+    @classmethod
+    def named(cls, names: frozenset[str]) -> Features:
+        """From the names of the module's ``Features`` fields."""
+        return cls(prioritized_list="PrioritizedList" in names,
+                   admin_access="AdminAccess" in names, device_taints="DeviceTaints" in names)
 
 
 @frozen
@@ -54,6 +72,7 @@ class Picked:
     driver: str
     pool: str
     device: str
+    admin_access: bool = False
 
     @property
     def id(self) -> str:
@@ -163,6 +182,7 @@ class _Search:
     allocated: frozenset[str]
     features: Features
     minor: int
+    variant: str
     data: dict[tuple[int, int, int], _RequestData] = field(factory=dict)
     constraints: list[list[_Match]] = field(factory=list)
     allocating: dict[str, set[int]] = field(factory=dict)
@@ -212,6 +232,9 @@ class _Search:
     def _request_data(self, ci: int, key: tuple[int, int, int], request: Request,
                       parent: Request | None) -> _RequestData:
         claim = self.claims[ci]
+        if request.admin_access is not None and not self.features.admin_access:
+            raise _Fatal(f"claim {claim.key}, request {request.name}: admin access is "
+                         "requested, but the feature is disabled")
         device_class = self.classes.get(request.class_name)
         if device_class is None:
             raise _Fatal(f"claim {claim.key}, request {request.name}: could not retrieve "
@@ -267,6 +290,22 @@ class _Search:
     def in_use(self, device_id: str) -> bool:
         return device_id in self.allocated or bool(self.allocating.get(device_id))
 
+    def blocked(self, device_id: str, ci: int, request: Request) -> bool:
+        """DRA-7, DRA-17: whether the request may not take the device: in use; for a request
+        with admin access, taken for its own claim (from 1.34; at 1.33 nothing blocks it)."""
+        if request.admin_access:
+            return self.minor >= 34 and ci in self.allocating.get(device_id, ())
+        return self.in_use(device_id)
+
+    def _marks(self, request: Request) -> bool:
+        """DRA-17: whether taking a device marks it as taken (at 1.33 not with admin access)."""
+        return not (request.admin_access and self.minor <= 33)
+
+    def tainted(self, device: Device, request: Request) -> bool:
+        """DRA-16: whether the device has a taint that keeps the request off it."""
+        return self.features.device_taints and untolerated_taint(
+            device, request, minor=self.minor, variant=self.variant) is not None
+
     def take(self, r: tuple[int, int, int, int], candidate: _Candidate,
              must: bool) -> int | None:
         """DRA-6: put a device in a claim's result if it is free and keeps every constraint,
@@ -274,7 +313,9 @@ class _Search:
         request): a constraint it breaks is an error."""
         ci = r[0]
         data = self.data[r[:3]]
-        if self.in_use(candidate.id):
+        if self.blocked(candidate.id, ci, data.request):
+            return None
+        if self.tainted(candidate.device, data.request):
             return None
         base, sub = data.names
         added: list[_Match] = []
@@ -288,10 +329,12 @@ class _Search:
                                  "constraint would not be satisfied")
                 return None
             added.append(match)
-        self.allocating.setdefault(candidate.id, set()).add(ci)
+        if self._marks(data.request):
+            self.allocating.setdefault(candidate.id, set()).add(ci)
         before = len(self.results[ci])
         self.results[ci].append(Picked(data.name, candidate.driver, candidate.pool.name,
-                                       candidate.device.name))
+                                       candidate.device.name,
+                                       bool(data.request.admin_access)))
         return before
 
     def give_back(self, r: tuple[int, int, int, int], candidate: _Candidate,
@@ -301,7 +344,8 @@ class _Search:
         ci = r[0]
         data = self.data[r[:3]]
         del self.results[ci][before:]
-        self.allocating[candidate.id].discard(ci)
+        if self._marks(data.request):
+            self.allocating[candidate.id].discard(ci)
         base, sub = data.names
         for match in reversed(self.constraints[ci]):
             match.remove(base, sub)
@@ -410,7 +454,7 @@ class _Search:
                 continue
             for candidate in candidates:
                 position += 1
-                if position < start or self.in_use(candidate.id):
+                if position < start or self.blocked(candidate.id, ci, data.request):
                     continue
                 if not self.selectable((ci, ri, si), data, candidate):
                     continue
@@ -433,12 +477,36 @@ def _candidates(pool: Pool) -> list[_Candidate]:
     return [_Candidate(pool, s.driver, d) for s in pool.slices for d in s.devices]
 
 
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """DRA-16: upstream's ``ToleratesTaint``: the effect and the key match where the
+    toleration names them, and the value under ``Equal`` (any under ``Exists``)."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    return toleration.operator == "Exists" or toleration.value == taint.value
+
+
+def untolerated_taint(device: Device, request: Request, *, minor: int, variant: str
+                      ) -> Taint | None:
+    """DRA-16: the first taint of the device that counts and that no toleration of the
+    request tolerates: every taint at 1.33 and 1.34, else only NoSchedule and NoExecute ones
+    (1.35's stable variant, which still counts every taint, supports no DeviceTaints)."""
+    del variant  # every variant that can look at taints agrees at each release
+    every = minor <= 34
+    for taint in device.taints:
+        if (every or taint.effect in ("NoSchedule", "NoExecute")) and not any(
+                tolerates(t, taint) for t in request.tolerations):
+            return taint
+    return None
+
+
 def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
              classes: Mapping[str, DeviceClass], allocated: frozenset[str], *,
-             features: Features, minor: int) -> Allocation:
-    """DRA-5 to DRA-9: the allocator's answer for one node, its pools searched in the order
-    given."""
-    search = _Search(claims, pools, classes, allocated, features, minor)
+             features: Features, minor: int, variant: str = "stable") -> Allocation:
+    """DRA-5 to DRA-9, DRA-16, DRA-17: the answer of the release's allocator (``variant``,
+    DRA-8) for one node, its pools searched in the order given."""
+    search = _Search(claims, pools, classes, allocated, features, minor, variant)
     try:
         search.validate()
         # DRA-3: what the requests' checks found selectable is forgotten before the search

@@ -26,6 +26,9 @@ __all__ = [
     "NodeInfo",
     "Request",
     "Slice",
+    "TAINT_EFFECTS",
+    "Taint",
+    "Toleration",
     "decode_class",
     "decode_claim",
     "decode_node",
@@ -43,12 +46,9 @@ _LEFT_OUT = {
     "consumesCounters": "partitionable devices (counters)",
     "sharedCounters": "partitionable devices (counters)",
     "perDeviceNodeSelection": "partitionable devices (per-device node selection)",
-    "taints": "device taints",
     "bindingConditions": "binding conditions",
     "bindingFailureConditions": "binding conditions",
     "allowMultipleAllocations": "consumable capacity",
-    "adminAccess": "admin access",
-    "tolerations": "device taints",
     "distinctAttribute": "distinctAttribute (consumable capacity)",
     "ints": "list-typed attributes",
     "bools": "list-typed attributes",
@@ -95,7 +95,13 @@ _FIELDS: dict[str, frozenset[str]] = {
     "ExactDeviceRequest": _EXACT,
     "DeviceSubRequest": (_EXACT - {"adminAccess"}) | {"name"},
     "DeviceConstraint": frozenset({"requests", "matchAttribute", "distinctAttribute"}),
+    "DeviceTaint": frozenset({"key", "value", "effect", "timeAdded"}),
+    "DeviceToleration": frozenset({"key", "operator", "value", "effect", "tolerationSeconds"}),
 }
+
+#: DRA-16: the taint effects the API takes (``None`` from 1.35; the allocator ignores it
+#: where it looks at effects at all).
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 
 
 def _known(body: dict[str, Any], kind: str, where: str) -> None:
@@ -167,6 +173,25 @@ def decode_node(value: object, where: str = "node") -> NodeInfo:
 
 
 @frozen
+class Taint:
+    """DRA-16: a device's taint."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@frozen
+class Toleration:
+    """DRA-16: a request's toleration (``operator`` ``Equal`` or ``Exists``)."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+
+@frozen
 class Device:
     """DRA-1: one device of a slice: its name and attributes, keyed by qualified name as the
     slice spells them (``numa`` or ``gpu.example.com/numa``)."""
@@ -174,6 +199,7 @@ class Device:
     name: str
     attributes: dict[str, AttributeValue]
     capacity: dict[str, str]
+    taints: tuple[Taint, ...] = ()
 
 
 @frozen
@@ -222,9 +248,20 @@ def _device(value: object, where: str) -> Device:
         cap_body = _obj(cap, f"{where}.capacity.{key}")
         _known(cap_body, "DeviceCapacity", f"{where}.capacity.{key}")
         caps[key] = _str(cap_body, "value", f"{where}.capacity.{key}")
+    taints = []
+    for i, item in enumerate(_list(body, "taints", where)):
+        twhere = f"{where}.taints[{i}]"
+        tbody = _obj(item, twhere)
+        _known(tbody, "DeviceTaint", twhere)
+        effect = _str(tbody, "effect", twhere)
+        if effect not in TAINT_EFFECTS:
+            raise InvalidFieldError(f"unknown taint effect {effect!r} (known: "
+                                    f"{', '.join(TAINT_EFFECTS)})", where=f"{twhere}.effect")
+        taints.append(Taint(_str(tbody, "key", twhere), _str(tbody, "value", twhere,
+                                                            default=""), effect))
     return Device(_str(body, "name", where),
                   {key: _attribute(attr, f"{where}.attributes.{key}")
-                   for key, attr in attributes.items()}, caps)
+                   for key, attr in attributes.items()}, caps, tuple(taints))
 
 
 def _node_selector(value: object, where: str) -> list[list[dict[str, Any]]]:
@@ -321,7 +358,8 @@ def decode_class(value: object, where: str) -> DeviceClass:
 @frozen
 class Request:
     """DRA-4: one request (or one ``firstAvailable`` subrequest): its class, its own selectors,
-    and how many devices: ``ExactCount`` with ``count`` or ``All``."""
+    and how many devices: ``ExactCount`` with ``count`` or ``All``; its tolerations (DRA-16);
+    ``admin_access`` as set (None: not set; DRA-17)."""
 
     name: str
     class_name: str
@@ -329,6 +367,8 @@ class Request:
     mode: str
     count: int
     subrequests: tuple[Request, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    admin_access: bool | None = None
 
 
 @frozen
@@ -370,8 +410,35 @@ def _exact(body: dict[str, Any], name: str, where: str, kind: str) -> Request:
     count = _int(body, "count", where, 1 if mode == "ExactCount" else 0)
     if mode == "ExactCount" and count < 1:
         raise InvalidFieldError("must be at least 1", where=f"{where}.count")
+    admin = body.get("adminAccess")
+    if admin is not None:
+        expect(admin, bool, "a boolean", f"{where}.adminAccess")
     return Request(name, _str(body, "deviceClassName", where), _selectors(body, where),
-                   mode, count)
+                   mode, count, tolerations=_tolerations(body, where), admin_access=admin)
+
+
+def _tolerations(body: dict[str, Any], where: str) -> tuple[Toleration, ...]:
+    """DRA-16: a request's tolerations, an operator left out read as ``Equal`` (the API's
+    default)."""
+    out = []
+    for i, item in enumerate(_list(body, "tolerations", where)):
+        twhere = f"{where}.tolerations[{i}]"
+        tbody = _obj(item, twhere)
+        _known(tbody, "DeviceToleration", twhere)
+        operator = _str(tbody, "operator", twhere, default="Equal")
+        if operator not in ("Equal", "Exists"):
+            raise InvalidFieldError(f"unknown operator {operator!r} (known: Equal, Exists)",
+                                    where=f"{twhere}.operator")
+        effect = _str(tbody, "effect", twhere, default="")
+        if effect and effect not in TAINT_EFFECTS:
+            raise InvalidFieldError(f"unknown taint effect {effect!r} (known: "
+                                    f"{', '.join(TAINT_EFFECTS)})", where=f"{twhere}.effect")
+        seconds = tbody.get("tolerationSeconds")
+        if seconds is not None:
+            expect(seconds, int, "an integer", f"{twhere}.tolerationSeconds")
+        out.append(Toleration(_str(tbody, "key", twhere, default=""), operator,
+                              _str(tbody, "value", twhere, default=""), effect))
+    return tuple(out)
 
 
 def _request(value: object, where: str) -> Request:

@@ -19,8 +19,15 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from attrs import frozen
 
-from numaspec.dra.allocator import Allocation, Features, Picked, allocate, lookup_attribute
-from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request
+from numaspec.dra.allocator import (
+    Allocation,
+    Features,
+    Picked,
+    allocate,
+    lookup_attribute,
+    untolerated_taint,
+)
+from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request, Taint
 from numaspec.dra.pools import Pool
 from numaspec.dra.selectors import SelectorError, device_matches
 
@@ -48,6 +55,7 @@ class Node:
     allocated: frozenset[str]
     minor: int
     features: Features
+    variant: str
 
 
 @frozen
@@ -201,15 +209,21 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
                                                             claim)
     if refused is _OTHER_CLASS:
         return refused
-    if device_id in node.allocated:
+    admin = request is not None and bool(request.admin_access)
+    if device_id in node.allocated and not admin:
         return "allocated already"
     taken = taken_at.get(device_id)
     if taken is not None and taken[0] < index:
         if taken[1] == f"{claim.key} {pick.request}":
             return None
-        return f"taken for {taken[1]}"
+        if not admin or taken[1].startswith(f"{claim.key} "):
+            return f"taken for {taken[1]}"
     if refused is not None:
         return refused
+    taint = _untolerated(node, device, request)
+    if taint is not None:
+        return (f"its taint {taint.key}={taint.value}:{taint.effect} is not tolerated by the "
+                "request (DRA-16)")
     open_attributes = []
     for attribute, scope, value in values:
         if not _in_scope(scope, pick.request):
@@ -224,6 +238,14 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
                     f"share {_value(value)}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
     return f"it fits, but the claims could not be completed with it{with_it}"
+
+
+def _untolerated(node: Node, device: Device, request: Request | None) -> Taint | None:
+    """DRA-16: the first taint of the device that counts and that the request does not
+    tolerate."""
+    if request is None or not node.features.device_taints:
+        return None
+    return untolerated_taint(device, request, minor=node.minor, variant=node.variant)
 
 
 def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
@@ -260,7 +282,7 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
             reasons.append(f"claim {claim.key}: " + "; ".join(short))
             continue
         alone = allocate((claim,), pools, node.classes, node.allocated,
-                         features=node.features, minor=node.minor)
+                         features=node.features, minor=node.minor, variant=node.variant)
         if alone.outcome == "unschedulable" and claim.constraints:
             names = ", ".join(c.match_attribute for c in claim.constraints)
             reasons.append(f"claim {claim.key}: enough devices match each request, but no set "

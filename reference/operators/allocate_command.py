@@ -161,7 +161,7 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     from numaspec.dra.allocator import Features
 
     reading = Node(tuple(pools), classes, case.allocated, minor,
-                   Features(prioritized_list="PrioritizedList" in features))
+                   Features.named(features), chosen)
     answer: dict[str, Any] = {
         "release": release, "node": name, "variant": chosen, "features": sorted(features),
         "search": search_lines(case, defaults=not gates),

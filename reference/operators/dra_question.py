@@ -110,7 +110,8 @@ def _pod_claims(imported: ImportedPod, objects: DraObjects
         if devices is None:
             said.append(f"{name}: ResourceClaim {ns}/{target}, not allocated yet")
         else:
-            before[name] = tuple(Picked(**d) for d in devices)
+            before[name] = tuple(Picked(d["request"], d["driver"], d["pool"], d["device"])
+                                 for d in devices)
             said.append(f"{name}: ResourceClaim {ns}/{target}, allocated already")
     return claims, before, said
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from attrs import frozen
 
-from numaspec.dra.allocator import Allocation, Features, allocate
+from numaspec.dra.allocator import Allocation, Features, Picked, allocate
 from numaspec.dra.objects import (
     Claim,
     DeviceClass,
@@ -135,13 +135,13 @@ def decode_allocate_case(case: object) -> AllocateCase:
                         classes, frozenset(allocated), claims, forced)
 
 
-def _answer(case: AllocateCase, order: list[tuple[str, str]] | None,
+def _answer(case: AllocateCase, order: list[tuple[str, str]] | None, variant: str,
             slices_by_name: bool = False) -> Allocation:
     pools = gather_pools(case.slices, case.node, order, minor=case.minor,
                          slices_by_name=slices_by_name)
     return allocate(case.claims, pools, case.classes, case.allocated,
-                    features=Features(prioritized_list="PrioritizedList" in case.features),
-                    minor=case.minor)
+                    features=Features.named(case.features), minor=case.minor,
+                    variant=variant)
 
 
 def searched_pools(case: AllocateCase) -> list[Pool]:
@@ -158,24 +158,32 @@ def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator
     give: under each order of the node's pools (first-listed order first), or, for the
     incubating and experimental variants from 1.36, the one under pools sorted by driver and
     name and a pool's slices by name."""
-    if sorts_pools(case.minor, case.variant if variant is None else variant):
-        yield _answer(case, sorted(pool_ids(case.slices, case.node)), slices_by_name=True)
+    variant = case.variant if variant is None else variant
+    if sorts_pools(case.minor, variant):
+        yield _answer(case, sorted(pool_ids(case.slices, case.node)), variant,
+                      slices_by_name=True)
         return
     ids = pool_ids(case.slices, case.node)
     for count, order in enumerate(itertools.permutations(ids)):
         if count >= MAX_POOL_ORDERS:
             raise LimitExceededError(f"more than {MAX_POOL_ORDERS} orders of the node's "
                                      f"{len(ids)} pools", where="slices")
-        yield _answer(case, list(order))
+        yield _answer(case, list(order), variant)
+
+
+def _pick(pick: Picked) -> dict[str, Any]:
+    body: dict[str, Any] = {"request": pick.request, "driver": pick.driver, "pool": pick.pool,
+                            "device": pick.device}
+    if pick.admin_access:
+        body["adminAccess"] = True  # DRA-17
+    return body
 
 
 def encode_allocation(answer: Allocation, variant: str | None = None) -> dict[str, Any]:
     """DRA-10: an answer as the protocol writes it (with ``variant`` when given)."""
     body: dict[str, Any] = {"outcome": answer.outcome}
     if answer.outcome == "allocated":
-        body["claims"] = [
-            {"devices": [{"request": p.request, "driver": p.driver, "pool": p.pool,
-                          "device": p.device} for p in picks]} for picks in answer.claims]
+        body["claims"] = [{"devices": [_pick(p) for p in picks]} for picks in answer.claims]
     elif answer.message:
         body["message"] = answer.message
     if variant is not None:

@@ -64,8 +64,9 @@ def _picks(value: object, where: str) -> tuple[Picked, ...]:
             if key not in ("request", "driver", "pool", "device"):
                 raise InvalidFieldError("unknown field (known: device, driver, pool, request)",
                                         where=f"{where}[{i}].{key}")
-        picks.append(Picked(*(as_string(body.get(k), f"{where}[{i}].{k}")
-                              for k in ("request", "driver", "pool", "device"))))
+        request, driver, pool, device = (as_string(body.get(k), f"{where}[{i}].{k}")
+                                         for k in ("request", "driver", "pool", "device"))
+        picks.append(Picked(request, driver, pool, device))
     return tuple(picks)
 
 

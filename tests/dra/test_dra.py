@@ -170,10 +170,19 @@ def test_a_missing_class_is_an_error() -> None:
 
 @pytest.mark.parametrize(("edit", "kind", "where"), [
     (lambda c: c["slices"][0]["spec"]["devices"][0].update(taints=[{"key": "k"}]),
-     "not-modelled", "slices[0].spec.devices[0].taints"),
+     "invalid-field", "slices[0].spec.devices[0].taints[0].effect"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(taints=[
+        {"key": "k", "effect": "NoGo"}]), "invalid-field",
+     "slices[0].spec.devices[0].taints[0].effect"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(
-        adminAccess=True), "not-modelled", "claims[0].spec.devices.requests[0].exactly"
-                                           ".adminAccess"),
+        tolerations=[{"key": "k", "operator": "In"}]), "invalid-field",
+     "claims[0].spec.devices.requests[0].exactly.tolerations[0].operator"),
+    (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(
+        adminAccess="yes"), "invalid-field", "claims[0].spec.devices.requests[0].exactly"
+                                             ".adminAccess"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(consumesCounters=[
+        {"counterSet": "memory", "counters": {}}]), "not-modelled",
+     "slices[0].spec.devices[0].consumesCounters"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][1]["exactly"].update(
         capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
      "claims[0].spec.devices.requests[1].exactly.capacity"),

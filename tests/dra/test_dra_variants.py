@@ -153,3 +153,17 @@ def test_the_listed_order_mutant_fails_the_variant_vectors() -> None:
                            "dra-scheduler-defaults-pools-1.37",
                            "dra-scheduler-defaults-slices-1.36"}
     assert "dra-variant-pools-stable" in passed
+
+
+@pytest.mark.parametrize(("mutation", "prefix"), [
+    ("ignores_taints", "dra-taint-"), ("admin_as_any", "dra-admin-access-")])
+def test_the_taint_and_admin_mutants_fail_their_vectors(mutation: str, prefix: str) -> None:
+    """The mutant fixtures of DRA-16 and DRA-17: each is caught by the vectors of its rule."""
+    mutant = MutantAllocator(mutation)
+    caught = []
+    for vector in load_vectors():
+        if vector.id.startswith(prefix):
+            expected = reference_result("allocate", vector.case)
+            if allocation_differences(vector.case, expected, mutant.allocate(vector.case)):
+                caught.append(vector.id)
+    assert caught, f"{mutation} passes every {prefix}* vector"

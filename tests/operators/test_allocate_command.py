@@ -143,3 +143,21 @@ def test_a_misspelled_field_is_named_with_its_file(tmp_path: Path,
     assert (status, out) == (2, "")
     assert str(broken) in err
     assert "devics" in err
+
+
+def test_a_tainted_device_is_passed_over_by_its_taint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-16: at 1.37 the default gates turn DeviceTaints on: gpu-0 under maintenance is
+    passed over for the pair, and the answer names the taint."""
+    tainted = tmp_path / "cluster.yaml"
+    tainted.write_text(CLUSTER.read_text(encoding="utf-8").replace(
+        "    - name: gpu-0\n      attributes:\n",
+        "    - name: gpu-0\n      taints:\n      - {key: example.com/maintenance, value: "
+        "\"true\", effect: NoSchedule}\n      attributes:\n"), encoding="utf-8")
+    status, answer = run_json(["allocate", str(tainted), "--release", "1.37"], capsys)
+    assert status == 0
+    gpu = answer["claims"][0]["devices"][0]
+    assert gpu["device"] == "gpu.example.com/node-a-b/gpu-2"
+    assert {"device": "gpu.example.com/node-a-a/gpu-0",
+            "why": "its taint example.com/maintenance=true:NoSchedule is not tolerated by the "
+                   "request (DRA-16)"} in gpu["passed"]

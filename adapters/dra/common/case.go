@@ -148,12 +148,14 @@ func joinErrors(errs []error) string {
 	return strings.Join(s, "; ")
 }
 
-// DeviceResult is one allocated device of a claim.
+// DeviceResult is one allocated device of a claim; AdminAccess as the
+// allocator's result sets it (spec/dra/dra.md, DRA-17).
 type DeviceResult struct {
-	Request string `json:"request"`
-	Driver  string `json:"driver"`
-	Pool    string `json:"pool"`
-	Device  string `json:"device"`
+	Request     string `json:"request"`
+	Driver      string `json:"driver"`
+	Pool        string `json:"pool"`
+	Device      string `json:"device"`
+	AdminAccess bool   `json:"adminAccess,omitempty"`
 }
 
 // ClaimResult is one claim's allocation.

@@ -315,7 +315,8 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 	for i, r := range results {
 		devs := []common.DeviceResult{}
 		for _, dr := range r.Devices.Results {
-			devs = append(devs, common.DeviceResult{Request: dr.Request, Driver: dr.Driver, Pool: dr.Pool, Device: dr.Device})
+			devs = append(devs, common.DeviceResult{Request: dr.Request, Driver: dr.Driver, Pool: dr.Pool, Device: dr.Device,
+				AdminAccess: dr.AdminAccess != nil && *dr.AdminAccess})
 		}
 		out.Claims[i] = common.ClaimResult{Devices: devs}
 	}

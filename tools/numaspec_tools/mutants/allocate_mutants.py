@@ -11,8 +11,8 @@ from typing import Any
 
 from numaspec.protocols.adapter_protocol import ReferenceAdapter, reference_result
 
-__all__ = ["FIRST_LISTED", "IGNORES_CONSTRAINTS", "MUTATIONS", "REVERSED", "TIMES_OUT",
-           "MutantAdapter", "MutantAllocator"]
+__all__ = ["ADMIN_AS_ANY", "FIRST_LISTED", "IGNORES_CONSTRAINTS", "IGNORES_TAINTS",
+           "MUTATIONS", "REVERSED", "TIMES_OUT", "MutantAdapter", "MutantAllocator"]
 
 
 def reversed_picks(case: Any, answer: Any) -> Any:
@@ -59,8 +59,40 @@ def first_listed(case: Any, answer: Any) -> Any:
         return answer
 
 
+def ignores_taints(case: Any, answer: Any) -> Any:
+    """Allocates as if no device were tainted (DRA-16)."""
+    del answer
+    clean = copy.deepcopy(case)
+    for slice_ in clean.get("slices", []):
+        for device in slice_.get("spec", {}).get("devices", []):
+            device.pop("taints", None)
+    return reference_result("allocate", clean)
+
+
+def admin_as_any(case: Any, answer: Any) -> Any:
+    """Lets a request with admin access take only free devices, as any other (DRA-17); its
+    picks still say adminAccess."""
+    plain = copy.deepcopy(case)
+    admin = set()
+    for ci, claim in enumerate(plain.get("claims", [])):
+        for request in claim.get("spec", {}).get("devices", {}).get("requests", []):
+            exact = request.get("exactly") or {}
+            if exact.pop("adminAccess", None):
+                admin.add((ci, request.get("name")))
+    if not admin:
+        return answer
+    result = reference_result("allocate", plain)
+    if isinstance(result, dict) and result.get("outcome") == "allocated":
+        for ci, claim in enumerate(result["claims"]):
+            for pick in claim["devices"]:
+                if (ci, pick["request"]) in admin:
+                    pick["adminAccess"] = True
+    return result
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
-             "times_out": times_out, "first_listed": first_listed}
+             "times_out": times_out, "first_listed": first_listed,
+             "ignores_taints": ignores_taints, "admin_as_any": admin_as_any}
 
 
 class MutantAllocator:
@@ -113,3 +145,11 @@ def TIMES_OUT() -> MutantAdapter:
 
 def FIRST_LISTED() -> MutantAdapter:
     return MutantAdapter("first_listed")
+
+
+def IGNORES_TAINTS() -> MutantAdapter:
+    return MutantAdapter("ignores_taints")
+
+
+def ADMIN_AS_ANY() -> MutantAdapter:
+    return MutantAdapter("admin_as_any")
