@@ -161,3 +161,16 @@ def test_a_tainted_device_is_passed_over_by_its_taint(
     assert {"device": "gpu.example.com/node-a-a/gpu-0",
             "why": "its taint example.com/maintenance=true:NoSchedule is not tolerated by the "
                    "request (DRA-16)"} in gpu["passed"]
+
+
+def test_a_device_taint_rule_is_refused_by_name(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-0: the taints a DeviceTaintRule adds are not applied, so a file with one is refused
+    by name, never read as if the rule were not there."""
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\n"
+                    "metadata: {name: maintenance}\nspec: {}\n", encoding="utf-8")
+    status, out, err = run(["allocate", str(CLUSTER), str(rule), "--release", "1.37"], capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("numaspec allocate: not-modelled: ")
+    assert "DeviceTaintRule" in err

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from numaspec.dra.objects import DeviceClass, Slice, decode_class, decode_slice
-from numaspec.errors import InputFileError, InvalidFieldError
+from numaspec.errors import InputFileError, InvalidFieldError, NotModelledError
 from numaspec.operators.importers.files import field_at, type_phrase
 from numaspec.operators.importers.kube_objects import load_documents
 
@@ -115,6 +115,11 @@ def read_dra_objects(paths: Iterable[str | os.PathLike[str]]) -> DraObjects:
         for where, document in load_documents(path):
             for at, body in _objects(document, where):
                 kind = body.get("kind")
+                if kind == "DeviceTaintRule":
+                    raise NotModelledError(
+                        "DeviceTaintRule: numaspec does not apply the taints a rule adds to "
+                        "devices (DRA-0); leave the rule out only if it selects no device of "
+                        "this node", where=field_at(at, "kind"))
                 if kind not in _KINDS:
                     raise InputFileError(f"kind {kind!r} is not a DRA object (read: "
                                          f"{', '.join(_KINDS)}, or a List of them)",
