@@ -27,7 +27,8 @@ each step writes and from what:
   numaspec's DRA allocator and CPU Manager (``tools/numaspec_tools/dracpu.py``; a vector whose
   case is new or changed gets the reference's answer, to review);
 * ``comparison`` (Go, minutes): ``adapters/comparison/``, the suite run against kubelet 1.23,
-  1.30 and 1.37 and the peers, side by side (``adapters/comparison/README.md``).
+  1.30 and 1.37, the peers and the DRA allocator at 1.37, side by side
+  (``adapters/comparison/README.md``).
 
 Left out on purpose: the vectors' ``derived: reference`` answers (``numaspec vectors write``):
 a disagreement there is the reference changing its answer, which is to be triaged, not
@@ -139,8 +140,10 @@ def _dracpu() -> None:
 
 def _comparison() -> None:
     kubelet, peers = REPO / "adapters" / "kubelet", REPO / "adapters" / "peers"
+    dra = REPO / "adapters" / "dra"
     subprocess.run(["bash", str(kubelet / "build.sh"), "1.23", "1.30", "1.37"], check=True)
     subprocess.run(["bash", str(peers / "build.sh")], check=True)
+    subprocess.run(["bash", str(dra / "build.sh"), "1.37"], check=True)
     runs = REPO / "adapters" / "comparison" / "runs"
     columns = [
         ("kubelet-1.23", "kubelet-1-23", kubelet, "kubelet-adapter-v1.23.17", "kubelet-v1.23.17"),
@@ -153,7 +156,10 @@ def _comparison() -> None:
            f"scheduler-plugins-adapter-v0.{m}.{p}", f"scheduler-plugins-v0.{m}.{p}")
           for m, p in (("31", "8"), ("32", "7"), ("33", "5"))),
         ("dra-driver-cpu", "dra-driver-cpu", peers, "dra-driver-cpu-adapter-v0.2.0",
-         "dra-driver-cpu-v0.2.0")]
+         "dra-driver-cpu-v0.2.0"),
+        # the scheduler's DRA allocator at 1.37, the variant its case's features choose
+        ("dra-allocator-1.37", "dra-allocator-1-37", dra, "dra-allocator-v0.37.2",
+         "dra-allocator-v0.37.2")]
     numaspec = [sys.executable, "-m", "numaspec"]
     for _, folder, root, binary, manifest in columns:
         out = runs / folder
