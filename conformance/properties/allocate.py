@@ -53,7 +53,8 @@ def _releases(impl: object) -> tuple[str, ...]:
 
 
 @register("P-ALLOCATE", rules=["DRA-1", "DRA-2", "DRA-3", "DRA-4", "DRA-5", "DRA-6", "DRA-7",
-                               "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17"],
+                               "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17",
+                               "DRA-18"],
           level="equivalence", requires="allocate", since=33, op="allocate")
 @given(data=st.data())
 @example(data=None)  # FIXED_EXAMPLE: 1.33's failed All branch, cut back with r0's device
@@ -142,28 +143,45 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
                 for expression in (device_class.selectors if device_class else ()) + \
                         req.selectors:
                     try:
-                        ok = device_matches(expression, device, driver, minor)
+                        ok = device_matches(expression, device, driver, minor,
+                                            lists="ListTypeAttributes" in decoded.features)
                     except SelectorError:
                         ok = False
                     if not ok:
                         problems.append(f"{claim.key}: {device_id} fails {expression!r}")
         for constraint in claim.constraints:
-            values = set()
+            found = []
             for request_name, got in by_request.items():
                 base = request_name.split("/")[0]
                 if constraint.requests and base not in constraint.requests and \
                         request_name not in constraint.requests:
                     continue
                 for _device_id, (driver, device) in got:
-                    value = lookup_attribute(device, driver, constraint.match_attribute)
-                    values.add(json.dumps(value))
-            if len(values) > 1 or "null" in values:
+                    found.append(lookup_attribute(device, driver, constraint.match_attribute))
+            if not _shared(found, "ListTypeAttributes" in decoded.features):
                 problems.append(f"{claim.key}: matchAttribute {constraint.match_attribute} "
-                                f"does not hold: {sorted(values)}")
+                                f"does not hold: {sorted({json.dumps(v) for v in found})}")
     return problems
 
 
-@register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6", "DRA-16", "DRA-17"],
+def _shared(values: list[Any], lists: bool) -> bool:
+    """DRA-6, DRA-18: whether the devices' values keep a ``matchAttribute``: one value (a
+    lone device's may be a list); with list-typed attributes on, values of one kind whose
+    intersection is not empty."""
+    from numaspec.dra.objects import LIST_KINDS
+
+    if any(v is None for v in values):
+        return False
+    if not lists:
+        return len(values) <= 1 or (len({json.dumps(v) for v in values}) == 1
+                                    and values[0][0] not in LIST_KINDS)
+    kinds = {LIST_KINDS.get(v[0], v[0]) for v in values}
+    sets = [set(v[1]) if v[0] in LIST_KINDS else {v[1]} for v in values]
+    return len(kinds) <= 1 and (not sets or bool(set.intersection(*sets)))
+
+
+@register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6", "DRA-16", "DRA-17",
+                                     "DRA-18"],
           level="invariant",
           requires="allocate", since=36, op="allocate")
 @given(data=st.data())

@@ -4,7 +4,8 @@ superseded one), a DeviceClass per driver, some devices already allocated, and o
 claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors and
 ``matchAttribute`` constraints over NUMA, PCIe-root and model attributes; the allocator
 features of the prioritized list alone, of a scheduler with the release's default gates, or
-none, and now and then a forced variant (DRA-8).
+none, and now and then a forced variant (DRA-8); taints, tolerations and admin access
+(DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18).
 
 One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
 properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
@@ -45,7 +46,12 @@ def _device(c: Choices, name: str, minor: int) -> dict[str, Any]:
     if c.integer(0, 9) < 9:
         attributes["numa"] = {"int": c.integer(0, 1)}
     if c.integer(0, 5) < 5:
-        attributes[PCIE_ROOT] = {"string": c.choice(["pci0000:00", "pci0000:80"])}
+        if minor >= 36 and c.integer(0, 3) == 3:
+            # DRA-18: the list form (dra-driver-cpu publishes pcieRoot so)
+            attributes[PCIE_ROOT] = {"strings": c.choice([["pci0000:00"], ["pci0000:80"],
+                                                          ["pci0000:00", "pci0000:80"]])}
+        else:
+            attributes[PCIE_ROOT] = {"string": c.choice(["pci0000:00", "pci0000:80"])}
     if c.integer(0, 1):
         attributes["model"] = {"string": c.choice(["a", "b"])}
     device: dict[str, Any] = {"name": name, "attributes": attributes}
@@ -182,11 +188,14 @@ def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
 
 
 def _features(c: Choices, minor: int, allowed: frozenset[str]) -> list[str]:
-    """DRA-8: none (one case in ten), the prioritized list alone, or what a scheduler with
-    the release's default gates enables (three in ten), within ``allowed``."""
+    """DRA-8: none (one case in ten), every feature (one in ten), the prioritized list
+    alone, or what a scheduler with the release's default gates enables (two in ten), within
+    ``allowed``."""
     pick = c.integer(0, 9)
     if pick == 9:
         return []
+    if pick == 8:
+        return sorted(allowed)
     chosen = scheduler_features(minor) if pick >= 6 else frozenset({"PrioritizedList"})
     return sorted(chosen & allowed)
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from attrs import define, field, frozen
 
 from numaspec.dra.objects import (
+    LIST_KINDS,
     AttributeValue,
     Claim,
     Device,
@@ -55,12 +56,14 @@ class Features:
     prioritized_list: bool = False
     admin_access: bool = False
     device_taints: bool = False
+    list_type_attributes: bool = False
 
     @classmethod
     def named(cls, names: frozenset[str]) -> Features:
         """From the names of the module's ``Features`` fields."""
         return cls(prioritized_list="PrioritizedList" in names,
-                   admin_access="AdminAccess" in names, device_taints="DeviceTaints" in names)
+                   admin_access="AdminAccess" in names, device_taints="DeviceTaints" in names,
+                   list_type_attributes="ListTypeAttributes" in names)
 
 
 @frozen
@@ -101,12 +104,16 @@ class _MaxSize(Exception):
 
 @define
 class _Match:
-    """DRA-6: one ``matchAttribute`` constraint's state."""
+    """DRA-6, DRA-18: one ``matchAttribute`` constraint's state: the first device's value,
+    or, with ``ListTypeAttributes`` (``lists``), the intersection of the values so far, one
+    per device taken (a stack, so that giving a device back restores the one before)."""
 
     requests: frozenset[str]
     attribute: str
+    lists: bool = False
     value: AttributeValue | None = None
     count: int = 0
+    shared: list[tuple[str, frozenset[object]]] = field(factory=list)
 
     def applies(self, base: str, sub: str) -> bool:
         if not self.requests:
@@ -119,10 +126,22 @@ class _Match:
         value = lookup_attribute(device, driver, self.attribute)
         if value is None:
             return False
+        if self.lists:
+            kind = LIST_KINDS.get(value[0], value[0])
+            values = frozenset(value[1] if value[0] in LIST_KINDS else (value[1],))
+            if self.count:
+                held_kind, held = self.shared[-1]
+                if held_kind != kind or not held & values:
+                    return False
+                values = held & values
+            self.shared.append((kind, values))
+            self.count += 1
+            return True
         if self.count == 0:
+            # the first device is taken whatever its value, a list too
             self.value, self.count = value, 1
             return True
-        if self.value is None or value != self.value:
+        if value[0] in LIST_KINDS or self.value is None or value != self.value:
             return False
         self.count += 1
         return True
@@ -130,6 +149,12 @@ class _Match:
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.count -= 1
+            if self.lists:
+                self.shared.pop()
+
+    def state(self) -> object:
+        """What the rest of the search depends on (the memo of DRA-7)."""
+        return (self.value, self.count, tuple(self.shared))
 
 
 def lookup_attribute(device: Device, driver: str, name: str) -> AttributeValue | None:
@@ -225,7 +250,8 @@ class _Search:
             if self.minor <= 35 and per_claim > MAX_DEVICES_PER_CLAIM:
                 raise _Fatal(f"claim {claim.key}: number of requested devices {per_claim} "
                              f"exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}")
-            self.constraints.append([_Match(frozenset(c.requests), c.match_attribute)
+            self.constraints.append([_Match(frozenset(c.requests), c.match_attribute,
+                                            self.features.list_type_attributes)
                                      for c in claim.constraints])
             self.results.append([])
 
@@ -272,7 +298,8 @@ class _Search:
             for i, expression in enumerate(selectors):
                 try:
                     ok = device_matches(expression, candidate.device, candidate.driver,
-                                        self.minor)
+                                        self.minor,
+                                        lists=self.features.list_type_attributes)
                 except SelectorError as exc:
                     on = f" on device {candidate.id}" if self.minor >= 37 else ""
                     raise _Fatal(f"{owner}: selector #{i}{on}: CEL runtime error: "
@@ -358,7 +385,7 @@ class _Search:
         selectors are judged once), and upstream's answer is found without walking it twice
         (DRA-7)."""
         key = (r, in_sub, start, frozenset(self.allocated_now()),
-               tuple((m.value, m.count) for matches in self.constraints for m in matches),
+               tuple(m.state() for matches in self.constraints for m in matches),
                tuple(len(result) for result in self.results))
         if key in self.failed:
             return False

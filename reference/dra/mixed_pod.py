@@ -18,6 +18,7 @@ from attrs import frozen
 
 from numaspec.dra.allocator import Allocation, Picked, lookup_attribute
 from numaspec.dra.objects import Claim, Constraint, Device, Slice
+from numaspec.errors import NotModelledError
 from numaspec.node.admission import ContainerAssignment, Decision, Node
 from numaspec.node.machine import Machine
 from numaspec.node.pods import Pod
@@ -124,6 +125,10 @@ def device_numa(device: Device, driver: str, names: Sequence[str] = NUMA_ATTRIBU
     it has, as an integer), or ``None``."""
     for name in names:
         value = lookup_attribute(device, driver, name)
+        if value is not None and value[0] == "ints":
+            raise NotModelledError(f"device {device.name}: a NUMA attribute listing several "
+                                   "nodes (DRA-18) is not read as one NUMA node",
+                                   where=name)
         if value is not None and value[0] == "int" and int(value[1]) >= 0:
             return int(value[1])
     return None

@@ -23,6 +23,7 @@ __all__ = [
     "Constraint",
     "Device",
     "DeviceClass",
+    "LIST_KINDS",
     "NodeInfo",
     "Request",
     "Slice",
@@ -40,6 +41,8 @@ __all__ = [
 AttributeValue = tuple[str, Any]
 
 _ATTRIBUTE_TYPES = {"int": int, "bool": bool, "string": str, "version": str}
+#: DRA-18: the list-typed attribute kinds (from 1.36), and the scalar kind of their values.
+LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 #: Fields of a device, a slice, a request or a claim that change which devices are picked and
 #: that the chapter leaves out (DRA-0), with the reason a refusal gives.
 _LEFT_OUT = {
@@ -50,10 +53,6 @@ _LEFT_OUT = {
     "bindingFailureConditions": "binding conditions",
     "allowMultipleAllocations": "consumable capacity",
     "distinctAttribute": "distinctAttribute (consumable capacity)",
-    "ints": "list-typed attributes",
-    "bools": "list-typed attributes",
-    "strings": "list-typed attributes",
-    "versions": "list-typed attributes",
     "compatibilityGroups": "compatibility groups",
     "derivedAttributes": "derived attributes",
     "partitionTypeAttribute": "partitionable devices (partition types)",
@@ -224,9 +223,21 @@ def _attribute(value: object, where: str) -> AttributeValue:
     _known(body, "DeviceAttribute", where)
     _refuse_left_out(body, where)
     kinds = [k for k in body if body[k] is not None]
-    if len(kinds) != 1 or kinds[0] not in _ATTRIBUTE_TYPES:
-        raise InvalidFieldError("exactly one of int, bool, string, version", where=where)
+    if len(kinds) != 1 or (kinds[0] not in _ATTRIBUTE_TYPES and kinds[0] not in LIST_KINDS):
+        raise InvalidFieldError("exactly one of int, bool, string, version, ints, bools, "
+                                "strings, versions", where=where)
     kind = kinds[0]
+    if kind in LIST_KINDS:
+        # DRA-18: a list-typed attribute (from 1.36), kept as a tuple of its values
+        element = _ATTRIBUTE_TYPES[LIST_KINDS[kind]]
+        items = body[kind]
+        expect(items, list, "an array", f"{where}.{kind}")
+        assert isinstance(items, list)
+        if not items:
+            raise InvalidFieldError("must not be empty", where=f"{where}.{kind}")
+        for i, item in enumerate(items):
+            expect(item, element, f"a {type_name(element())}", f"{where}.{kind}[{i}]")
+        return kind, tuple(items)
     expect(body[kind], _ATTRIBUTE_TYPES[kind], f"a {type_name(_ATTRIBUTE_TYPES[kind]())}",
            f"{where}.{kind}")
     return kind, body[kind]

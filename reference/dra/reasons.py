@@ -112,7 +112,8 @@ def _selector_reason(node: Node, request: Request, device: Device, driver: str,
     for owner, selectors in owners:
         for i, expression in enumerate(selectors):
             try:
-                if not device_matches(expression, device, driver, node.minor):
+                if not device_matches(expression, device, driver, node.minor,
+                                      lists=node.features.list_type_attributes):
                     if owner.startswith("class "):
                         return _OTHER_CLASS
                     return f"{owner}'s selector #{i} is false for it ({expression})"

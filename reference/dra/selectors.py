@@ -19,7 +19,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from numaspec.dra.objects import Device
+from numaspec.dra.objects import LIST_KINDS, Device
 from numaspec.errors import NotModelledError
 
 __all__ = ["SelectorError", "device_matches"]
@@ -46,26 +46,35 @@ def _compiled(expression: str) -> Any:
 
 def _activation(device: Device, driver: str) -> dict[str, Any]:
     attributes: dict[str, dict[str, Any]] = {}
-    for name, (_kind, value) in device.attributes.items():
+    for name, (kind, value) in device.attributes.items():
         domain, _, ident = name.rpartition("/")
-        attributes.setdefault(domain or driver, {})[ident] = value
+        # DRA-18: a list-typed attribute is a CEL list, whatever the features
+        attributes.setdefault(domain or driver, {})[ident] = (
+            list(value) if kind in LIST_KINDS else value)
     return {"driver": driver, "attributes": attributes, "allowMultipleAllocations": False}
 
 
 def _refuse_versions(expression: str, device: Device) -> None:
     """Refuse an expression that reads a version attribute (DRA-0)."""
     for name, (kind, _value) in device.attributes.items():
-        if kind == "version" and name.rpartition("/")[2] in expression:
+        if kind in ("version", "versions") and name.rpartition("/")[2] in expression:
             raise NotModelledError(f"CEL over the version attribute {name!r} is outside the "
                                    "chapter's subset (DRA-0)", where=expression)
 
 
 def device_matches(expression: str, device: Device, driver: str,
-                   release_minor: int) -> bool:
+                   release_minor: int, *, lists: bool = False) -> bool:
     """DRA-3: whether one selector accepts the device.  Raises :class:`SelectorError` with
-    cel-go's message for a runtime error (from 1.37 with Kubernetes' hint on a missing key)."""
+    cel-go's message for a runtime error (from 1.37 with Kubernetes' hint on a missing key).
+    DRA-18: at 1.36 without ``lists`` (the CEL feature of list-typed attributes) a device with
+    a list-typed attribute cannot be read at all: ``attribute NAME: unsupported attribute
+    value``."""
     program = _compiled(expression)
     _refuse_versions(expression, device)
+    if release_minor == 36 and not lists:
+        for name, (kind, _value) in device.attributes.items():
+            if kind in LIST_KINDS:
+                raise SelectorError(f"attribute {name}: unsupported attribute value")
     activation = _activation(device, driver)
     # A domain the device has nothing in reads as an empty map (Kubernetes' map with a
     # default): every domain the expression names is given one.

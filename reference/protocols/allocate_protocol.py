@@ -29,6 +29,7 @@ from attrs import frozen
 
 from numaspec.dra.allocator import Allocation, Features, Picked, allocate
 from numaspec.dra.objects import (
+    LIST_KINDS,
     Claim,
     DeviceClass,
     NodeInfo,
@@ -86,6 +87,17 @@ def _list(body: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
+def _no_lists(slices: tuple[Slice, ...]) -> None:
+    """DRA-18: list-typed attributes exist in the API from 1.36."""
+    for i, slice_ in enumerate(slices):
+        for j, device in enumerate(slice_.devices):
+            for name, (kind, _value) in device.attributes.items():
+                if kind in LIST_KINDS:
+                    raise InvalidFieldError(f"a list-typed attribute ({kind}) needs 1.36 or "
+                                            "later", where=f"slices[{i}].spec.devices[{j}]"
+                                                           f".attributes.{name}")
+
+
 def decode_allocate_case(case: object) -> AllocateCase:
     """DRA-10: a case, or a typed error naming the field."""
     expect(case, dict, "an object", "case")
@@ -119,6 +131,8 @@ def decode_allocate_case(case: object) -> AllocateCase:
     choose_variant(minor, frozenset(features), forced)
     slices = tuple(decode_slice(s, f"slices[{i}]") for i, s in enumerate(_list(case,
                                                                                  "slices")))
+    if minor < 36:
+        _no_lists(slices)
     classes: dict[str, DeviceClass] = {}
     for i, c in enumerate(_list(case, "classes")):
         device_class = decode_class(c, f"classes[{i}]")

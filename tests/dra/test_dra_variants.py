@@ -20,7 +20,7 @@ from numaspec.dra.variants import (
     scheduler_features,
     supported,
 )
-from numaspec.errors import InvalidFieldError
+from numaspec.errors import InvalidFieldError, NotModelledError
 from numaspec.protocols.adapter_protocol import reference_result
 from numaspec.topology.gates import gate_enabled
 from numaspec.topology.versions import KubeletVersion
@@ -46,8 +46,10 @@ def test_gates_override_the_defaults() -> None:
     # the alpha list-typed attributes on: only experimental supports them
     listed = features_from_gates(37, {"DRAListTypeAttributes": True})
     assert choose_variant(37, listed) == "experimental"
-    # 1.36's scheduler never asks for them, whatever the gate says
-    assert "ListTypeAttributes" not in features_from_gates(36, {"DRAListTypeAttributes": True})
+    # 1.36's scheduler reads lists in CEL with the gate but never asks its allocator for
+    # them: a state no case can say (DRA-18)
+    with pytest.raises(NotModelledError):
+        features_from_gates(36, {"DRAListTypeAttributes": True})
 
 
 def test_a_gate_the_scheduler_refuses_is_named() -> None:
@@ -156,9 +158,11 @@ def test_the_listed_order_mutant_fails_the_variant_vectors() -> None:
 
 
 @pytest.mark.parametrize(("mutation", "prefix"), [
-    ("ignores_taints", "dra-taint-"), ("admin_as_any", "dra-admin-access-")])
+    ("ignores_taints", "dra-taint-"), ("admin_as_any", "dra-admin-access-"),
+    ("lists_as_scalars", "dra-list-")])
 def test_the_taint_and_admin_mutants_fail_their_vectors(mutation: str, prefix: str) -> None:
-    """The mutant fixtures of DRA-16 and DRA-17: each is caught by the vectors of its rule."""
+    """The mutant fixtures of DRA-16, DRA-17 and DRA-18: each is caught by the vectors of its
+    rule."""
     mutant = MutantAllocator(mutation)
     caught = []
     for vector in load_vectors():

@@ -90,9 +90,24 @@ def admin_as_any(case: Any, answer: Any) -> Any:
     return result
 
 
+def lists_as_scalars(case: Any, answer: Any) -> Any:
+    """Matches attributes as scalars with ListTypeAttributes on (DRA-18), the same allocator
+    answering."""
+    features = list(case.get("features") or ())
+    if "ListTypeAttributes" not in features or not isinstance(answer, dict):
+        return answer
+    scalar = {**case, "features": [f for f in features if f != "ListTypeAttributes"],
+              "variant": answer.get("variant", "experimental")}
+    result = reference_result("allocate", scalar)
+    if isinstance(result, dict) and "error" not in result:
+        return {**result, "variant": answer.get("variant")}
+    return answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
              "times_out": times_out, "first_listed": first_listed,
-             "ignores_taints": ignores_taints, "admin_as_any": admin_as_any}
+             "ignores_taints": ignores_taints, "admin_as_any": admin_as_any,
+             "lists_as_scalars": lists_as_scalars}
 
 
 class MutantAllocator:
