@@ -27,7 +27,15 @@ from numaspec.dra.allocator import (
     lookup_attribute,
     untolerated_taint,
 )
-from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request, Taint
+from numaspec.dra.objects import (
+    LIST_KINDS,
+    AttributeValue,
+    Claim,
+    Device,
+    DeviceClass,
+    Request,
+    Taint,
+)
 from numaspec.dra.pools import Pool
 from numaspec.dra.selectors import SelectorError, device_matches
 
@@ -85,7 +93,13 @@ def _walk(pools: Sequence[Pool]) -> Iterator[tuple[Pool, str, Device]]:
 def _value(value: AttributeValue | None) -> str:
     if value is None:
         return "none"
-    return str(value[1]).lower() if isinstance(value[1], bool) else str(value[1])
+    if isinstance(value[1], tuple):  # DRA-18: a list-typed attribute
+        return "[" + ", ".join(_scalar(v) for v in value[1]) + "]"
+    return _scalar(value[1])
+
+
+def _scalar(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _request(claim: Claim, name: str) -> Request | None:
@@ -134,11 +148,32 @@ def _constraint_values(claim: Claim, picks: Sequence[Picked], node: Node
         for pick in picks:
             if _in_scope(scope, pick.request):
                 found = devices.get(pick.id)
-                if found is not None:
-                    value = lookup_attribute(found[1], found[0], constraint.match_attribute)
-                    break
+                if found is None:
+                    continue
+                own = lookup_attribute(found[1], found[0], constraint.match_attribute)
+                if not node.features.list_type_attributes or value is None or own is None:
+                    value = own if value is None else value
+                    if not node.features.list_type_attributes:
+                        break
+                    continue
+                # DRA-18: with list-typed attributes the devices share the intersection
+                shared = set(_values(value)) & set(_values(own))
+                value = (value[0], tuple(sorted(shared, key=str)))
         out.append((constraint.match_attribute, scope, value))
     return out
+
+
+def _values(value: AttributeValue) -> tuple[object, ...]:
+    return tuple(value[1]) if isinstance(value[1], tuple) else (value[1],)
+
+
+def _keeps(own: AttributeValue, value: AttributeValue, lists: bool) -> bool:
+    """DRA-6, DRA-18: whether a device's value keeps a constraint whose devices so far share
+    ``value``."""
+    if not lists:
+        return own == value and not isinstance(own[1], tuple)
+    return (LIST_KINDS.get(own[0], own[0]) == LIST_KINDS.get(value[0], value[0])
+            and bool(set(_values(own)) & set(_values(value))))
 
 
 def _in_scope(scope: frozenset[str], request: str) -> bool:
@@ -234,7 +269,7 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
             return f"it has no {attribute} (matchAttribute)"
         if value is None:
             open_attributes.append(f"{attribute} {_value(own)}")
-        elif own != value:
+        elif not _keeps(own, value, node.features.list_type_attributes):
             return (f"its {attribute} is {_value(own)}, the claim's devices taken before "
                     f"share {_value(value)}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""

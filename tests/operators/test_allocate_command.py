@@ -174,3 +174,50 @@ def test_a_device_taint_rule_is_refused_by_name(tmp_path: Path,
     assert (status, out) == (2, "")
     assert err.startswith("numaspec allocate: not-modelled: ")
     assert "DeviceTaintRule" in err
+
+
+LISTS = """apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: cpu}
+  spec: {selectors: [{cel: {expression: 'device.driver == "dra.cpu"'}}]}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: cpus}
+  spec:
+    driver: dra.cpu
+    nodeName: node-a
+    pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+    devices:
+    - {name: cpu0, attributes: {resource.kubernetes.io/pcieRoot: {strings: [a, b]}}}
+    - {name: cpu1, attributes: {resource.kubernetes.io/pcieRoot: {strings: [c]}}}
+    - {name: cpu2, attributes: {resource.kubernetes.io/pcieRoot: {strings: [b]}}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {name: two, namespace: default}
+  spec:
+    devices:
+      requests: [{name: cpus, exactly: {deviceClassName: cpu, count: 2}}]
+      constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}]
+"""
+
+
+def test_list_typed_roots_keep_what_they_share(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-18: with DRAListTypeAttributes at 1.37 (the experimental allocator) two CPUs whose
+    root lists share b are taken, and the answer says they keep b; at 1.36 the class's selector
+    cannot read a device with a list (the allocator's error)."""
+    path = tmp_path / "lists.yaml"
+    path.write_text(LISTS, encoding="utf-8")
+    status, answer = run_json(["allocate", str(path), "--release", "1.37", "--feature-gates",
+                               "DRAListTypeAttributes=true"], capsys)
+    assert (status, answer["variant"]) == (0, "experimental")
+    picks = answer["claims"][0]["devices"]
+    assert [p["device"] for p in picks] == ["dra.cpu/node-a/cpu0", "dra.cpu/node-a/cpu2"]
+    assert picks[1]["keeps"] == ["resource.kubernetes.io/pcieRoot = [b]"]
+    status, out, _ = run(["allocate", str(path), "--release", "1.36"], capsys)
+    assert status == 1
+    assert out.startswith("ERROR ")
+    assert "unsupported attribute value" in out.splitlines()[0]
