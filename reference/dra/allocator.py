@@ -111,6 +111,9 @@ class _Match:
     requests: frozenset[str]
     attribute: str
     lists: bool = False
+    #: DRA-18: giving a device back restores the intersection (1.37); at 1.36 it stays as
+    #: narrowed until the constraint is empty again (finding 54)
+    restores: bool = True
     value: AttributeValue | None = None
     count: int = 0
     shared: list[tuple[str, frozenset[object]]] = field(factory=list)
@@ -134,7 +137,10 @@ class _Match:
                 if held_kind != kind or not held & values:
                     return False
                 values = held & values
-            self.shared.append((kind, values))
+            if self.restores:
+                self.shared.append((kind, values))
+            else:
+                self.shared[:] = [(kind, values)]
             self.count += 1
             return True
         if self.count == 0:
@@ -149,7 +155,7 @@ class _Match:
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.count -= 1
-            if self.lists:
+            if self.lists and self.restores:
                 self.shared.pop()
 
     def state(self) -> object:
@@ -251,7 +257,8 @@ class _Search:
                 raise _Fatal(f"claim {claim.key}: number of requested devices {per_claim} "
                              f"exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}")
             self.constraints.append([_Match(frozenset(c.requests), c.match_attribute,
-                                            self.features.list_type_attributes)
+                                            self.features.list_type_attributes,
+                                            restores=self.minor >= 37)
                                      for c in claim.constraints])
             self.results.append([])
 
