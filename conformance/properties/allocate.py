@@ -134,7 +134,7 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
                 problems.append(f"{claim.key}: {name} asks for {req.count}, got {len(got)}")
             device_class = decoded.classes.get(req.class_name)
             for device_id, (_driver, device) in got:
-                taint = (untolerated_taint(device, req, minor=minor, variant=decoded.variant)
+                taint = (untolerated_taint(device, req, minor=minor)
                          if "DeviceTaints" in decoded.features else None)
                 if taint is not None:
                     problems.append(f"{claim.key}: {device_id} has the taint {taint.key}:"

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from numaspec.dra.objects import (
     LIST_KINDS,
     AttributeValue,
     Claim,
+    Constraint,
     Device,
     DeviceClass,
     Request,
@@ -35,8 +36,10 @@ __all__ = [
     "MAX_SEARCH_STEPS",
     "Allocation",
     "Features",
+    "MatchAttribute",
     "Picked",
     "allocate",
+    "constraint_state",
     "tolerates",
     "untolerated_taint",
 ]
@@ -103,7 +106,7 @@ class _MaxSize(Exception):
 
 
 @define
-class _Match:
+class MatchAttribute:
     """DRA-6, DRA-18: one ``matchAttribute`` constraint's state: the first device's value,
     or, with ``ListTypeAttributes`` (``lists``), the intersection of the values so far, one
     per device taken (a stack, so that giving a device back restores the one before)."""
@@ -123,6 +126,21 @@ class _Match:
             return True
         return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
 
+    def fits(self, base: str, sub: str, device: Device, driver: str) -> bool:
+        """Whether the device would keep the constraint (asked of a copy: at 1.36 giving a
+        device back would not undo what taking it narrowed)."""
+        return evolve(self, shared=list(self.shared)).add(base, sub, device, driver)
+
+    def shared_value(self) -> AttributeValue | None:
+        """DRA-6, DRA-18: what the devices taken share: the first one's value, or with
+        list-typed attributes the intersection, as a list (None: no device yet)."""
+        if not self.count:
+            return None
+        if not self.lists or self.count == 1:
+            return self.value
+        kind, values = self.shared[-1]
+        return f"{kind}s", tuple(sorted(values, key=str))
+
     def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(base, sub):
             return True
@@ -137,6 +155,8 @@ class _Match:
                 if held_kind != kind or not held & values:
                     return False
                 values = held & values
+            else:
+                self.value = value  # shown as is while it is the only device
             if self.restores:
                 self.shared.append((kind, values))
             else:
@@ -161,6 +181,14 @@ class _Match:
     def state(self) -> object:
         """What the rest of the search depends on (the memo of DRA-7)."""
         return (self.value, self.count, tuple(self.shared))
+
+
+def constraint_state(constraint: Constraint, features: Features, minor: int
+                     ) -> MatchAttribute:
+    """DRA-6, DRA-18: a constraint's state before any device is taken, as the release's
+    allocator keeps it."""
+    return MatchAttribute(frozenset(constraint.requests), constraint.match_attribute,
+                          features.list_type_attributes, restores=minor >= 37)
 
 
 def lookup_attribute(device: Device, driver: str, name: str) -> AttributeValue | None:
@@ -213,9 +241,8 @@ class _Search:
     allocated: frozenset[str]
     features: Features
     minor: int
-    variant: str
     data: dict[tuple[int, int, int], _RequestData] = field(factory=dict)
-    constraints: list[list[_Match]] = field(factory=list)
+    constraints: list[list[MatchAttribute]] = field(factory=list)
     allocating: dict[str, set[int]] = field(factory=dict)
     results: list[list[Picked]] = field(factory=list)
     selectable_cache: dict[tuple[str, int, int, int], bool] = field(factory=dict)
@@ -256,9 +283,7 @@ class _Search:
             if self.minor <= 35 and per_claim > MAX_DEVICES_PER_CLAIM:
                 raise _Fatal(f"claim {claim.key}: number of requested devices {per_claim} "
                              f"exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}")
-            self.constraints.append([_Match(frozenset(c.requests), c.match_attribute,
-                                            self.features.list_type_attributes,
-                                            restores=self.minor >= 37)
+            self.constraints.append([constraint_state(c, self.features, self.minor)
                                      for c in claim.constraints])
             self.results.append([])
 
@@ -338,7 +363,7 @@ class _Search:
     def tainted(self, device: Device, request: Request) -> bool:
         """DRA-16: whether the device has a taint that keeps the request off it."""
         return self.features.device_taints and untolerated_taint(
-            device, request, minor=self.minor, variant=self.variant) is not None
+            device, request, minor=self.minor) is not None
 
     def take(self, r: tuple[int, int, int, int], candidate: _Candidate,
              must: bool) -> int | None:
@@ -352,7 +377,7 @@ class _Search:
         if self.tainted(candidate.device, data.request):
             return None
         base, sub = data.names
-        added: list[_Match] = []
+        added: list[MatchAttribute] = []
         for match in self.constraints[ci]:
             if not match.add(base, sub, candidate.device, candidate.driver):
                 for done in reversed(added):
@@ -521,12 +546,11 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
     return toleration.operator == "Exists" or toleration.value == taint.value
 
 
-def untolerated_taint(device: Device, request: Request, *, minor: int, variant: str
-                      ) -> Taint | None:
+def untolerated_taint(device: Device, request: Request, *, minor: int) -> Taint | None:
     """DRA-16: the first taint of the device that counts and that no toleration of the
-    request tolerates: every taint at 1.33 and 1.34, else only NoSchedule and NoExecute ones
-    (1.35's stable variant, which still counts every taint, supports no DeviceTaints)."""
-    del variant  # every variant that can look at taints agrees at each release
+    request tolerates: every taint at 1.33 and 1.34, else only NoSchedule and NoExecute ones.
+    Every variant that can look at taints agrees at each release (1.35's stable variant,
+    which still counts every taint, supports no DeviceTaints), so the variant is not asked."""
     every = minor <= 34
     for taint in device.taints:
         if (every or taint.effect in ("NoSchedule", "NoExecute")) and not any(
@@ -537,10 +561,10 @@ def untolerated_taint(device: Device, request: Request, *, minor: int, variant: 
 
 def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
              classes: Mapping[str, DeviceClass], allocated: frozenset[str], *,
-             features: Features, minor: int, variant: str = "stable") -> Allocation:
-    """DRA-5 to DRA-9, DRA-16, DRA-17: the answer of the release's allocator (``variant``,
-    DRA-8) for one node, its pools searched in the order given."""
-    search = _Search(claims, pools, classes, allocated, features, minor, variant)
+             features: Features, minor: int) -> Allocation:
+    """DRA-5 to DRA-9, DRA-16 to DRA-18: the release's allocator's answer for one node, its
+    pools searched in the order given (which is all the variant changes, DRA-8)."""
+    search = _Search(claims, pools, classes, allocated, features, minor)
     try:
         search.validate()
         # DRA-3: what the requests' checks found selectable is forgotten before the search

@@ -22,13 +22,14 @@ from attrs import frozen
 from numaspec.dra.allocator import (
     Allocation,
     Features,
+    MatchAttribute,
     Picked,
     allocate,
+    constraint_state,
     lookup_attribute,
     untolerated_taint,
 )
 from numaspec.dra.objects import (
-    LIST_KINDS,
     AttributeValue,
     Claim,
     Device,
@@ -39,7 +40,7 @@ from numaspec.dra.objects import (
 from numaspec.dra.pools import Pool
 from numaspec.dra.selectors import SelectorError, device_matches
 
-__all__ = ["Node", "Passed", "PickWhy", "pools_order", "why_picked", "why_unschedulable"]
+__all__ = ["Node", "Passed", "PickWhy", "why_picked", "why_unschedulable"]
 
 #: How many passed-over devices a pick lists before it counts the rest.
 SHOWN = 6
@@ -63,7 +64,6 @@ class Node:
     allocated: frozenset[str]
     minor: int
     features: Features
-    variant: str
 
 
 @frozen
@@ -76,11 +76,6 @@ class PickWhy:
     more: int  # passed-over devices not listed (past SHOWN)
     shares: tuple[str, ...]  # the constraints it keeps: "ATTRIBUTE = VALUE"
     other_class: int  # devices passed over because the request's class refuses them
-
-
-def pools_order(pools: Sequence[Pool]) -> str:
-    """The pools as the search walks them, for a reader."""
-    return ", ".join(pool.id for pool in pools) or "none"
 
 
 def _walk(pools: Sequence[Pool]) -> Iterator[tuple[Pool, str, Device]]:
@@ -136,48 +131,17 @@ def _selector_reason(node: Node, request: Request, device: Device, driver: str,
     return None
 
 
-def _constraint_values(claim: Claim, picks: Sequence[Picked], node: Node
-                       ) -> list[tuple[str, frozenset[str], AttributeValue | None]]:
-    """DRA-6: each constraint of the claim with the value its devices in scope share."""
-    devices = {f"{driver}/{pool.name}/{device.name}": (driver, device)
-               for pool, driver, device in _walk(node.pools)}
-    out = []
-    for constraint in claim.constraints:
-        scope = frozenset(constraint.requests)
-        value = None
-        for pick in picks:
-            if _in_scope(scope, pick.request):
-                found = devices.get(pick.id)
-                if found is None:
-                    continue
-                own = lookup_attribute(found[1], found[0], constraint.match_attribute)
-                if not node.features.list_type_attributes or value is None or own is None:
-                    value = own if value is None else value
-                    if not node.features.list_type_attributes:
-                        break
-                    continue
-                # DRA-18: with list-typed attributes the devices share the intersection
-                shared = set(_values(value)) & set(_values(own))
-                value = (value[0], tuple(sorted(shared, key=str)))
-        out.append((constraint.match_attribute, scope, value))
-    return out
-
-
-def _values(value: AttributeValue) -> tuple[object, ...]:
-    return tuple(value[1]) if isinstance(value[1], tuple) else (value[1],)
-
-
-def _keeps(own: AttributeValue, value: AttributeValue, lists: bool) -> bool:
-    """DRA-6, DRA-18: whether a device's value keeps a constraint whose devices so far share
-    ``value``."""
-    if not lists:
-        return own == value and not isinstance(own[1], tuple)
-    return (LIST_KINDS.get(own[0], own[0]) == LIST_KINDS.get(value[0], value[0])
-            and bool(set(_values(own)) & set(_values(value))))
-
-
-def _in_scope(scope: frozenset[str], request: str) -> bool:
-    return not scope or request in scope or request.split("/", maxsplit=1)[0] in scope
+def _states(claim: Claim, picks: Sequence[Picked], node: Node,
+            devices: Mapping[str, tuple[str, Device]]) -> list[MatchAttribute]:
+    """DRA-6, DRA-18: the claim's constraints as the allocator holds them once ``picks`` are
+    taken (its own constraint state, so a reason never judges a constraint otherwise)."""
+    states = [constraint_state(c, node.features, node.minor) for c in claim.constraints]
+    for pick in picks:
+        base, _, sub = pick.request.partition("/")
+        driver, device = devices[pick.id]
+        for state in states:
+            state.add(base, sub, device, driver)
+    return states
 
 
 def why_picked(node: Node, claims: Sequence[Claim], allocation: Allocation) -> list[PickWhy]:
@@ -185,6 +149,8 @@ def why_picked(node: Node, claims: Sequence[Claim], allocation: Allocation) -> l
     (in the answer's order: claims in order, each claim's devices as taken)."""
     pools = node.pools
     walk = list(_walk(pools))
+    devices = {f"{driver}/{pool.name}/{device.name}": (driver, device)
+               for pool, driver, device in walk}
     taken_at: dict[str, tuple[int, str]] = {}
     order = [(ci, pick) for ci, picks in enumerate(allocation.claims) for pick in picks]
     for index, (ci, pick) in enumerate(order):
@@ -193,16 +159,16 @@ def why_picked(node: Node, claims: Sequence[Claim], allocation: Allocation) -> l
     for index, (ci, pick) in enumerate(order):
         claim = claims[ci]
         request = _request(claim, pick.request)
-        values = _constraint_values(claim, allocation.claims[ci], node)
-        shares = tuple(f"{attribute} = {_value(value)}" for attribute, scope, value in values
-                       if _in_scope(scope, pick.request))
+        base, _, sub = pick.request.partition("/")
+        shares = tuple(f"{state.attribute} = {_value(state.shared_value())}"
+                       for state in _states(claim, allocation.claims[ci], node, devices)
+                       if state.applies(base, sub))
         passed: list[Passed] = []
         other_class = 0
         # DRA-6: what the constraints held when this device was taken: the values of the
         # claim's devices taken before it
         before = allocation.claims[ci][:allocation.claims[ci].index(pick)]
-        at = _Pick(claim, pick, request, tuple(_constraint_values(claim, before, node)),
-                   index)
+        at = _Pick(claim, pick, request, tuple(_states(claim, before, node, devices)), index)
         for walked in walk:
             pool, driver, device = walked
             device_id = f"{driver}/{pool.name}/{device.name}"
@@ -230,7 +196,7 @@ class _Pick:
     claim: Claim
     pick: Picked
     request: Request | None
-    values: tuple[tuple[str, frozenset[str], AttributeValue | None], ...]
+    states: tuple[MatchAttribute, ...]
     index: int
 
 
@@ -238,7 +204,7 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
                    walked: tuple[Pool, str, Device]) -> str | None:
     """The first reason that holds for walking past a device to ``at.pick`` (None: it is
     one of the same request's own devices, taken earlier)."""
-    claim, pick, request, values, index = at.claim, at.pick, at.request, at.values, at.index
+    claim, pick, request, index = at.claim, at.pick, at.request, at.index
     pool, driver, device = walked
     device_id = f"{driver}/{pool.name}/{device.name}"
     refused = None if request is None else _selector_reason(node, request, device, driver,
@@ -261,17 +227,18 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
         return (f"its taint {taint.key}={taint.value}:{taint.effect} is not tolerated by the "
                 "request (DRA-16)")
     open_attributes = []
-    for attribute, scope, value in values:
-        if not _in_scope(scope, pick.request):
+    base, _, sub = pick.request.partition("/")
+    for state in at.states:
+        if not state.applies(base, sub):
             continue
-        own = lookup_attribute(device, driver, attribute)
+        own = lookup_attribute(device, driver, state.attribute)
         if own is None:
-            return f"it has no {attribute} (matchAttribute)"
-        if value is None:
-            open_attributes.append(f"{attribute} {_value(own)}")
-        elif not _keeps(own, value, node.features.list_type_attributes):
-            return (f"its {attribute} is {_value(own)}, the claim's devices taken before "
-                    f"share {_value(value)}")
+            return f"it has no {state.attribute} (matchAttribute)"
+        if not state.count:
+            open_attributes.append(f"{state.attribute} {_value(own)}")
+        elif not state.fits(base, sub, device, driver):
+            return (f"its {state.attribute} is {_value(own)}, the claim's devices taken "
+                    f"before share {_value(state.shared_value())}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
     return f"it fits, but the claims could not be completed with it{with_it}"
 
@@ -281,7 +248,7 @@ def _untolerated(node: Node, device: Device, request: Request | None) -> Taint |
     tolerate."""
     if request is None or not node.features.device_taints:
         return None
-    return untolerated_taint(device, request, minor=node.minor, variant=node.variant)
+    return untolerated_taint(device, request, minor=node.minor)
 
 
 def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
@@ -318,7 +285,7 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
             reasons.append(f"claim {claim.key}: " + "; ".join(short))
             continue
         alone = allocate((claim,), pools, node.classes, node.allocated,
-                         features=node.features, minor=node.minor, variant=node.variant)
+                         features=node.features, minor=node.minor)
         if alone.outcome == "unschedulable" and claim.constraints:
             names = ", ".join(c.match_attribute for c in claim.constraints)
             reasons.append(f"claim {claim.key}: enough devices match each request, but no set "

@@ -105,8 +105,9 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
                     variant: str | None = None, node: str | None = None,
                     claims: list[str] | None = None) -> dict[str, Any]:
     """OPS-17: the answer ``numaspec allocate`` prints, as JSON."""
+    from numaspec.dra.allocator import Features
     from numaspec.dra.objects import NodeInfo, decode_claim
-    from numaspec.dra.reasons import Node, pools_order, why_picked, why_unschedulable
+    from numaspec.dra.reasons import Node, why_picked, why_unschedulable
     from numaspec.dra.variants import features_from_gates
     from numaspec.operators.dra_question import search_lines
     from numaspec.operators.importers.dra_objects import (
@@ -158,14 +159,11 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     chosen = case.variant  # DRA-8: refuses a forced variant that lacks a feature
     allocation = allocate_once(case)
     pools = searched_pools(case)
-    from numaspec.dra.allocator import Features
-
-    reading = Node(tuple(pools), classes, case.allocated, minor,
-                   Features.named(features), chosen)
+    reading = Node(tuple(pools), classes, case.allocated, minor, Features.named(features))
     answer: dict[str, Any] = {
         "release": release, "node": name, "variant": chosen, "features": sorted(features),
         "search": search_lines(case, defaults=not gates),
-        "pools": pools_order(pools).split(", ") if pools else [],
+        "pools": [pool.id for pool in pools],
         "outcome": allocation.outcome, "already_allocated": already,
         "claims": []}
     if allocation.outcome == "allocated":

@@ -149,19 +149,16 @@ def decode_allocate_case(case: object) -> AllocateCase:
                         classes, frozenset(allocated), claims, forced)
 
 
-def _answer(case: AllocateCase, order: list[tuple[str, str]] | None, variant: str,
-            slices_by_name: bool = False) -> Allocation:
-    pools = gather_pools(case.slices, case.node, order, minor=case.minor,
-                         slices_by_name=slices_by_name)
+def _answer(case: AllocateCase, pools: list[Pool]) -> Allocation:
     return allocate(case.claims, pools, case.classes, case.allocated,
-                    features=Features.named(case.features), minor=case.minor,
-                    variant=variant)
+                    features=Features.named(case.features), minor=case.minor)
 
 
-def searched_pools(case: AllocateCase) -> list[Pool]:
-    """DRA-2, DRA-8: the node's pools in the order the case's allocator searches them: by
-    name where it sorts them, else as listed (one of the orders it may take)."""
-    if sorts_pools(case.minor, case.variant):
+def searched_pools(case: AllocateCase, variant: str | None = None) -> list[Pool]:
+    """DRA-2, DRA-8: the node's pools in the order ``variant`` (default: the one that
+    answers the case) searches them: by name where it sorts them, else as listed (one of the
+    orders it may take)."""
+    if sorts_pools(case.minor, case.variant if variant is None else variant):
         return gather_pools(case.slices, case.node, sorted(pool_ids(case.slices, case.node)),
                             minor=case.minor, slices_by_name=True)
     return gather_pools(case.slices, case.node, minor=case.minor)
@@ -172,17 +169,16 @@ def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator
     give: under each order of the node's pools (first-listed order first), or, for the
     incubating and experimental variants from 1.36, the one under pools sorted by driver and
     name and a pool's slices by name."""
-    variant = case.variant if variant is None else variant
-    if sorts_pools(case.minor, variant):
-        yield _answer(case, sorted(pool_ids(case.slices, case.node)), variant,
-                      slices_by_name=True)
+    if sorts_pools(case.minor, case.variant if variant is None else variant):
+        yield _answer(case, searched_pools(case, variant))
         return
     ids = pool_ids(case.slices, case.node)
     for count, order in enumerate(itertools.permutations(ids)):
         if count >= MAX_POOL_ORDERS:
             raise LimitExceededError(f"more than {MAX_POOL_ORDERS} orders of the node's "
                                      f"{len(ids)} pools", where="slices")
-        yield _answer(case, list(order), variant)
+        yield _answer(case, gather_pools(case.slices, case.node, list(order),
+                                         minor=case.minor))
 
 
 def _pick(pick: Picked) -> dict[str, Any]:
