@@ -128,11 +128,11 @@ replace (
 // - k8s.io/ktesting, a staging module from 1.38 (pinned like the others to
 //   v0.38.0-beta.0, which the proxy does not serve), imported only by tests
 //   of kubelet's packages and of the staging modules: a stand-in module with
-//   its three packages empty (go mod tidy loads those tests' imports; nothing
+//   its three packages empty (../../stubs/ktesting; go mod tidy loads those tests' imports; nothing
 //   built compiles them). gen-gomod.sh leaves a staging module replaced here
 //   out of its own list.
 replace (
-	k8s.io/ktesting => ./stub-ktesting
+	k8s.io/ktesting => ../../stubs/ktesting
 	sigs.k8s.io/structured-merge-diff/v7 v7.0.1 => sigs.k8s.io/structured-merge-diff/v7 v7.0.0
 )
 

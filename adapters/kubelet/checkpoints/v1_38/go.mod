@@ -113,10 +113,10 @@ replace (
 // The replacements of the adapter's ../../v1_38/go.mod (its extra.gomod) for
 // two requirements of the 1.38 module graph the Go module proxy does not
 // serve: sigs.k8s.io/structured-merge-diff/v7 v7.0.1 is linked as v7.0.0, and
-// k8s.io/ktesting (a staging module only tests import) is the adapter's
-// empty stand-in module, ../../v1_38/stub-ktesting.
+// k8s.io/ktesting (a staging module only tests import) is the adapters'
+// empty stand-in module, ../../../stubs/ktesting.
 replace (
-	k8s.io/ktesting => ../../v1_38/stub-ktesting
+	k8s.io/ktesting => ../../../stubs/ktesting
 	sigs.k8s.io/structured-merge-diff/v7 v7.0.1 => sigs.k8s.io/structured-merge-diff/v7 v7.0.0
 )
 
