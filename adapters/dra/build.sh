@@ -39,6 +39,11 @@ fi
 for arg in "${dirs[@]}"; do
   r="$(row "$arg")"
   d="$(field "$r" dir)"; ver="$(field "$r" version)"
+  # A release whose row names a "toolchain" (a Go newer than the machine's:
+  # go1.27.3 for v0.38) runs its go commands with GOTOOLCHAIN set to it, and
+  # only that release's.
+  tc="$(field "$r" toolchain)"
+  gotc=(env); if [ -n "$tc" ]; then gotc=(env "GOTOOLCHAIN=$tc"); fi
   [ -f "$d/go.mod" ] || { echo "no module $d (releases.json)" >&2; exit 1; }
   pinned="$(awk '$1=="k8s.io/dynamic-resource-allocation" {print $2; exit}' "$d/go.mod")"
   if [ "$pinned" != "$ver" ]; then
@@ -52,12 +57,12 @@ for arg in "${dirs[@]}"; do
       pkgs+=(numaspec.invalid/dra-adapter/v1alloc)
     fi
     echo "== vet $d: ${pkgs[*]}" >&2
-    (cd "$d" && go vet "${pkgs[@]}")
+    (cd "$d" && "${gotc[@]}" go vet "${pkgs[@]}")
     continue
   fi
-  echo "== $d: k8s.io/dynamic-resource-allocation $ver" >&2
+  echo "== $d: k8s.io/dynamic-resource-allocation $ver${tc:+ (GOTOOLCHAIN=$tc)}" >&2
   start=$(date +%s.%N)
-  (cd "$d" && go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false \
+  (cd "$d" && "${gotc[@]}" go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false \
     -ldflags="-s -w -X numaspec.invalid/dra-adapter/common.pinnedVersion=$ver" \
     -o "../bin/dra-allocator-$ver" .)
   printf '   built bin/dra-allocator-%s in %ss\n' "$ver" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')" >&2

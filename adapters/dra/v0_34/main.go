@@ -7,11 +7,9 @@
 package main
 
 import (
-	// This module's own import of the pinned release, which keeps it a
-	// direct requirement of go.mod.
-	_ "k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/dynamic-resource-allocation/structured"
 
 	"numaspec.invalid/dra-adapter/v1alloc"
 )
 
-func main() { v1alloc.Main(v1alloc.Hooks{}) }
+func main() { v1alloc.Main(v1alloc.Hooks{NewAllocator: structured.NewAllocator}) }

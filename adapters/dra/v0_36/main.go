@@ -15,5 +15,6 @@ func main() {
 	v1alloc.Main(v1alloc.Hooks{
 		EnableAllocators: structured.EnableAllocators,
 		FailedOnNode:     structured.ErrFailedAllocationOnNode,
+		NewAllocator:     structured.NewAllocator,
 	})
 }

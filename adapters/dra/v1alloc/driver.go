@@ -39,6 +39,13 @@ type Hooks struct {
 	// FailedOnNode is structured.ErrFailedAllocationOnNode (v0.35 on); nil
 	// when the release has none (every Allocate error is then "error").
 	FailedOnNode error
+	// NewAllocator is structured.NewAllocator over resource.k8s.io/v1
+	// slices: the module's own from v0.34 to v0.37; from v0.38, which takes
+	// the module's internal slices (k8s.io/dynamic-resource-allocation/api),
+	// the release converts each slice as the scheduler's informer does and
+	// calls it (../v0_38/main.go). Required.
+	NewAllocator func(ctx context.Context, features structured.Features, state structured.AllocatedState,
+		classes structured.DeviceClassLister, slices []*resourceapi.ResourceSlice, celCache *cel.Cache) (structured.Allocator, error)
 }
 
 // Main runs the adapter for the release linked into this binary.
@@ -203,8 +210,11 @@ func (d *driver) pick(f structured.Features, forced string) string {
 
 func (d *driver) newAllocator(ctx context.Context, f structured.Features, state structured.AllocatedState,
 	classes []*resourceapi.DeviceClass, slices []*resourceapi.ResourceSlice) (a structured.Allocator, err error) {
-	return structured.NewAllocator(ctx, f, state, classLister(classes), slices, d.celCache(f))
+	return d.hooks.NewAllocator(ctx, f, state, classLister(classes), slices, d.celCache(f))
 }
+
+// emptySet makes *s an empty set of its own element type.
+func emptySet[T comparable](s *sets.Set[T]) { *s = sets.New[T]() }
 
 // classLister serves the case's DeviceClasses as the scheduler's informer
 // lister does: in order, and a NotFound API error for an unknown name.
@@ -253,10 +263,12 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 		applyClaimDefaults(claims[i])
 	}
 	state := structured.AllocatedState{
-		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
+		AllocatedDevices:   sets.New[structured.DeviceID](),
+		AggregatedCapacity: structured.NewConsumedCapacityCollection(),
 	}
+	// A set of SharedDeviceID to v0.37, of DeviceID from v0.38: made empty
+	// whatever its element type.
+	emptySet(&state.AllocatedSharedDeviceIDs)
 	for _, r := range c.Allocated {
 		state.AllocatedDevices.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))
 	}
