@@ -412,11 +412,13 @@ class _Search:
     def allocate_one(self, r: tuple[int, int, int, int], in_sub: bool, start: int = 0
                      ) -> bool:
         """:meth:`search_from`, remembering where it failed: the rest of the search depends
-        only on where it is, what is in use, what each claim's constraints hold and how long
-        each result is, so a place it failed from fails again (it raised nothing there, and
-        selectors are judged once), and upstream's answer is found without walking it twice
-        (DRA-7)."""
+        only on where it is, what is in use, which of it the claim being allocated holds
+        (a request with admin access may take a device another claim holds, not one its own
+        claim holds, DRA-17), what each claim's constraints hold and how long each result
+        is, so a place it failed from fails again (it raised nothing there, and selectors are
+        judged once), and upstream's answer is found without walking it twice (DRA-7)."""
         key = (r, in_sub, start, frozenset(self.allocated_now()),
+               frozenset(d for d, claims in self.allocating.items() if r[0] in claims),
                tuple(m.state() for matches in self.constraints for m in matches),
                tuple(len(result) for result in self.results))
         if key in self.failed:
