@@ -237,6 +237,6 @@ func Guarded(timeout, grace time.Duration, fn func(ctx context.Context) (*Result
 	case a := <-done:
 		return a.r, a.s, a.e
 	case <-t.C:
-		return nil, nil, Erroredf("the allocator did not return within %s (context deadline %s)", timeout+grace, timeout)
+		return nil, nil, Erroredf("watchdog: the allocator did not return within %s (context deadline %s)", timeout+grace, timeout)
 	}
 }

@@ -52,7 +52,12 @@ def test_the_allocate_suite_passes(minor: str, variant: str, tmp_path: Path) -> 
     assert status == 0, printed.getvalue()[-6000:]
     _, records, _ = read_report(tmp_path / "report.jsonl")
     passed = [r for r in records if r["verdict"] == "passed"]
-    assert any(r["kind"] == "property" and r["id"] == "P-ALLOCATE" for r in passed), records
+    # P-ALLOCATE holds, or holds but for a known divergence its draws met (1.34's panic,
+    # finding 53: set aside, and the property explored on)
+    assert any(r["kind"] == "property" and r["id"] == "P-ALLOCATE"
+               and (r["verdict"] == "passed" or (r["verdict"] == "xfailed"
+                                                 and r["message"].startswith("holds but for")))
+               for r in records), records
     assert any(r["kind"] != "property" for r in passed), records
 
 
