@@ -2,10 +2,10 @@
 drivers' ResourceSlices (pools of one or two slices, now and then an invalid, incomplete or
 superseded one), a DeviceClass per driver, some devices already allocated, and one or two
 claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors and
-``matchAttribute`` constraints over NUMA, PCIe-root and model attributes; the allocator
-features of the prioritized list alone, of a scheduler with the release's default gates, or
-none, and now and then a forced variant (DRA-8); taints, tolerations and admin access
-(DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18).
+``matchAttribute`` constraints over NUMA, PCIe-root, model and firmware-version attributes;
+the allocator features of the prioritized list alone, of a scheduler with the release's
+default gates, or none, and now and then a forced variant (DRA-8); taints, tolerations and
+admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18).
 
 One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
 properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
@@ -54,6 +54,10 @@ def _device(c: Choices, name: str, minor: int) -> dict[str, Any]:
             attributes[PCIE_ROOT] = {"string": c.choice(["pci0000:00", "pci0000:80"])}
     if c.integer(0, 1):
         attributes["model"] = {"string": c.choice(["a", "b"])}
+    if c.integer(0, 3) == 3:
+        # DRA-6: a version; from 1.38 equal whatever its build metadata
+        attributes["firmware"] = {"version": c.choice(["1.0.0", "1.0.0+b1", "1.0.0+b2",
+                                                       "1.1.0-rc.1"])}
     device: dict[str, Any] = {"name": name, "attributes": attributes}
     if c.integer(0, 7) == 7:  # DRA-16: one device in eight is tainted
         device["taints"] = [{"key": TAINT_KEY, "value": c.choice(["a", "b"]),
@@ -172,7 +176,7 @@ def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
             requests.append({"name": name, "exactly": _exact(c, classes, minor, admin)})
     constraints = []
     for _ in range(c.integer(0, 2)):
-        attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model"])
+        attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model", "firmware"])
         drivers = [d for d in DRIVERS if d.split(".")[0] in classes]
         qualified = attribute if "/" in attribute else f"{c.choice(drivers)}/{attribute}"
         scope = c.subset(names, 2)

@@ -38,6 +38,7 @@ __all__ = [
     "Features",
     "MatchAttribute",
     "Picked",
+    "UnsupportedValue",
     "allocate",
     "constraint_state",
     "tolerates",
@@ -101,8 +102,36 @@ class _Fatal(Exception):
     """DRA-9: an error the allocator returns."""
 
 
+class _NodeFailure(Exception):
+    """DRA-9: an error the allocator marks as this node's alone (``ErrFailedAllocationOnNode``,
+    from 1.35): the node is unschedulable, with the allocator's words."""
+
+
 class _MaxSize(Exception):
     """DRA-5: the claim's result would pass MAX_DEVICES_PER_CLAIM (backtracked over)."""
+
+
+class UnsupportedValue(Exception):
+    """DRA-18: from 1.38, a ``matchAttribute`` over a device whose value it cannot compare (a
+    list, without ``ListTypeAttributes``) stops the allocation with an error."""
+
+    def __init__(self, attribute: str) -> None:
+        super().__init__(attribute)
+        self.attribute = attribute
+
+
+def _comparable(value: AttributeValue, minor: int) -> AttributeValue:
+    """DRA-6, DRA-18: a value as the release's ``matchAttribute`` compares it: from 1.38 a
+    version (alone or in a list) without its build metadata (``+...``), as semantic versions
+    are equal whatever their build; before, versions compare as strings."""
+    kind, raw = value
+    if minor < 38 or kind not in ("version", "versions"):
+        return value
+    if kind == "version":
+        assert isinstance(raw, str)
+        return kind, raw.partition("+")[0]
+    assert isinstance(raw, tuple)
+    return kind, tuple(str(v).partition("+")[0] for v in raw)
 
 
 @define
@@ -117,6 +146,9 @@ class MatchAttribute:
     #: DRA-18: giving a device back restores the intersection (1.37); at 1.36 it stays as
     #: narrowed until the constraint is empty again (finding 54)
     restores: bool = True
+    #: the release's minor: from 1.38 versions compare without build metadata and, without
+    #: ``lists``, a list-typed value is an error (:class:`UnsupportedValue`)
+    minor: int = 37
     value: AttributeValue | None = None
     count: int = 0
     shared: list[tuple[str, frozenset[object]]] = field(factory=list)
@@ -142,11 +174,16 @@ class MatchAttribute:
         return f"{kind}s", tuple(sorted(values, key=str))
 
     def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
+        """DRA-6, DRA-18: take the device into the constraint if it keeps it; raises
+        :class:`UnsupportedValue` where the release stops instead (from 1.38)."""
         if not self.applies(base, sub):
             return True
-        value = lookup_attribute(device, driver, self.attribute)
-        if value is None:
+        found = lookup_attribute(device, driver, self.attribute)
+        if found is None:
             return False
+        if self.minor >= 38 and not self.lists and found[0] in LIST_KINDS:
+            raise UnsupportedValue(self.attribute)
+        value = _comparable(found, self.minor)
         if self.lists:
             kind = LIST_KINDS.get(value[0], value[0])
             values = frozenset(value[1] if value[0] in LIST_KINDS else (value[1],))
@@ -188,7 +225,7 @@ def constraint_state(constraint: Constraint, features: Features, minor: int
     """DRA-6, DRA-18: a constraint's state before any device is taken, as the release's
     allocator keeps it."""
     return MatchAttribute(frozenset(constraint.requests), constraint.match_attribute,
-                          features.list_type_attributes, restores=minor >= 37)
+                          features.list_type_attributes, restores=minor >= 37, minor=minor)
 
 
 def lookup_attribute(device: Device, driver: str, name: str) -> AttributeValue | None:
@@ -241,6 +278,7 @@ class _Search:
     allocated: frozenset[str]
     features: Features
     minor: int
+    variant: str
     data: dict[tuple[int, int, int], _RequestData] = field(factory=dict)
     constraints: list[list[MatchAttribute]] = field(factory=list)
     allocating: dict[str, set[int]] = field(factory=dict)
@@ -302,13 +340,14 @@ class _Search:
         if request.mode == "All":
             data.all_devices = []
             for pool in self.pools:
-                if pool.incomplete:
-                    raise _Fatal(f"claim {claim.key}, request {request.name}: asks for all "
-                                 f"devices, but resource pool {pool.id} is currently being "
-                                 "updated")
-                if pool.invalid:
-                    raise _Fatal(f"claim {claim.key}, request {request.name}: asks for all "
-                                 f"devices, but resource pool {pool.id} is currently invalid")
+                state = ("being updated" if pool.incomplete else
+                         "invalid" if pool.invalid else None)
+                if state is not None:
+                    message = (f"claim {claim.key}, request {request.name}: asks for all "
+                               f"devices, but resource pool {pool.id} is currently {state}")
+                    # DRA-4: from 1.38 this is the node's failure alone (the scheduler tries
+                    # other nodes); before, an error for the pod
+                    raise (_NodeFailure if self.minor >= 38 else _Fatal)(message)
                 for candidate in _candidates(pool):
                     if self.selectable(key, data, candidate):
                         data.all_devices.append(candidate)
@@ -379,7 +418,15 @@ class _Search:
         base, sub = data.names
         added: list[MatchAttribute] = []
         for match in self.constraints[ci]:
-            if not match.add(base, sub, candidate.device, candidate.driver):
+            try:
+                kept = match.add(base, sub, candidate.device, candidate.driver)
+            except UnsupportedValue as exc:
+                # DRA-18 (1.38): stable names the claim and request before the error
+                claim = (f"claim {self.claims[ci].key}, request {data.request.name}: "
+                         if self.variant == "stable" else "")
+                raise _Fatal(f"{claim}device {candidate.id}: unsupported attribute value "
+                             f"for {exc.attribute}") from None
+            if not kept:
                 for done in reversed(added):
                     done.remove(base, sub)
                 if must:
@@ -563,10 +610,11 @@ def untolerated_taint(device: Device, request: Request, *, minor: int) -> Taint 
 
 def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
              classes: Mapping[str, DeviceClass], allocated: frozenset[str], *,
-             features: Features, minor: int) -> Allocation:
+             features: Features, minor: int, variant: str = "stable") -> Allocation:
     """DRA-5 to DRA-9, DRA-16 to DRA-18: the release's allocator's answer for one node, its
-    pools searched in the order given (which is all the variant changes, DRA-8)."""
-    search = _Search(claims, pools, classes, allocated, features, minor)
+    pools searched in the order given (which, but for the words of one error from 1.38
+    (DRA-18), is all the variant changes, DRA-8)."""
+    search = _Search(claims, pools, classes, allocated, features, minor, variant)
     try:
         search.validate()
         # DRA-3: what the requests' checks found selectable is forgotten before the search
@@ -575,6 +623,8 @@ def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
         done = search.allocate_one((0, 0, 0, 0), False)
     except _Fatal as exc:
         return Allocation("error", message=str(exc))
+    except _NodeFailure as exc:
+        return Allocation("unschedulable", message=str(exc))
     except _MaxSize:
         # DRA-5: the first claim's requests cannot fit in a result, whichever subrequest.
         return Allocation("error", message="allocation max size exceeded")

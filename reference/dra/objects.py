@@ -10,6 +10,7 @@ not change the pick (a class's or claim's opaque ``config``, labels, annotations
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from attrs import frozen
@@ -217,6 +218,30 @@ class Slice:
     devices: tuple[Device, ...]
 
 
+#: DRA-1: the longest string or version value an attribute may hold
+#: (``DeviceAttributeMaxValueLength``).
+MAX_VALUE_LENGTH = 64
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_PRE = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_BUILD = r"[0-9A-Za-z-]+"
+#: DRA-1: a semantic version as semver.org 2.0.0 writes it (what the API server takes).
+SEMVER = re.compile(rf"{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_PRE}(?:\.{_PRE})*)?"
+                    rf"(?:\+{_BUILD}(?:\.{_BUILD})*)?")
+
+
+def _check_text_value(item: object, kind: str, where: str) -> None:
+    """DRA-1: a string or version value the API server would refuse is refused, naming it:
+    longer than :data:`MAX_VALUE_LENGTH` bytes, or a version that is not semver 2.0.0."""
+    if not isinstance(item, str):
+        return  # the type check below names it
+    if kind == "version" and not SEMVER.fullmatch(item):
+        raise InvalidFieldError(f"{item!r} is not a semantic version (semver.org 2.0.0, "
+                                "as the API server requires)", where=where)
+    if len(item.encode()) > MAX_VALUE_LENGTH:
+        raise InvalidFieldError(f"longer than {MAX_VALUE_LENGTH} bytes "
+                                f"({len(item.encode())})", where=where)
+
+
 def _attribute(value: object, where: str) -> AttributeValue:
     body = _obj(value, where)
     _refuse_left_out(body, where)
@@ -227,6 +252,12 @@ def _attribute(value: object, where: str) -> AttributeValue:
         raise InvalidFieldError("exactly one of int, bool, string, version, ints, bools, "
                                 "strings, versions", where=where)
     kind = kinds[0]
+    element_kind = LIST_KINDS.get(kind, kind)
+    values = body[kind] if kind in LIST_KINDS else [body[kind]]
+    if isinstance(values, list) and element_kind in ("string", "version"):
+        for i, item in enumerate(values):
+            at = f"{where}.{kind}[{i}]" if kind in LIST_KINDS else f"{where}.{kind}"
+            _check_text_value(item, element_kind, at)
     if kind in LIST_KINDS:
         # DRA-18: a list-typed attribute (from 1.36), kept as a tuple of its values
         element = _ATTRIBUTE_TYPES[LIST_KINDS[kind]]

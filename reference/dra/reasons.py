@@ -30,6 +30,7 @@ from numaspec.dra.allocator import (
     untolerated_taint,
 )
 from numaspec.dra.objects import (
+    LIST_KINDS,
     AttributeValue,
     Claim,
     Device,
@@ -234,6 +235,9 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
         own = lookup_attribute(device, driver, state.attribute)
         if own is None:
             return f"it has no {state.attribute} (matchAttribute)"
+        if state.minor >= 38 and not state.lists and own[0] in LIST_KINDS:
+            return (f"its {state.attribute} is a list, which matchAttribute cannot compare "
+                    "without list-typed attributes (DRA-18)")
         if not state.count:
             open_attributes.append(f"{state.attribute} {_value(own)}")
         elif not state.fits(base, sub, device, driver):

@@ -45,13 +45,35 @@ def _compiled(expression: str) -> Any:
 
 
 def _activation(device: Device, driver: str) -> dict[str, Any]:
+    """The ``device`` variable.  DRA-3: an attribute the device lists both bare and under its
+    driver's domain (``numa`` and ``DRIVER/numa``) is one CEL name; the qualified spelling's
+    value is the one read (1.38; before, see :func:`_refuse_twice_named`)."""
     attributes: dict[str, dict[str, Any]] = {}
-    for name, (kind, value) in device.attributes.items():
-        domain, _, ident = name.rpartition("/")
-        # DRA-18: a list-typed attribute is a CEL list, whatever the features
-        attributes.setdefault(domain or driver, {})[ident] = (
-            list(value) if kind in LIST_KINDS else value)
+    for qualified in (False, True):
+        for name, (kind, value) in device.attributes.items():
+            domain, _, ident = name.rpartition("/")
+            if bool(domain) != qualified:
+                continue
+            # DRA-18: a list-typed attribute is a CEL list, whatever the features
+            attributes.setdefault(domain or driver, {})[ident] = (
+                list(value) if kind in LIST_KINDS else value)
     return {"driver": driver, "attributes": attributes, "allowMultipleAllocations": False}
+
+
+def _refuse_twice_named(expression: str, device: Device, driver: str,
+                        release_minor: int) -> None:
+    """DRA-3: until 1.37 an attribute listed both bare and under the driver's domain reads as
+    whichever spelling Go's map order puts last (finding 56): an expression that may read
+    one is refused, not answered as one of two possible answers."""
+    if release_minor >= 38:
+        return
+    for name in device.attributes:
+        domain, _, ident = name.rpartition("/")
+        if domain == driver and ident in device.attributes and ident in expression:
+            raise NotModelledError(
+                f"device {device.name} lists attribute {ident!r} both bare and as {name!r}: "
+                f"until 1.37 CEL reads either value, by Go's map order (finding 56)",
+                where=expression)
 
 
 def _refuse_versions(expression: str, device: Device) -> None:
@@ -71,6 +93,7 @@ def device_matches(expression: str, device: Device, driver: str,
     value``."""
     program = _compiled(expression)
     _refuse_versions(expression, device)
+    _refuse_twice_named(expression, device, driver, release_minor)
     if release_minor == 36 and not lists:
         for name, (kind, _value) in device.attributes.items():
             if kind in LIST_KINDS:

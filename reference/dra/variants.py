@@ -52,6 +52,8 @@ FEATURES: dict[int, frozenset[str]] = {
                                "DerivedAttributes", "FractionalCapacityRange",
                                "OptionalNodeOperations"},
 }
+#: 1.38 (pre-release 1.38.0-beta.0): the same fields as 1.37.
+FEATURES[38] = FEATURES[37]
 
 #: DRA-8: each variant's ``SupportedFeatures`` per release (1.33: one allocator, which
 #: takes every feature it has).
@@ -63,6 +65,11 @@ _SUPPORTED: dict[int, dict[str, frozenset[str]]] = {
          "experimental": FEATURES[36]},
     37: {"stable": _COMMON, "incubating": _COMMON | _CAPACITY | {"FractionalCapacityRange"},
          "experimental": FEATURES[37]},
+    # 1.38 (pre-release): stable takes consumable capacity, binding conditions and fractional
+    # ranges (what a default-gate 1.38 scheduler enables, so it runs stable); incubating
+    # catches up with experimental.
+    38: {"stable": _COMMON | _CAPACITY | {"FractionalCapacityRange"},
+         "incubating": FEATURES[38], "experimental": FEATURES[38]},
 }
 
 _BY_NAME: dict[str, tuple[str, ...]] = {
@@ -88,6 +95,8 @@ _GATES: dict[int, dict[str, tuple[str, ...]]] = {
          "DerivedAttributes": ("DRADerivedAttributes",),
          "CompatibilityGroups": ("DRADeviceCompatibilityGroups",)},
 }
+#: 1.38 (pre-release): ``AllocatorFeatures`` as at 1.37.
+_GATES[38] = _GATES[37]
 
 
 def supported(minor: int, variant: str) -> frozenset[str]:
@@ -156,6 +165,6 @@ def choose_variant(minor: int, features: frozenset[str], forced: str | None = No
 
 def sorts_pools(minor: int, variant: str) -> bool:
     """DRA-2, DRA-8: whether the variant searches pools by driver and pool name and a pool's
-    slices by name (incubating and experimental from 1.36); else pools in an order that is
-    not defined, and slices as given."""
-    return variant in ("incubating", "experimental") and minor >= 36
+    slices by name (incubating and experimental from 1.36, stable too from 1.38); else pools
+    in an order that is not defined, and slices as given."""
+    return (variant in ("incubating", "experimental") and minor >= 36) or minor >= 38

@@ -187,8 +187,11 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
 
 def render(answer: dict[str, Any], out: TextIO) -> None:
     """OPS-17: the verdict first, then each claim's devices and why."""
-    where = (f"on node {answer['node']} (Kubernetes {answer['release']} scheduler, "
-             f"{answer['variant']} allocator)")
+    from numaspec.topology.versions import parse_version
+
+    # VER-1: a pre-release is named with the one that was read
+    where = (f"on node {answer['node']} (Kubernetes {parse_version(answer['release']).described} "
+             f"scheduler, {answer['variant']} allocator)")
     claims = answer["claims"]
     if answer["outcome"] == "allocated":
         devices = sum(len(c["devices"]) for c in claims)

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: DRA-8: the releases whose allocator the reference models (module minor = Kubernetes minor).
-ALLOCATE_RELEASES = ("1.33", "1.34", "1.35", "1.36", "1.37")
+ALLOCATE_RELEASES = ("1.33", "1.34", "1.35", "1.36", "1.37", "1.38")
 #: Past this many pools, the orders an answer is judged under are not all tried.
 MAX_POOL_ORDERS = 720
 
@@ -149,9 +149,10 @@ def decode_allocate_case(case: object) -> AllocateCase:
                         classes, frozenset(allocated), claims, forced)
 
 
-def _answer(case: AllocateCase, pools: list[Pool]) -> Allocation:
+def _answer(case: AllocateCase, pools: list[Pool], variant: str) -> Allocation:
     return allocate(case.claims, pools, case.classes, case.allocated,
-                    features=Features.named(case.features), minor=case.minor)
+                    features=Features.named(case.features), minor=case.minor,
+                    variant=variant)
 
 
 def searched_pools(case: AllocateCase, variant: str | None = None) -> list[Pool]:
@@ -167,10 +168,11 @@ def searched_pools(case: AllocateCase, variant: str | None = None) -> list[Pool]
 def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator[Allocation]:
     """DRA-2, DRA-8: the answers ``variant`` (default: the one that answers the case) may
     give: under each order of the node's pools (first-listed order first), or, for the
-    incubating and experimental variants from 1.36, the one under pools sorted by driver and
-    name and a pool's slices by name."""
-    if sorts_pools(case.minor, case.variant if variant is None else variant):
-        yield _answer(case, searched_pools(case, variant))
+    incubating and experimental variants from 1.36 and every variant from 1.38, the one under
+    pools sorted by driver and name and a pool's slices by name."""
+    chosen = case.variant if variant is None else variant
+    if sorts_pools(case.minor, chosen):
+        yield _answer(case, searched_pools(case, chosen), chosen)
         return
     ids = pool_ids(case.slices, case.node)
     for count, order in enumerate(itertools.permutations(ids)):
@@ -178,7 +180,7 @@ def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator
             raise LimitExceededError(f"more than {MAX_POOL_ORDERS} orders of the node's "
                                      f"{len(ids)} pools", where="slices")
         yield _answer(case, gather_pools(case.slices, case.node, list(order),
-                                         minor=case.minor))
+                                         minor=case.minor), chosen)
 
 
 def _pick(pick: Picked) -> dict[str, Any]:

@@ -160,6 +160,37 @@ def test_a_selector_runtime_error_in_each_release_words(release: str, tail: str)
     assert answer == {"outcome": "error", "message": tail, "variant": "stable"}
 
 
+@pytest.mark.parametrize(("version", "taken"), [
+    ("1.2.3-rc.1+build.5", True), ("0.0.0", True), ("1.0.0-0a.1", True),
+    ("1.2", False), ("1.2.3-", False), ("1.2.3+", False), ("1.2.3-01", False)])
+def test_versions_are_semver_2(version: str, taken: bool) -> None:
+    """DRA-1: a version attribute is semver 2.0.0, as the API server's pattern takes it."""
+    case = copy.deepcopy(_node([PAIR]))
+    case["slices"][0]["spec"]["devices"][0]["attributes"]["fw"] = {"version": version}
+    answer = reference_result("allocate", case)
+    assert ("error" not in answer) is taken, answer
+
+
+@pytest.mark.parametrize(("release", "kind"), [("1.37", "not-modelled"), ("1.38", None)])
+def test_an_attribute_named_twice_reads_qualified_from_1_38(release: str,
+                                                            kind: str | None) -> None:
+    """DRA-3: ``model`` and ``gpu.example.com/model`` on one device: until 1.37 CEL reads
+    either by Go's map order (finding 56), so the case is refused; from 1.38 the qualified
+    spelling's value is read."""
+    claim = _claim([_exact("gpu", "gpu", selectors=[{"cel": {
+        "expression": 'device.attributes["gpu.example.com"].model == "b"'}}])])
+    case = copy.deepcopy(_node([claim], release=release))
+    for device in case["slices"][0]["spec"]["devices"]:
+        device["attributes"].update(model={"string": "a"},
+                                    **{"gpu.example.com/model": {"string": "b"}})
+    answer = reference_result("allocate", case)
+    if kind is not None:
+        assert answer["error"]["kind"] == kind, answer
+        assert "finding 56" in answer["error"]["message"]
+    else:
+        assert answer["outcome"] == "allocated", answer
+
+
 def test_a_missing_class_is_an_error() -> None:
     """DRA-4: in the words of the scheduler's lister."""
     answer = reference_result("allocate", _node([_claim([_exact("x", "fpga")])]))
@@ -194,6 +225,17 @@ def test_a_missing_class_is_an_error() -> None:
      "invalid-field", "slices[0].spec.devices[0].attributes.x.int"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][0]["exactly"].update(count=-1),
      "invalid-field", "claims[0].spec.devices.requests[0].exactly.count"),
+    # DRA-1: what the API server validates: semver 2.0.0 versions, values of at most 64 bytes
+    (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(
+        fw={"version": "1.0"}), "invalid-field", "slices[0].spec.devices[0].attributes.fw.version"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(
+        fw={"version": "01.0.0"}), "invalid-field",
+     "slices[0].spec.devices[0].attributes.fw.version"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(
+        fw={"versions": ["1.0.0", "v2.0.0"]}), "invalid-field",
+     "slices[0].spec.devices[0].attributes.fw.versions[1]"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0]["attributes"].update(
+        x={"string": "a" * 65}), "invalid-field", "slices[0].spec.devices[0].attributes.x.string"),
 ])
 def test_bad_input_is_refused_naming_the_field(edit: Any, kind: str, where: str) -> None:
     """DRA-0, DRA-1, DRA-10: a typed error naming the field, never a traceback."""

@@ -194,7 +194,7 @@ def test_the_node_is_named_or_found_from_the_slices(tmp_path: Path,
     status, _, err = _run([*_explain(), "--dra-release", "1.32"], capsys)
     assert status == 2
     assert "--dra-release: the scheduler's DRA allocator is modelled for 1.33, 1.34, 1.35, " \
-           "1.36, 1.37, not 1.32" in err
+           "1.36, 1.37, 1.38, not 1.32" in err
     plain = [a for a in _explain() if a not in ("--dra", str(MIXED / "dra.yaml"))]
     status, _, err = _run([*plain, "--dra-release", "1.35"], capsys)
     assert status == 2

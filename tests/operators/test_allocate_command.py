@@ -21,6 +21,8 @@ def _devices(answer: dict[str, object]) -> list[str]:
 
 @pytest.mark.parametrize(("release", "variant", "gpu", "nic"), [
     # incubating sorts pools by name: node-a-a first; gpu-0's monitor claim has admin access
+    # 1.38's default gates run stable, which sorts pools too from 1.38
+    ("1.38", "stable", "gpu.example.com/node-a-a/gpu-0", "nic.example.com/node-a/nic-1"),
     ("1.37", "incubating", "gpu.example.com/node-a-a/gpu-0", "nic.example.com/node-a/nic-1"),
     ("1.36", "incubating", "gpu.example.com/node-a-a/gpu-0", "nic.example.com/node-a/nic-1"),
     # experimental at 1.34 searches pools as listed (their order is not defined upstream)
@@ -108,7 +110,8 @@ def test_gates_and_a_forced_variant(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(("extra", "error"), [
     (["--release", "1.32"], "numaspec allocate: invalid-field: --release: the scheduler's DRA "
-                            "allocator is modelled for 1.33, 1.34, 1.35, 1.36, 1.37, not '1.32'"),
+                            "allocator is modelled for 1.33, 1.34, 1.35, 1.36, 1.37, 1.38, "
+                            "not '1.32'"),
     (["--release", "1.37", "--feature-gates", "DRAPrioritisedList=true"],
      "numaspec allocate: invalid-field: feature_gates.DRAPrioritisedList: the 1.37 scheduler "
      "refuses its feature gates: unrecognized feature gate: DRAPrioritisedList"),
