@@ -3,7 +3,8 @@
 # k8s.io/dynamic-resource-allocation at <version> and the Kubernetes modules
 # it builds on (k8s.io/api, k8s.io/apimachinery) at that same v0.X.Y, plus
 # the local modules the release's main.go builds on, each replaced by its
-# directory (common; v1alloc from v0.34 on). Then go mod tidy, which also
+# directory (common; v1alloc from v0.34 on; ../protocol, the adapter
+# protocol's plumbing every adapter family shares). Then go mod tidy, which also
 # checks that k8s.io/* stays at v0.X.Y (the run fails otherwise).
 # A release whose releases.json row names a "toolchain" (a Go newer than the
 # machine's, go1.27.3 for v0.38) runs its go commands with GOTOOLCHAIN set to
@@ -31,10 +32,12 @@ if [ "$minor" -ge 34 ]; then locals+=(v1alloc); fi
   echo "	k8s.io/apimachinery $ver"
   echo "	k8s.io/dynamic-resource-allocation $ver"
   for m in "${locals[@]}"; do echo "	numaspec.invalid/dra-adapter/$m v0.0.0"; done
+  echo "	numaspec.invalid/adapter/protocol v0.0.0"
   echo ")"
   echo
   echo "replace ("
   for m in "${locals[@]}"; do echo "	numaspec.invalid/dra-adapter/$m => ../$m"; done
+  echo "	numaspec.invalid/adapter/protocol => ../../protocol"
   echo ")"
 } > go.mod
 if [ -f extra.gomod ]; then { echo; cat extra.gomod; } >> go.mod; fi

@@ -2,7 +2,8 @@
 # Regenerate <dir>/go.mod for one kubelet release: require k8s.io/kubernetes
 # and pin every k8s.io/* staging module (listed as ./staging/src/... replaces
 # in kubernetes' own go.mod) to the matching v0.X.Y; require the local modules
-# the release's main.go builds on, each replaced by its directory: common,
+# the release's main.go builds on, each replaced by its directory: common
+# (and ../protocol, the adapter protocol's plumbing every family shares),
 # and for the merge-only releases (before 1.29) mergeonly; for 1.29 and later
 # release (the shim), probe, podlevel and machineinfo, whose directory is the
 # one of the cadvisor module kubernetes requires (machineinfo/libmodel for
@@ -54,6 +55,7 @@ if grep -q '^\s*github.com/google/cadvisor/lib ' "$gomod_file"; then machineinfo
   echo "require ("
   echo "	k8s.io/kubernetes $ver"
   for m in "${locals[@]}"; do echo "	numaspec.invalid/kubelet-oracle/$m v0.0.0"; done
+  echo "	numaspec.invalid/adapter/protocol v0.0.0"
   echo ")"
   echo
   echo "replace ("
@@ -61,6 +63,7 @@ if grep -q '^\s*github.com/google/cadvisor/lib ' "$gomod_file"; then machineinfo
     d="$m"; if [ "$m" = machineinfo ]; then d="$machineinfo"; fi
     echo "	numaspec.invalid/kubelet-oracle/$m => ../$d"
   done
+  echo "	numaspec.invalid/adapter/protocol => ../../protocol"
   echo ")"
   echo
   if [ -d stub-vbom ]; then

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 func TestParseDeviceRef(t *testing.T) {
@@ -110,7 +112,8 @@ func TestServe(t *testing.T) {
 		`{"cmd":"run","seq":6,"op":"allocate","case":{"release":"1.99"}}`,
 	}, "\n")
 	var out bytes.Buffer
-	if err := s.serve(strings.NewReader(in), &out); err != nil {
+	if err := protocol.Serve(strings.NewReader(in), &out, func(line []byte) (any, bool) { return protocol.Answer(s, line) },
+		protocol.EncodeFailed); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

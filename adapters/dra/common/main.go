@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime/debug"
 	"sort"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 // DRAModule is the upstream module every release dir pins.
@@ -39,21 +40,7 @@ type Implementation struct {
 
 // ModuleVersion is the version of the module path in this binary's build
 // information, its replacement's when replaced ("" when it has none).
-func ModuleVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, dep := range info.Deps {
-		if dep.Path == path {
-			if dep.Replace != nil {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
-	}
-	return ""
-}
+func ModuleVersion(path string) string { return protocol.ModuleVersion(path) }
 
 // PinnedVersion is the stamped version, or (built without ../build.sh) the
 // linked k8s.io/dynamic-resource-allocation's.
@@ -131,7 +118,8 @@ func Main(d Driver) {
 		AllocateFeatures: features,
 		Metadata:         map[string]any{"variant": *variant},
 	}}
-	if err := s.serve(os.Stdin, os.Stdout); err != nil {
+	if err := protocol.Serve(os.Stdin, os.Stdout, func(line []byte) (any, bool) { return protocol.Answer(s, line) },
+		protocol.EncodeFailed); err != nil {
 		Debugf("%v", err)
 		os.Exit(2)
 	}

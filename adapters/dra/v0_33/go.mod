@@ -49,10 +49,14 @@ require (
 	k8s.io/component-helpers v0.33.5 // indirect
 	k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff // indirect
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.6.0 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
 
-replace numaspec.invalid/dra-adapter/common => ../common
+replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
+	numaspec.invalid/dra-adapter/common => ../common
+)

@@ -51,6 +51,7 @@ require (
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/dra-adapter/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20241014173422-cfa47c3a1cc8 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -58,6 +59,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/dra-adapter/common => ../common
 	numaspec.invalid/dra-adapter/v1alloc => ../v1alloc
 )

@@ -50,6 +50,7 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/dra-adapter/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -57,6 +58,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/dra-adapter/common => ../common
 	numaspec.invalid/dra-adapter/v1alloc => ../v1alloc
 )

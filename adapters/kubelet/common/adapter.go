@@ -2,7 +2,8 @@ package common
 
 // The numaspec adapter protocol (spec/protocols/adapter-protocol.md, protocol version 1):
 // one long-lived process per kubelet release, JSON lines both ways. This file
-// holds the release-independent part: the read/answer loop, panic recovery,
+// holds the release-independent part: the Release served through the shared
+// read/answer loop and panic recovery (../../protocol),
 // the decoding of merge cases (kubelet_version, the strictness numaspec's wire
 // format demands) and the merge-error classifier. Each release's adapter main
 // (ReleaseMain in main.go; ../probe, ../v1_23/release) supplies a Release
@@ -14,18 +15,19 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 // ProtocolVersion is the adapter protocol version this code speaks.
-const ProtocolVersion = 1
+const ProtocolVersion = protocol.Version
 
 // DebugEnv, when set, lets the adapter write diagnostics (and kubelet's logs,
 // see ORACLE_KLOG) to stderr. Without it the adapter writes nothing there.
-const DebugEnv = "NUMASPEC_ADAPTER_DEBUG"
+const DebugEnv = protocol.DebugEnv
 
 // Implementation is the "implementation" object of the start answer.
 // Claims is the optional capability declaration of a partial implementation
@@ -72,13 +74,10 @@ func KubeletImplementation(k8sVersion string, operations []string, node bool) Im
 }
 
 // Skip is a "skipped" answer: the adapter knowingly does not answer the case.
-type Skip struct {
-	Message  string
-	IssueURL string
-}
+type Skip = protocol.Skip
 
 // Skipf builds a Skip.
-func Skipf(format string, args ...any) *Skip { return &Skip{Message: fmt.Sprintf(format, args...)} }
+func Skipf(format string, args ...any) *Skip { return protocol.Skipf(format, args...) }
 
 // Release is one kubelet release's adapter.
 type Release interface {
@@ -95,37 +94,6 @@ type UndeclaredSkipper interface {
 	SkipUndeclared(op string) *Skip
 }
 
-type request struct {
-	Cmd     string          `json:"cmd"`
-	Seq     json.RawMessage `json:"seq"`
-	Op      string          `json:"op"`
-	Case    json.RawMessage `json:"case"`
-	Version *int            `json:"version"`
-}
-
-type errContext struct {
-	Message   string `json:"message"`
-	Traceback string `json:"traceback,omitempty"`
-}
-
-type erroredAnswer struct {
-	Seq     *int64     `json:"seq"`
-	Errored bool       `json:"errored"`
-	Context errContext `json:"context"`
-}
-
-type resultAnswer struct {
-	Seq    int64 `json:"seq"`
-	Result any   `json:"result"`
-}
-
-type skippedAnswer struct {
-	Seq      int64  `json:"seq"`
-	Skipped  bool   `json:"skipped"`
-	Message  string `json:"message"`
-	IssueURL string `json:"issue_url,omitempty"`
-}
-
 // Debugf writes to stderr only when DebugEnv is set.
 func Debugf(format string, args ...any) {
 	if os.Getenv(DebugEnv) != "" {
@@ -133,81 +101,46 @@ func Debugf(format string, args ...any) {
 	}
 }
 
-func errored(seq *int64, msg, trace string) erroredAnswer {
-	return erroredAnswer{Seq: seq, Errored: true, Context: errContext{Message: msg, Traceback: trace}}
-}
+// release serves a Release through the shared protocol loop (../../protocol).
+type release struct{ r Release }
 
-// runCase runs one case, turning a panic into an errored answer.
-func runCase(r Release, seq int64, op string, c json.RawMessage) (answer any) {
-	defer func() {
-		if p := recover(); p != nil {
-			s := seq
-			answer = errored(&s, fmt.Sprintf("panic while answering the %s case: %v", op, p), string(debug.Stack()))
-		}
-	}()
+func (a release) Implementation() any { return a.r.Implementation() }
+
+// Run runs one case: an operation the release does not declare is errored
+// (or skipped, as an UndeclaredSkipper says); an *Errored result is errored.
+func (a release) Run(seq int64, op string, c json.RawMessage) any {
 	declared := false
-	for _, o := range r.Implementation().Operations {
+	for _, o := range a.r.Implementation().Operations {
 		declared = declared || o == op
 	}
 	if !declared {
-		if u, ok := r.(UndeclaredSkipper); ok {
+		if u, ok := a.r.(UndeclaredSkipper); ok {
 			if skip := u.SkipUndeclared(op); skip != nil {
-				return skippedAnswer{Seq: seq, Skipped: true, Message: skip.Message, IssueURL: skip.IssueURL}
+				return protocol.Skipped(seq, skip)
 			}
 		}
-		s := seq
-		return errored(&s, fmt.Sprintf("operation %q is not declared by this adapter", op), "")
+		return protocol.ErroredAt(&seq, protocol.Erroredf("operation %q is not declared by this adapter", op))
 	}
-	result, skip := r.Run(op, c)
+	result, skip := a.r.Run(op, c)
 	if e, ok := result.(*Errored); ok {
-		s := seq
-		return errored(&s, e.Message, e.Traceback)
+		return protocol.ErroredAt(&seq, e)
 	}
 	if skip != nil {
-		return skippedAnswer{Seq: seq, Skipped: true, Message: skip.Message, IssueURL: skip.IssueURL}
+		return protocol.Skipped(seq, skip)
 	}
-	return resultAnswer{Seq: seq, Result: result}
-}
-
-// answer handles one request line. stop is true for {"cmd":"stop"}.
-func answer(r Release, line []byte) (out any, stop bool) {
-	var req request
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&req); err != nil {
-		return errored(nil, "request line is not a JSON object: "+err.Error(), ""), false
-	}
-	switch req.Cmd {
-	case "start":
-		if req.Version == nil || *req.Version != ProtocolVersion {
-			got := "none"
-			if req.Version != nil {
-				got = strconv.Itoa(*req.Version)
-			}
-			return map[string]any{"ready": false, "version": ProtocolVersion,
-				"message": fmt.Sprintf("this adapter speaks protocol version %d, not %s", ProtocolVersion, got)}, false
-		}
-		return map[string]any{"ready": true, "version": ProtocolVersion, "implementation": r.Implementation()}, false
-	case "stop":
-		return nil, true
-	case "run":
-		seq, err := strconv.ParseInt(string(bytes.TrimSpace(req.Seq)), 10, 64)
-		if err != nil || seq < 1 {
-			return errored(nil, fmt.Sprintf("run request without a positive integer seq (%s)", req.Seq), ""), false
-		}
-		return runCase(r, seq, req.Op, req.Case), false
-	default:
-		return errored(nil, fmt.Sprintf("unknown cmd %q (want start, run or stop)", req.Cmd), ""), false
-	}
+	return protocol.Result(seq, result)
 }
 
 // AdapterMain runs the adapter protocol on stdin/stdout until stop or EOF
 // (exit status 0). stdout carries protocol answers only, one line each,
-// flushed after each.
+// flushed after each; an unencodable result is a bug of ours, said in-band
+// (stderr stays quiet).
 func AdapterMain(r Release) {
-	serveLines(func(line []byte) (any, bool) { return answer(r, line) },
-		// An unencodable result is a bug of ours: say so in-band (stderr stays quiet).
-		func(e error) any { return errored(nil, "could not encode the answer: "+e.Error(), "") },
-		Debugf)
+	if err := protocol.Serve(os.Stdin, os.Stdout, func(line []byte) (any, bool) { return protocol.Answer(release{r}, line) },
+		protocol.EncodeFailed); err != nil {
+		Debugf("%v", err)
+		os.Exit(2)
+	}
 	os.Exit(0)
 }
 

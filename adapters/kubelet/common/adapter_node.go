@@ -11,14 +11,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 // Errored is a result a Release returns when the case cannot be answered
 // (the loop sends {"errored": true}).
-type Errored struct {
-	Message   string
-	Traceback string
-}
+type Errored = protocol.Errored
 
 // NodeErrorKind is numaspec's kind for a probe error. Errors the probe raises
 // itself carry their kind (NodeError.Numaspec); kubelet's start-up errors are

@@ -8,16 +8,16 @@
 package common
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"sort"
 	"strconv"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 // HintIn is one decoded hint. Affinity == nil means "numa_affinity": null
@@ -293,47 +293,9 @@ func evaluateRepeated(ev Evaluator, req *Request, n int) Response {
 // on stdout each, flushed after each. It never exits on a bad line; it exits 2
 // only when stdin or stdout fail.
 func ServeLines(answer func(line []byte) any) {
-	serveLines(func(line []byte) (any, bool) { return answer(line), false }, nil,
-		func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) })
-}
-
-// serveLines is the one line loop of every binary here: each non-blank stdin
-// line gets answer(line), encoded as one JSON line on stdout and flushed,
-// until answer says stop or stdin ends. An answer that cannot be encoded is
-// replaced by encodeFailed(err) when that is given; otherwise, and when stdin
-// or stdout fail, logf says why and the process exits 2.
-func serveLines(answer func(line []byte) (any, bool), encodeFailed func(error) any,
-	logf func(format string, args ...any)) {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			a, stop := answer(line)
-			if stop {
-				_ = out.Flush()
-				return
-			}
-			if e := enc.Encode(a); e != nil {
-				logf("encode: %v", e)
-				if encodeFailed == nil {
-					os.Exit(2)
-				}
-				_ = enc.Encode(encodeFailed(e))
-			}
-			if e := out.Flush(); e != nil {
-				os.Exit(2)
-			}
-		}
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			logf("read: %v", err)
-			os.Exit(2)
-		}
+	if err := protocol.Serve(os.Stdin, os.Stdout, func(line []byte) (any, bool) { return answer(line), false }, nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 }
 

@@ -3,7 +3,8 @@ package common
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
+
+	"numaspec.invalid/adapter/protocol"
 )
 
 // pinnedVersion is the kubelet release a binary is built for, as
@@ -34,21 +35,7 @@ func PinnedVersion() string {
 
 // ModuleVersion is the version of the module path in this binary's build
 // information, its replacement's when replaced ("" when it has none).
-func ModuleVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, dep := range info.Deps {
-		if dep.Path == path {
-			if dep.Replace != nil {
-				return dep.Replace.Version
-			}
-			return dep.Version
-		}
-	}
-	return ""
-}
+func ModuleVersion(path string) string { return protocol.ModuleVersion(path) }
 
 // checkPinnedVersion exits (status 2) when the stamped version is not the
 // k8s.io/kubernetes the binary links: releases.json and the release's

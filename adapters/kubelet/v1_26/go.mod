@@ -78,6 +78,7 @@ require (
 	k8s.io/kubelet v0.26.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20221107191617-1a15be271d1d // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20220713155537-f223a00ba0e2 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
@@ -85,6 +86,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../common
 	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
 )

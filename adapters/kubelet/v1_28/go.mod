@@ -116,6 +116,7 @@ require (
 	k8s.io/kubelet v0.28.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.1.2 // indirect
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
@@ -124,6 +125,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../common
 	numaspec.invalid/kubelet-oracle/mergeonly => ../mergeonly
 )

@@ -140,6 +140,7 @@ require (
 	k8s.io/kubelet v0.29.15 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20230726121419-3b25d923346b // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
@@ -150,6 +151,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
 	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel

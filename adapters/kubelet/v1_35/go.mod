@@ -137,6 +137,7 @@ require (
 	k8s.io/kubelet v0.35.8 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
@@ -148,6 +149,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/infov1
 	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel

@@ -137,6 +137,7 @@ require (
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/podlevel v0.0.0 // indirect
@@ -148,6 +149,7 @@ require (
 )
 
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../machineinfo/libmodel
 	numaspec.invalid/kubelet-oracle/podlevel => ../podlevel

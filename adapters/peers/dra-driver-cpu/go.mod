@@ -9,6 +9,7 @@ require (
 	k8s.io/apimachinery v0.36.0
 	k8s.io/dynamic-resource-allocation v0.36.0
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0
 )
 
@@ -84,5 +85,6 @@ replace (
 	// module cache, checksum verified, and adds export/zz_numaspec_export.go
 	// to its pkg/driver: the copy is what builds.
 	github.com/kubernetes-sigs/dra-driver-cpu v0.2.0 => ./build/dra-driver-cpu@v0.2.0
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../kubelet/common
 )

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/google/cadvisor v0.44.2
 	github.com/kubewharf/katalyst-core v0.5.0
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0
 	numaspec.invalid/peers/peer v0.0.0
 )
@@ -30,6 +31,7 @@ require (
 
 // numaspec glue: the shared adapter code of this repository.
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../kubelet/common
 	numaspec.invalid/peers/peer => ../peer
 )

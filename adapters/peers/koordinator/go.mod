@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/koordinator-sh/koordinator v1.7.0
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0
 	numaspec.invalid/peers/peer v0.0.0
 )
@@ -67,6 +68,7 @@ require (
 
 // numaspec glue: the shared adapter code of this repository.
 replace (
+	numaspec.invalid/adapter/protocol => ../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../kubelet/common
 	numaspec.invalid/peers/peer => ../peer
 )

@@ -86,15 +86,8 @@ func main() {
 // pinnedVersion is the version of sigs.k8s.io/scheduler-plugins this binary
 // was built with ("v0.33.5"), from its build information.
 func pinnedVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == pluginModule {
-				if d.Replace != nil {
-					return d.Replace.Version
-				}
-				return d.Version
-			}
-		}
+	if v := common.ModuleVersion(pluginModule); v != "" {
+		return v
 	}
 	return "unknown"
 }

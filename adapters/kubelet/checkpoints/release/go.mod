@@ -9,6 +9,7 @@ require (
 
 replace (
 	numaspec.invalid/kubelet-checkpoints/scenarios => ../scenarios
+	numaspec.invalid/adapter/protocol => ../../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../../machineinfo/infov1
 )

@@ -123,6 +123,7 @@ require (
 	k8s.io/kubelet v0.30.14 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20230726121419-3b25d923346b // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.29.0 // indirect
@@ -134,6 +135,7 @@ require (
 replace (
 	numaspec.invalid/kubelet-checkpoints/release => ../release
 	numaspec.invalid/kubelet-checkpoints/scenarios => ../scenarios
+	numaspec.invalid/adapter/protocol => ../../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../../machineinfo/infov1
 )

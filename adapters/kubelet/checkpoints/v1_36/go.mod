@@ -101,6 +101,7 @@ require (
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/streaming v0.36.3 // indirect
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/machineinfo v0.0.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
@@ -112,6 +113,7 @@ require (
 replace (
 	numaspec.invalid/kubelet-checkpoints/release => ../release
 	numaspec.invalid/kubelet-checkpoints/scenarios => ../scenarios
+	numaspec.invalid/adapter/protocol => ../../../protocol
 	numaspec.invalid/kubelet-oracle/common => ../../common
 	numaspec.invalid/kubelet-oracle/machineinfo => ../../machineinfo/infov1
 )

@@ -9,6 +9,7 @@ require (
 	k8s.io/client-go v0.33.5
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/kubernetes v1.33.5
+	numaspec.invalid/adapter/protocol v0.0.0 // indirect
 	numaspec.invalid/kubelet-oracle/common v0.0.0
 	sigs.k8s.io/controller-runtime v0.20.4
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3
@@ -89,6 +90,7 @@ require (
 // numaspec glue: the shared adapter code of this repository.
 replace numaspec.invalid/kubelet-oracle/common => ../../../kubelet/common
 
+replace numaspec.invalid/adapter/protocol => ../../../protocol
 // scheduler-plugins v0.33.5's own replace directives, copied whole: a
 // dependency's replace directives do not apply to the module that requires it.
 replace (

@@ -1,0 +1,3 @@
+module numaspec.invalid/adapter/protocol
+
+go 1.19
