@@ -7,9 +7,9 @@
     .venv/bin/numaspec-dev mutation report            # the score, and every survivor
 
 **The tool.**  cosmic-ray (pinned in the ``dev`` extra) enumerates the mutants of the
-reference's merge, policies, options, CPU, Memory and Device Managers, admission and affinity
-(:data:`MODULES`), applies each, and keeps the campaign in its session database, so that
-``cr-report`` and ``cr-html`` read it too.  What cosmic-ray's own runner does not do, this file
+reference's merge, policies, options, CPU, Memory and Device Managers, admission, affinity
+and the DRA allocator (:data:`MODULES`), applies each, and keeps the campaign in its session
+database, so that ``cr-report`` and ``cr-html`` read it too.  What cosmic-ray's own runner does not do, this file
 does: judge a mutant as a peer is judged, and shard the campaign.
 
 **The judge.**  A mutant is applied to a private copy of the package (a tree per worker: the
@@ -78,6 +78,17 @@ MODULES: dict[str, tuple[str, ...]] = {
     "reference/node/admission.py": ("ADMIT", "INV", "NODE", "QOS", "CPU", "MEM", "DEV",
                                     "RESIZE", "AFF"),
     "reference/node/affinity.py": ("AFF", "SCHED", "AWIRE"),
+    # The DRA wing: the allocator's search, the node's pools, the selectors, and the mixed pod
+    # it places (DRA-11..13).  Left out, as the merge's and the node's decoders are: its
+    # reasons (DRA-15; no operation serves them), the objects' decoding (DRA-1, DRA-10: a
+    # refusal of an allocate case is "not claimed", not failed, so its mutants cannot show
+    # through the protocol; tests/dra/test_dra.py's bad-input table judges them) and the
+    # variants' table (DRA-8: the judge takes an answer as any variant that can give it, and
+    # tests/upstream/dra checks the table against each release's own SupportedFeatures).
+    "reference/dra/allocator.py": ("DRA",),
+    "reference/dra/pools.py": ("DRA",),
+    "reference/dra/selectors.py": ("DRA",),
+    "reference/dra/mixed_pod.py": ("DRA",),
 }
 
 #: How each module's mutants are served: ``numaspec serve`` (the fast merge, FAST-7) and/or

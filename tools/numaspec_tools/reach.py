@@ -7,7 +7,8 @@ per spec rule (issue 33).
     .venv/bin/numaspec-dev reach --json reach.json
 
 ``numaspec conformance`` runs against the reference in process, under coverage.py with branch
-measurement, over the merge and the node model (:data:`MODELS`); the implementation and the
+measurement, over the merge and the node model and the DRA allocator (:data:`WINGS`, each
+measured on its own); the implementation and the
 suite's oracle are the same code there, which is what "the reference, reached by the suite's
 cases" means.  Code the protocol never runs is left out and named (:data:`NOT_SERVED`: the
 definitional walk and the explain trace), as the mutation campaign leaves it out of its
@@ -39,8 +40,13 @@ from numaspec.conformance.running.profiles import PROFILES
 from numaspec_tools import REPO
 
 COMMAND = "numaspec-dev reach"
-#: The merge model and the node model: the code whose reach the targets speak of.
-MODELS = ("reference/topology", "reference/node")
+#: The wings whose reach the targets speak of: the merge and node model, and the DRA
+#: allocator (with the mixed pod it places, DRA-11..13).
+WINGS: dict[str, tuple[str, ...]] = {
+    "the merge and node model": ("reference/topology", "reference/node"),
+    "the DRA allocator": ("reference/dra",),
+}
+MODELS = tuple(prefix for prefixes in WINGS.values() for prefix in prefixes)
 #: Functions the protocol never runs, by module: the definitional walk and its budget (served
 #: only with ``numaspec serve --definitional``; the fast merge answers), the explain trace,
 #: and the constructors of the tests' machines.  The mutation campaign judges the walk served
@@ -59,6 +65,8 @@ NOT_SERVED: dict[str, tuple[str, ...]] = {
     # EXPLAIN-2: the merge with its trace (numaspec node --explain).
     "reference/node/admission.py": ("Node._traced_merge",),
     "reference/node/cpu.py": ("CPUTopology.symmetric",),
+    # DRA-15: the reasons numaspec allocate and explain --dra print; no operation serves them.
+    "reference/dra/reasons.py": ("*",),
 }
 #: Conditions that only switch the explain trace or the definitional walk on, inside served
 #: functions: both their branches are set aside (and counted as such in the report), as the
@@ -127,8 +135,8 @@ GUARDS: dict[str, dict[str, str]] = {
             "masks are built from ids NumaMask.of checked, and by operations on masks",
     },
     "reference/topology/gates.py": {
-        "if release is None:  # the data file covers every modelled release "
-        "(tests/topology/test_gates.py)": "the data file covers every modelled release",
+        "if release is None:": "the data file covers every modelled release "
+                               "(tests/topology/test_gates.py)",
         'elif spec.pre_release == "pre-alpha" and name not in (_ALL_ALPHA, _ALL_BETA):':
             "no modelled release has a pre-alpha gate (spec/data/feature-gates.json)",
         "if release.min_compatibility_version is not None:": "reached only for a pre-alpha "
@@ -229,7 +237,11 @@ def summarize(report: dict[str, Any]) -> dict[str, Any]:
         modules[name] = {"taken": taken, "branches": total}
     taken = sum(m["taken"] for m in modules.values())
     total = sum(m["branches"] for m in modules.values())
-    return {"modules": modules, "rules": {r: {"taken": t, "branches": b}
+    wings = {wing: {"taken": sum(m["taken"] for n, m in modules.items() if n.startswith(p)),
+                    "branches": sum(m["branches"] for n, m in modules.items()
+                                    if n.startswith(p))}
+             for wing, p in WINGS.items()}
+    return {"modules": modules, "wings": wings, "rules": {r: {"taken": t, "branches": b}
                                           for r, (t, b) in sorted(per_rule.items())},
             "missed": missed, "taken": taken, "branches": total, "switches": switches,
             "guards": len(seen),
@@ -246,11 +258,13 @@ def _percent(taken: int, total: int) -> str:
 
 
 def show(profile: str, summary: dict[str, Any]) -> None:
-    print(f"branch coverage of the merge and node model by the suite's cases, profile "
-          f"{profile}: {summary['taken']} of {summary['branches']} branches "
-          f"({_percent(summary['taken'], summary['branches'])}); set aside: the functions of "
-          f"NOT_SERVED, the explain trace's and the definitional walk's switches and "
-          f"{summary['guards']} guards no request reaches ({summary['switches']} branches)")
+    wings = "; ".join(f"{wing} {w['taken']} of {w['branches']} "
+                      f"({_percent(w['taken'], w['branches'])})"
+                      for wing, w in summary["wings"].items())
+    print(f"branch coverage of the reference by the suite's cases, profile {profile}: "
+          f"{wings}; set aside: the functions of NOT_SERVED, the explain trace's and the "
+          f"definitional walk's switches and {summary['guards']} guards no request reaches "
+          f"({summary['switches']} branches)")
     for problem in summary["wrong_guards"]:
         print(f"  GUARDS is wrong: {problem}")
     for name, module in summary["modules"].items():
