@@ -9,8 +9,8 @@
 **The tool.**  cosmic-ray (pinned in the ``dev`` extra) enumerates the mutants of the
 reference's merge, policies, options, CPU, Memory and Device Managers, admission, affinity
 and the DRA allocator (:data:`MODULES`), applies each, and keeps the campaign in its session
-database, so that ``cr-report`` and ``cr-html`` read it too.  What cosmic-ray's own runner does not do, this file
-does: judge a mutant as a peer is judged, and shard the campaign.
+database, so that ``cr-report`` and ``cr-html`` read it too.  What cosmic-ray's own runner does
+not do, this file does: judge a mutant as a peer is judged, and shard the campaign.
 
 **The judge.**  A mutant is applied to a private copy of the package (a tree per worker: the
 whole package copied), and that copy is served: the judge

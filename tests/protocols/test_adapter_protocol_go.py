@@ -16,6 +16,8 @@ from numaspec_tools.builds.go import REQUIRED
 
 ADAPTERS = REPO / "adapters"
 
+pytestmark = pytest.mark.go  # runs Go (tests/conftest.py marks only tests/upstream/ itself)
+
 
 def _go_test(module_dir: Path, *packages: str) -> None:
     if shutil.which("go") is None:
