@@ -147,10 +147,11 @@ go_test() {
   work="$here/build/gotest/$ver$name"
   copy_release "$d" "$ver" "$work" "$path"
   # A release whose go.mod replaces k8s.io/ktesting by a stand-in (1.38: the
-  # module proxy does not serve it; v1_38/extra.gomod): kubelet's own tests of
-  # the package import it and cannot compile, so the copy keeps none of them
-  # (only TestNumaspecVectors runs, and it uses none of their helpers).
-  if grep -q '^[[:space:]]*k8s\.io/ktesting => \./' "$d/go.mod"; then
+  # module proxy does not serve it; v1_38/extra.gomod, ../stubs/ktesting):
+  # kubelet's own tests of the package import it and cannot compile, so the
+  # copy keeps none of them (only TestNumaspecVectors runs, and it uses none of
+  # their helpers).
+  if grep -q '^[[:space:]]*k8s\.io/ktesting => \.\{1,2\}/' "$d/go.mod"; then
     find "$work/kubernetes/pkg/kubelet/cm/topologymanager" -maxdepth 1 -name '*_test.go' -delete
   fi
   cp "$file" "$work/kubernetes/pkg/kubelet/cm/topologymanager/zz_numaspec_vectors_test.go"
