@@ -238,13 +238,14 @@ def _op_range(op: str) -> tuple[int, int]:
 
 @functools.cache
 def rule_ranges() -> Mapping[str, tuple[int, int]]:
-    """Each spec rule's ``Holds in`` range as minors; empty without the spec chapters."""
+    """Each spec rule's ``Holds in`` range as minors; empty without the spec chapters.  A
+    range that does not parse is an :class:`InvalidFieldError` naming the rule: read as
+    unknown, it would quietly hold every vector citing the rule to its own release."""
 
     spec = spec_dir()
     ranges: dict[str, tuple[int, int]] = {}
     for rule in parse_rules(spec) if spec.is_dir() else []:
-        with contextlib.suppress(InvalidFieldError):
-            ranges[rule.id] = parse_range(rule.meta.get("Holds in", ""), rule.id)
+        ranges[rule.id] = parse_range(rule.meta.get("Holds in", ""), f"{rule.id}: Holds in")
     return ranges
 
 
