@@ -230,10 +230,11 @@ SEMVER = re.compile(rf"{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_PRE}(?:\.{_PRE})*)?"
 
 
 def _check_text_value(item: object, kind: str, where: str) -> None:
-    """DRA-1: a string or version value the API server would refuse is refused, naming it:
-    longer than :data:`MAX_VALUE_LENGTH` bytes, or a version that is not semver 2.0.0."""
+    """DRA-1: a string or version value (``kind``: the value's scalar kind) the API server
+    would refuse is refused, naming it: longer than :data:`MAX_VALUE_LENGTH` bytes, or a
+    version that is not semver 2.0.0."""
     if not isinstance(item, str):
-        return  # the type check below names it
+        return  # an int or a bool: nothing to check
     if kind == "version" and not SEMVER.fullmatch(item):
         raise InvalidFieldError(f"{item!r} is not a semantic version (semver.org 2.0.0, "
                                 "as the API server requires)", where=where)
@@ -252,12 +253,6 @@ def _attribute(value: object, where: str) -> AttributeValue:
         raise InvalidFieldError("exactly one of int, bool, string, version, ints, bools, "
                                 "strings, versions", where=where)
     kind = kinds[0]
-    element_kind = LIST_KINDS.get(kind, kind)
-    values = body[kind] if kind in LIST_KINDS else [body[kind]]
-    if isinstance(values, list) and element_kind in ("string", "version"):
-        for i, item in enumerate(values):
-            at = f"{where}.{kind}[{i}]" if kind in LIST_KINDS else f"{where}.{kind}"
-            _check_text_value(item, element_kind, at)
     if kind in LIST_KINDS:
         # DRA-18: a list-typed attribute (from 1.36), kept as a tuple of its values
         element = _ATTRIBUTE_TYPES[LIST_KINDS[kind]]
@@ -268,9 +263,11 @@ def _attribute(value: object, where: str) -> AttributeValue:
             raise InvalidFieldError("must not be empty", where=f"{where}.{kind}")
         for i, item in enumerate(items):
             expect(item, element, f"a {type_name(element())}", f"{where}.{kind}[{i}]")
+            _check_text_value(item, LIST_KINDS[kind], f"{where}.{kind}[{i}]")
         return kind, tuple(items)
     expect(body[kind], _ATTRIBUTE_TYPES[kind], f"a {type_name(_ATTRIBUTE_TYPES[kind]())}",
            f"{where}.{kind}")
+    _check_text_value(body[kind], kind, f"{where}.{kind}")
     return kind, body[kind]
 
 

@@ -24,20 +24,13 @@ from numaspec.dra.allocator import (
     Features,
     MatchAttribute,
     Picked,
+    UnsupportedValue,
     allocate,
     constraint_state,
     lookup_attribute,
     untolerated_taint,
 )
-from numaspec.dra.objects import (
-    LIST_KINDS,
-    AttributeValue,
-    Claim,
-    Device,
-    DeviceClass,
-    Request,
-    Taint,
-)
+from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request, Taint
 from numaspec.dra.pools import Pool
 from numaspec.dra.selectors import SelectorError, device_matches
 
@@ -235,12 +228,14 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
         own = lookup_attribute(device, driver, state.attribute)
         if own is None:
             return f"it has no {state.attribute} (matchAttribute)"
-        if state.minor >= 38 and not state.lists and own[0] in LIST_KINDS:
+        try:
+            fits = state.fits(base, sub, device, driver)
+        except UnsupportedValue:
             return (f"its {state.attribute} is a list, which matchAttribute cannot compare "
                     "without list-typed attributes (DRA-18)")
         if not state.count:
             open_attributes.append(f"{state.attribute} {_value(own)}")
-        elif not state.fits(base, sub, device, driver):
+        elif not fits:
             return (f"its {state.attribute} is {_value(own)}, the claim's devices taken "
                     f"before share {_value(state.shared_value())}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
