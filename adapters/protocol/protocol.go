@@ -190,6 +190,12 @@ func Serve(stdin io.Reader, stdout io.Writer, answer func(line []byte) (any, boo
 	}
 }
 
+// ServeAdapter serves an adapter: Serve answering each line with Answer, an
+// answer that cannot be encoded said in-band (EncodeFailed).
+func ServeAdapter(a Adapter, stdin io.Reader, stdout io.Writer) error {
+	return Serve(stdin, stdout, func(line []byte) (any, bool) { return Answer(a, line) }, EncodeFailed)
+}
+
 // EncodeFailed is the usual encodeFailed of Serve: an errored answer naming
 // the encoding error.
 func EncodeFailed(e error) any {

@@ -38,7 +38,7 @@ func TestServeAnswersEachLineOnce(t *testing.T) {
 		`{"cmd":"run","seq":5,"op":"echo","case":{}}`,
 	}, "\n")
 	var out strings.Builder
-	if err := Serve(strings.NewReader(in), &out, func(line []byte) (any, bool) { return Answer(fake{}, line) }, EncodeFailed); err != nil {
+	if err := ServeAdapter(fake{}, strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

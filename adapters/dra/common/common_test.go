@@ -112,8 +112,7 @@ func TestServe(t *testing.T) {
 		`{"cmd":"run","seq":6,"op":"allocate","case":{"release":"1.99"}}`,
 	}, "\n")
 	var out bytes.Buffer
-	if err := protocol.Serve(strings.NewReader(in), &out, func(line []byte) (any, bool) { return protocol.Answer(s, line) },
-		protocol.EncodeFailed); err != nil {
+	if err := protocol.ServeAdapter(s, strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -118,8 +118,7 @@ func Main(d Driver) {
 		AllocateFeatures: features,
 		Metadata:         map[string]any{"variant": *variant},
 	}}
-	if err := protocol.Serve(os.Stdin, os.Stdout, func(line []byte) (any, bool) { return protocol.Answer(s, line) },
-		protocol.EncodeFailed); err != nil {
+	if err := protocol.ServeAdapter(s, os.Stdin, os.Stdout); err != nil {
 		Debugf("%v", err)
 		os.Exit(2)
 	}

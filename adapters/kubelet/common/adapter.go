@@ -136,8 +136,7 @@ func (a release) Run(seq int64, op string, c json.RawMessage) any {
 // flushed after each; an unencodable result is a bug of ours, said in-band
 // (stderr stays quiet).
 func AdapterMain(r Release) {
-	if err := protocol.Serve(os.Stdin, os.Stdout, func(line []byte) (any, bool) { return protocol.Answer(release{r}, line) },
-		protocol.EncodeFailed); err != nil {
+	if err := protocol.ServeAdapter(release{r}, os.Stdin, os.Stdout); err != nil {
 		Debugf("%v", err)
 		os.Exit(2)
 	}
