@@ -54,7 +54,7 @@ def _releases(impl: object) -> tuple[str, ...]:
 
 @register("P-ALLOCATE", rules=["DRA-1", "DRA-2", "DRA-3", "DRA-4", "DRA-5", "DRA-6", "DRA-7",
                                "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17",
-                               "DRA-18"],
+                               "DRA-18", "DRA-19"],
           level="equivalence", requires="allocate", since=33, op="allocate")
 @given(data=st.data())
 @example(data=None)  # FIXED_EXAMPLE: 1.33's failed All branch, cut back with r0's device
@@ -86,18 +86,22 @@ def allocation_matches_reference(impl: AllocateImplementation,
 def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     """DRA-3 to DRA-6, judged from the case alone: what is wrong with an allocated answer."""
     from numaspec.dra.allocator import lookup_attribute, untolerated_taint
-    from numaspec.dra.pools import gather_pools, pool_ids
+    from numaspec.dra.pools import Gathering, gather_pools, pool_ids
     from numaspec.dra.selectors import SelectorError, device_matches
     from numaspec.protocols.allocate_protocol import decode_allocate_case
 
     if not isinstance(answer, dict) or answer.get("outcome") != "allocated":
         return []
     decoded = decode_allocate_case(case)
-    pools = gather_pools(decoded.slices, decoded.node, pool_ids(decoded.slices, decoded.node))
+    partitionable = "PartitionableDevices" in decoded.features
+    gathering = Gathering.of(decoded.minor, decoded.variant, partitionable)
+    pools = gather_pools(decoded.slices, decoded.node,
+                         pool_ids(decoded.slices, decoded.node, gathering),
+                         minor=decoded.minor, gathering=gathering)
     devices = {f"{p.driver}/{p.name}/{d.name}": (p.driver, d) for p in pools
                if not p.incomplete and not p.invalid for s in p.slices for d in s.devices}
     minor = decoded.minor
-    problems = []
+    problems = _counter_problems(pools, answer, decoded.allocated, partitionable)
     taken: set[str] = set()
     claims = answer.get("claims", [])
     if len(claims) != len(decoded.claims):
@@ -164,6 +168,30 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     return problems
 
 
+def _counter_problems(pools: Any, answer: dict[str, Any], allocated: frozenset[str],
+                      partitionable: bool) -> list[str]:
+    """DRA-19: no counter of a pool the answer takes counters from is consumed past what
+    its sets hold, less what allocated devices consume; none taken without the feature."""
+    from numaspec.dra.pools import consumption, counters_left, over
+
+    problems = []
+    picked = [f"{p['driver']}/{p['pool']}/{p['device']}" for result in answer.get("claims", [])
+              for p in result.get("devices", [])]
+    for pool in pools:
+        devices = {f"{pool.id}/{d.name}": d for s in pool.slices for d in s.devices}
+        consumers = [devices[i] for i in picked if i in devices and devices[i].consumes]
+        if not consumers:
+            continue
+        if not partitionable:
+            problems.append(f"{consumers[0].name} consumes counters, and the feature is off")
+            continue
+        past = over(counters_left(pool, allocated), consumption(consumers))
+        if past:
+            problems.append(f"pool {pool.id}: counters {', '.join(past)} consumed past what "
+                            "they hold")
+    return problems
+
+
 def _shared(values: list[Any], lists: bool) -> bool:
     """DRA-6, DRA-18: whether the devices' values keep a ``matchAttribute``: one value (a
     lone device's may be a list); with list-typed attributes on, values of one kind whose
@@ -181,7 +209,7 @@ def _shared(values: list[Any], lists: bool) -> bool:
 
 
 @register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6", "DRA-16", "DRA-17",
-                                     "DRA-18"],
+                                     "DRA-18", "DRA-19"],
           level="invariant",
           requires="allocate", since=36, op="allocate")
 @given(data=st.data())

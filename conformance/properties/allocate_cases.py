@@ -5,7 +5,8 @@ claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors an
 ``matchAttribute`` constraints over NUMA, PCIe-root, model and firmware-version attributes;
 the allocator features of the prioritized list alone, of a scheduler with the release's
 default gates, or none, and now and then a forced variant (DRA-8); taints, tolerations and
-admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18).
+admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18) and partitionable
+pools whose devices consume shared counters (DRA-19).
 
 One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
 properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
@@ -65,12 +66,64 @@ def _device(c: Choices, name: str, minor: int) -> dict[str, Any]:
     return device
 
 
+#: DRA-19: what a partition may consume of its pool's ``set-0`` (memory of 4Gi, 2 slots).
+_CONSUMPTIONS = ({"memory": "4Gi", "slots": "2"}, {"memory": "2Gi", "slots": "1"},
+                 {"memory": "2048Mi", "slots": "1"}, {"memory": "1Gi"}, {"memory": "1500Mi"},
+                 {"slots": "1"})
+
+
+def _consumes(c: Choices) -> list[dict[str, Any]]:
+    """DRA-19: what one device of a partitionable pool consumes: one of :data:`_CONSUMPTIONS`,
+    now and then of a second set too, or (at the top of the range) of a set or a counter the
+    pool does not have (an invalid pool)."""
+    pick = c.integer(0, 29)
+    counters = c.choice(list(_CONSUMPTIONS))
+    amounts: dict[str, Any] = {k: {"value": v} for k, v in counters.items()}
+    if pick == 28:
+        amounts["cores"] = {"value": "1"}
+    uses: list[dict[str, Any]] = [{"counterSet": "set-9" if pick == 29 else "set-0",
+                                   "counters": amounts}]
+    if pick >= 22:
+        uses.append({"counterSet": "set-1", "counters": {"links": {"value": "1"}}})
+    return uses
+
+
+def _counter_slices(c: Choices, driver: str, short: str, pool: int,
+                    count: int) -> list[dict[str, Any]]:
+    """DRA-19: a pool's slice of counter sets: ``set-0`` (memory, slots), now and then
+    ``set-1`` (links), now and then for another node or all; once in a while a second slice
+    with another ``set-0`` (an invalid pool).  ``count``: the pool's slices without these."""
+    sets = [{"name": "set-0", "counters": {
+        "memory": {"value": c.choice(["4Gi", "4Gi", "3Gi", "4096Mi"])},
+        "slots": {"value": c.choice(["2", "2", "1", "3"])}}}]
+    if c.integer(0, 1):
+        sets.append({"name": "set-1", "counters": {"links": {"value": c.choice(["1", "1", "2"])}}})
+    extra = [[{"name": "set-0", "counters": {"slots": {"value": "1"}}}]] if c.integer(
+        0, 29) == 29 else []
+    out = []
+    for index, held in enumerate([sets, *extra]):
+        target = c.integer(0, 5)
+        where: dict[str, Any] = ({"nodeName": "node-b"} if target == 5 else
+                                 {"allNodes": True} if target == 4 else {"nodeName": "node-a"})
+        out.append({"metadata": {"name": f"{short}-{pool}-counters-{index}"}, "spec": {
+            "driver": driver, **where,
+            "pool": {"name": f"pool-{pool}", "generation": 1,
+                     "resourceSliceCount": count + 1 + len(extra)},
+            "sharedCounters": held}})
+    return out
+
+
 def _slices(c: Choices, drivers: Sequence[str], minor: int) -> list[dict[str, Any]]:
     out = []
     for driver in drivers:
         short = driver.split(".")[0]
         for pool in range(c.integer(1, 2)):
             count = c.integer(1, 2)
+            # DRA-19: from 1.36 one pool in four is partitionable: one more slice, of counters
+            partitioned = minor >= 36 and c.integer(0, 3) == 3
+            counter_slices = _counter_slices(c, driver, short, pool, count) if partitioned \
+                else []
+            out.extend(counter_slices)
             devices = 0
             for index in range(count):
                 names = []
@@ -79,11 +132,15 @@ def _slices(c: Choices, drivers: Sequence[str], minor: int) -> list[dict[str, An
                     devices += 1
                 if c.integer(0, 49) == 49:
                     names.append(names[0])  # DRA-2: an invalid pool
+                made = [_device(c, n, minor) for n in names]
+                for device in made:
+                    if partitioned and c.integer(0, 4) < 4:
+                        device["consumesCounters"] = _consumes(c)
                 spec: dict[str, Any] = {
                     "driver": driver,
                     "pool": {"name": f"pool-{pool}", "generation": 1,
-                             "resourceSliceCount": count},
-                    "devices": [_device(c, n, minor) for n in names]}
+                             "resourceSliceCount": count + len(counter_slices)},
+                    "devices": made}
                 target = c.integer(0, 29)
                 if target == 29:
                     spec["nodeName"] = "node-b"  # DRA-2: another node's: an incomplete pool
@@ -224,7 +281,7 @@ def build_case(c: Choices, releases: Sequence[str],
     slices = _slices(c, drivers, minor)
     classes = [d.split(".")[0] for d in drivers]
     device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
-                  for s in slices for d in s["spec"]["devices"]]
+                  for s in slices for d in s["spec"].get("devices", [])]
     allocated = c.subset(device_ids, 3)
     claims = [_claim(c, i, classes, minor, "AdminAccess" in enabled)
               for i in range(c.integer(1, 2))]
@@ -306,10 +363,11 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         devices = spec.get("devices") or []
         for i, device in enumerate(devices):
             yield with_spec({**spec, "devices": without(devices, i)})
-            if device.get("taints"):
-                untainted = {k: v for k, v in device.items() if k != "taints"}
-                yield with_spec({**spec, "devices": [*devices[:i], untainted,
-                                                     *devices[i + 1:]]})
+            for key in ("taints", "consumesCounters"):
+                if device.get(key):
+                    plain = {k: v for k, v in device.items() if k != key}
+                    yield with_spec({**spec, "devices": [*devices[:i], plain,
+                                                         *devices[i + 1:]]})
             for name in list(device.get("attributes") or {}):
                 fewer = {**device, "attributes": {k: v for k, v in device["attributes"].items()
                                                   if k != name}}

@@ -13,6 +13,7 @@ complete assignment is the answer (DRA-7).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from attrs import define, evolve, field, frozen
 
@@ -27,7 +28,7 @@ from numaspec.dra.objects import (
     Taint,
     Toleration,
 )
-from numaspec.dra.pools import Pool, duplicate_name
+from numaspec.dra.pools import Counters, Pool, consumption, counters_left, duplicate_name, over
 from numaspec.dra.selectors import SelectorError, device_matches
 from numaspec.errors import LimitExceededError
 
@@ -61,13 +62,16 @@ class Features:
     admin_access: bool = False
     device_taints: bool = False
     list_type_attributes: bool = False
+    #: DRA-19: shared counters (partitionable devices)
+    partitionable: bool = False
 
     @classmethod
     def named(cls, names: frozenset[str]) -> Features:
         """From the names of the module's ``Features`` fields."""
         return cls(prioritized_list="PrioritizedList" in names,
                    admin_access="AdminAccess" in names, device_taints="DeviceTaints" in names,
-                   list_type_attributes="ListTypeAttributes" in names)
+                   list_type_attributes="ListTypeAttributes" in names,
+                   partitionable="PartitionableDevices" in names)
 
 
 @frozen
@@ -286,6 +290,10 @@ class _Search:
     selectable_cache: dict[tuple[str, int, int, int], bool] = field(factory=dict)
     failed: set[tuple[object, ...]] = field(factory=set)
     steps: int = 0
+    #: DRA-19: per pool, what each counter holds before the search (its counter sets less
+    #: what allocated devices consume), and what the devices taken in it consume
+    available: dict[str, Counters] = field(factory=dict)
+    consumed: dict[str, Counters] = field(factory=dict)
 
     # --- DRA-4, DRA-5: what each request needs ------------------------------------------
 
@@ -413,6 +421,40 @@ class _Search:
         data = self.data[r[:3]]
         if self.blocked(candidate.id, ci, data.request):
             return None
+        if candidate.device.consumes and not self.reserve(candidate):
+            return None
+        before = self._take(r, candidate, must)
+        if before is None and candidate.device.consumes:
+            self.release(candidate)
+        return before
+
+    def reserve(self, candidate: _Candidate) -> bool:
+        """DRA-19: take the device's counters if, with them, no counter of its pool (whichever
+        set, whichever device uses it) is consumed past what it holds; a device that consumes
+        counters is never taken without the feature."""
+        if not self.features.partitionable:
+            return False
+        pool = candidate.pool
+        if pool.id not in self.available:
+            self.available[pool.id] = counters_left(pool, self.allocated)
+        consumed = self.consumed.setdefault(pool.id, {})
+        for key, value in consumption((candidate.device,)).items():
+            consumed[key] = consumed.get(key, Fraction(0)) + value
+        if over(self.available[pool.id], consumed):
+            self.release(candidate)
+            return False
+        return True
+
+    def release(self, candidate: _Candidate) -> None:
+        """DRA-19: give back what :meth:`reserve` took."""
+        consumed = self.consumed[candidate.pool.id]
+        for key, value in consumption((candidate.device,)).items():
+            consumed[key] -= value
+
+    def _take(self, r: tuple[int, int, int, int], candidate: _Candidate,
+              must: bool) -> int | None:
+        ci = r[0]
+        data = self.data[r[:3]]
         if self.tainted(candidate.device, data.request):
             return None
         base, sub = data.names
@@ -449,6 +491,8 @@ class _Search:
         drops what a failed All branch left in it, DRA-4)."""
         ci = r[0]
         data = self.data[r[:3]]
+        if candidate.device.consumes:
+            self.release(candidate)
         del self.results[ci][before:]
         if self._marks(data.request):
             self.allocating[candidate.id].discard(ci)
@@ -467,7 +511,9 @@ class _Search:
         key = (r, in_sub, start, frozenset(self.allocated_now()),
                frozenset(d for d, claims in self.allocating.items() if r[0] in claims),
                tuple(m.state() for matches in self.constraints for m in matches),
-               tuple(len(result) for result in self.results))
+               tuple(len(result) for result in self.results),
+               tuple(sorted((pool, key, value) for pool, held in self.consumed.items()
+                            for key, value in held.items() if value)))
         if key in self.failed:
             return False
         done = self.search_from(r, in_sub, start)

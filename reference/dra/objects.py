@@ -2,8 +2,8 @@
 chapter ``dra.md``, DRA-1, DRA-3, DRA-4, DRA-5).
 
 Only the fields that decide which devices are picked on one node are read.  A field that
-would change the pick but that the chapter leaves out (partitionable devices, taints, binding
-conditions, consumable capacity, admin access, list-typed attributes) is refused with
+would change the pick but that the chapter leaves out (per-device node selection, binding
+conditions, consumable capacity, compatibility groups) is refused with
 :class:`~numaspec.errors.NotModelledError` naming it, never silently dropped; a field that does
 not change the pick (a class's or claim's opaque ``config``, labels, annotations) is ignored.
 """
@@ -11,17 +11,20 @@ not change the pick (a class's or claim's opaque ``config``, labels, annotations
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any
 
 from attrs import frozen
 
 from numaspec.errors import InvalidFieldError, NotModelledError
+from numaspec.node.quantity import parse_quantity
 from numaspec.strict_json import expect, type_name
 
 __all__ = [
     "AttributeValue",
     "Claim",
     "Constraint",
+    "CounterSet",
     "Device",
     "DeviceClass",
     "LIST_KINDS",
@@ -47,8 +50,6 @@ LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "
 #: Fields of a device, a slice, a request or a claim that change which devices are picked and
 #: that the chapter leaves out (DRA-0), with the reason a refusal gives.
 _LEFT_OUT = {
-    "consumesCounters": "partitionable devices (counters)",
-    "sharedCounters": "partitionable devices (counters)",
     "perDeviceNodeSelection": "partitionable devices (per-device node selection)",
     "bindingConditions": "binding conditions",
     "bindingFailureConditions": "binding conditions",
@@ -97,7 +98,17 @@ _FIELDS: dict[str, frozenset[str]] = {
     "DeviceConstraint": frozenset({"requests", "matchAttribute", "distinctAttribute"}),
     "DeviceTaint": frozenset({"key", "value", "effect", "timeAdded"}),
     "DeviceToleration": frozenset({"key", "operator", "value", "effect", "tolerationSeconds"}),
+    "CounterSet": frozenset({"name", "counters"}),
+    "Counter": frozenset({"value"}),
+    "DeviceCounterConsumption": frozenset({"counterSet", "counters", "compatibilityGroups"}),
 }
+
+#: DRA-19: the API server's limits on counters (``resource/v1/types.go`` from 1.35):
+#: counter sets per slice, counters per set or per consumption, consumptions per device.
+MAX_COUNTER_SETS = 8
+MAX_COUNTERS = 32
+MAX_CONSUMPTIONS = 2
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 #: DRA-16: the taint effects the API takes (``None`` from 1.35; the allocator ignores it
 #: where it looks at effects at all).
@@ -200,6 +211,17 @@ class Device:
     attributes: dict[str, AttributeValue]
     capacity: dict[str, str]
     taints: tuple[Taint, ...] = ()
+    #: DRA-19: the counters the device consumes, per counter set, in the order listed
+    consumes: tuple[CounterSet, ...] = ()
+
+
+@frozen
+class CounterSet:
+    """DRA-19: a counter set of a slice (``sharedCounters``), or what a device consumes from
+    one (``consumesCounters``: ``name`` is the set's): counter name to exact amount."""
+
+    name: str
+    counters: tuple[tuple[str, Fraction], ...]
 
 
 @frozen
@@ -216,6 +238,8 @@ class Slice:
     all_nodes: bool
     node_selector: list[list[dict[str, Any]]] | None
     devices: tuple[Device, ...]
+    #: DRA-19: the slice's counter sets (from 1.35 a slice has these or devices, not both)
+    counter_sets: tuple[CounterSet, ...] = ()
 
 
 #: DRA-1: the longest string or version value an attribute may hold
@@ -298,9 +322,48 @@ def _device(value: object, where: str) -> Device:
                                     f"{', '.join(TAINT_EFFECTS)})", where=f"{twhere}.effect")
         taints.append(Taint(_str(tbody, "key", twhere), _str(tbody, "value", twhere,
                                                             default=""), effect))
+    consumes = tuple(_counter_set(item, f"{where}.consumesCounters[{i}]",
+                                  "DeviceCounterConsumption", "counterSet")
+                     for i, item in enumerate(_list(body, "consumesCounters", where)))
+    if len(consumes) > MAX_CONSUMPTIONS:
+        raise InvalidFieldError(f"at most {MAX_CONSUMPTIONS} counter consumptions per device "
+                                f"({len(consumes)})", where=f"{where}.consumesCounters")
     return Device(_str(body, "name", where),
                   {key: _attribute(attr, f"{where}.attributes.{key}")
-                   for key, attr in attributes.items()}, caps, tuple(taints))
+                   for key, attr in attributes.items()}, caps, tuple(taints), consumes)
+
+
+def _counter_name(value: str, where: str) -> None:
+    if len(value) > 63 or not _LABEL.fullmatch(value):
+        raise InvalidFieldError(f"{value!r} is not a DNS label (lower-case letters, digits and "
+                                "'-', at most 63)", where=where)
+
+
+def _counter_set(value: object, where: str, kind: str, key: str) -> CounterSet:
+    """DRA-19: a ``sharedCounters`` entry (``kind`` CounterSet, named by ``name``) or a
+    ``consumesCounters`` one (DeviceCounterConsumption, by ``counterSet``)."""
+    body = _obj(value, where)
+    _known(body, kind, where)
+    _refuse_left_out(body, where)
+    name = _str(body, key, where)
+    _counter_name(name, f"{where}.{key}")
+    counters = body.get("counters") or {}
+    expect(counters, dict, "an object", f"{where}.counters")
+    if not counters:
+        raise InvalidFieldError("required", where=f"{where}.counters")
+    if len(counters) > MAX_COUNTERS:
+        raise InvalidFieldError(f"at most {MAX_COUNTERS} counters ({len(counters)})",
+                                where=f"{where}.counters")
+    out = []
+    for counter, item in counters.items():
+        cwhere = f"{where}.counters.{counter}"
+        _counter_name(counter, cwhere)
+        cbody = _obj(item, cwhere)
+        _known(cbody, "Counter", cwhere)
+        expect(cbody.get("value"), str, "a quantity such as \"4\" or \"40Gi\"",
+               f"{cwhere}.value")
+        out.append((counter, parse_quantity(cbody["value"], where=f"{cwhere}.value")))
+    return CounterSet(name, tuple(out))
 
 
 def _node_selector(value: object, where: str) -> list[list[dict[str, Any]]]:
@@ -354,13 +417,29 @@ def decode_slice(value: object, where: str) -> Slice:
     count = _int(pool, "resourceSliceCount", f"{swhere}.pool", 0)
     if count < 1:
         raise InvalidFieldError("must be at least 1", where=f"{swhere}.pool.resourceSliceCount")
+    counter_sets = tuple(_counter_set(item, f"{swhere}.sharedCounters[{i}]", "CounterSet",
+                                      "name")
+                         for i, item in enumerate(_list(spec, "sharedCounters", swhere)))
+    if len(counter_sets) > MAX_COUNTER_SETS:
+        raise InvalidFieldError(f"at most {MAX_COUNTER_SETS} counter sets per slice "
+                                f"({len(counter_sets)})", where=f"{swhere}.sharedCounters")
+    names = [c.name for c in counter_sets]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise InvalidFieldError(f"counter set {name!r} listed twice",
+                                    where=f"{swhere}.sharedCounters[{i}].name")
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        # DRA-19: the API server refuses both (from 1.35)
+        raise InvalidFieldError("only one of sharedCounters or devices is allowed",
+                                where=swhere)
     return Slice(
         name=_str(meta, "name", f"{where}.metadata"), driver=_str(spec, "driver", swhere),
         pool=_str(pool, "name", f"{swhere}.pool"),
         generation=_int(pool, "generation", f"{swhere}.pool", 0), slice_count=count,
         node_name=node_name or None, all_nodes=bool(all_nodes), node_selector=selector,
         devices=tuple(_device(d, f"{swhere}.devices[{i}]")
-                      for i, d in enumerate(_list(spec, "devices", swhere))))
+                      for i, d in enumerate(_list(spec, "devices", swhere))),
+        counter_sets=counter_sets)
 
 
 def _selectors(body: dict[str, Any], where: str) -> tuple[str, ...]:

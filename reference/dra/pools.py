@@ -10,25 +10,60 @@ argument and the allocator's judges accept an answer under any order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from attrs import frozen
 
-from numaspec.dra.objects import NodeInfo, Slice
+from numaspec.dra.objects import CounterSet, Device, NodeInfo, Slice
 
-__all__ = ["Pool", "duplicate_name", "gather_pools", "node_matches", "pool_ids"]
+__all__ = ["Counters", "Gathering", "Pool", "consumption", "counters_left", "duplicate_name",
+           "gather_pools", "node_matches", "over", "pool_ids"]
+
+#: DRA-19: an amount per counter, keyed by (counter set, counter).
+Counters = dict[tuple[str, str], Fraction]
+
+
+@frozen
+class Gathering:
+    """DRA-19: how a release's variant gathers partitionable pools.  ``partitionable``: the
+    ``PartitionableDevices`` feature is on (off: a slice of counter sets is skipped, as if it
+    were another node's); ``counters_anywhere``: a slice of counter sets is gathered whatever
+    node it names (1.36, and 1.37's stable variant); else it follows its node selection like
+    any slice and, where that leaves the pool short, is found again with the rest of the pool
+    (1.37's incubating and experimental variants, every variant from 1.38)."""
+
+    partitionable: bool = False
+    counters_anywhere: bool = False
+
+    @classmethod
+    def of(cls, minor: int, variant: str, partitionable: bool) -> Gathering:
+        return cls(partitionable, minor == 36 or (minor == 37 and variant == "stable"))
+
+    def gathers(self, node: NodeInfo, slice_: Slice) -> bool:
+        if slice_.counter_sets:
+            if not self.partitionable:
+                return False
+            if self.counters_anywhere:
+                return True
+        return node_matches(node, slice_)
 
 
 @frozen
 class Pool:
     """DRA-2: one pool as the allocator sees it.  ``slices`` are the node's slices of the
     pool's newest generation, in the order they were given; ``incomplete``: not every slice of
-    that generation is published; ``invalid``: two of its devices share a name."""
+    that generation is published; ``invalid``: two of its devices share a name, or (DRA-19) two
+    of its counter sets do, or a device consumes from a counter set or counter it does not
+    have.  DRA-19: ``counter_sets``: every counter set of the pool; ``elsewhere``: the devices
+    of its slices for other nodes (their consumption counts, they are not candidates)."""
 
     driver: str
     name: str
     slices: tuple[Slice, ...]
     incomplete: bool = False
     invalid: bool = False
+    counter_sets: tuple[CounterSet, ...] = ()
+    elsewhere: tuple[Device, ...] = ()
 
     @property
     def id(self) -> str:
@@ -62,18 +97,20 @@ def _expression(node: NodeInfo, expr: dict[str, object]) -> bool:
     return not present or node.labels[key] not in values  # NotIn
 
 
-def pool_ids(slices: Sequence[Slice], node: NodeInfo) -> list[tuple[str, str]]:
+def pool_ids(slices: Sequence[Slice], node: NodeInfo,
+             gathering: Gathering = Gathering()) -> list[tuple[str, str]]:
     """The pools the node's slices belong to, in the order they are first listed."""
     seen: dict[tuple[str, str], None] = {}
     for s in slices:
-        if node_matches(node, s):
+        if gathering.gathers(node, s):
             seen.setdefault((s.driver, s.pool), None)
     return list(seen)
 
 
 def gather_pools(slices: Sequence[Slice], node: NodeInfo,
                  order: Sequence[tuple[str, str]] | None = None, *, minor: int = 37,
-                 slices_by_name: bool = False) -> list[Pool]:
+                 slices_by_name: bool = False,
+                 gathering: Gathering = Gathering()) -> list[Pool]:
     """DRA-2: the node's pools, in ``order`` (default: first listed first).
 
     For each pool, the node's slices are kept at the highest generation among them (a slice
@@ -83,11 +120,12 @@ def gather_pools(slices: Sequence[Slice], node: NodeInfo,
     pool is left out altogether (it is being replaced); if those of the same generation are
     as many as the count, it is complete; else it is incomplete.  A pool with two devices of
     one name is invalid.  ``slices_by_name``: a pool's slices in name order (the incubating and
-    experimental variants from 1.36) instead of the order given.
+    experimental variants from 1.36) instead of the order given.  ``gathering``: which slices of
+    counter sets are gathered, and whether counters are read at all (DRA-19).
     """
     by_pool: dict[tuple[str, str], list[Slice]] = {}
     for s in slices:
-        if not node_matches(node, s):
+        if not gathering.gathers(node, s):
             continue
         key = (s.driver, s.pool)
         held = by_pool.get(key)
@@ -103,6 +141,7 @@ def gather_pools(slices: Sequence[Slice], node: NodeInfo,
             held = sorted(held, key=lambda s: s.name)
         generation, count = held[0].generation, held[0].slice_count
         incomplete = False
+        rest: list[Slice] = []
         if len(held) != count:
             if minor <= 34:
                 incomplete = True
@@ -113,9 +152,46 @@ def gather_pools(slices: Sequence[Slice], node: NodeInfo,
                 if sum(1 for s in same if s.generation == generation) != count:
                     pools.append(Pool(key[0], key[1], (), incomplete=True))
                     continue
-        pools.append(Pool(key[0], key[1], tuple(held), incomplete=incomplete,
-                          invalid=duplicate_name(held) is not None))
+                names = {s.name for s in held}
+                rest = [s for s in same if s.generation == generation and s.name not in names]
+        pools.append(_build(key, held, rest, incomplete, gathering))
     return pools
+
+
+def _build(key: tuple[str, str], held: list[Slice], rest: list[Slice], incomplete: bool,
+           gathering: Gathering) -> Pool:
+    """DRA-2, DRA-19: one pool from the node's slices (``held``) and, when the node's were
+    not all of it, the rest of the pool's slices of that generation (``rest``)."""
+    if not gathering.partitionable:
+        return Pool(key[0], key[1], tuple(held), incomplete=incomplete,
+                    invalid=duplicate_name(held) is not None)
+    devices = [s for s in held if not s.counter_sets]
+    counters = [c for s in held for c in s.counter_sets]
+    elsewhere: list[Device] = []
+    for s in rest:
+        if s.counter_sets:
+            counters.extend(s.counter_sets)
+        else:
+            elsewhere.extend(s.devices)
+    pool = Pool(key[0], key[1], tuple(devices), incomplete=incomplete,
+                counter_sets=tuple(counters), elsewhere=tuple(elsewhere))
+    if duplicate_name(devices) is not None or _counters_invalid(pool):
+        return Pool(key[0], key[1], tuple(devices), incomplete=incomplete, invalid=True)
+    return pool
+
+
+def _counters_invalid(pool: Pool) -> bool:
+    """DRA-19: two counter sets of one name, or a device (for this node or another) that
+    consumes from a counter set or a counter the pool does not have."""
+    sets: dict[str, frozenset[str]] = {}
+    for counter_set in pool.counter_sets:
+        if counter_set.name in sets:
+            return True
+        sets[counter_set.name] = frozenset(name for name, _ in counter_set.counters)
+    devices = [d for s in pool.slices for d in s.devices] + list(pool.elsewhere)
+    return any(use.name not in sets or any(name not in sets[use.name]
+                                           for name, _ in use.counters)
+               for device in devices for use in device.consumes)
 
 
 def duplicate_name(slices: Sequence[Slice]) -> str | None:
@@ -127,3 +203,30 @@ def duplicate_name(slices: Sequence[Slice]) -> str | None:
                 return d.name
             seen.add(d.name)
     return None
+
+
+def counters_left(pool: Pool, allocated: frozenset[str]) -> Counters:
+    """DRA-19: each counter of the pool's sets, less what its allocated devices (for this node
+    or another) consume; it may be below zero."""
+    held = {(c.name, name): value for c in pool.counter_sets for name, value in c.counters}
+    for device in [d for s in pool.slices for d in s.devices] + list(pool.elsewhere):
+        if f"{pool.id}/{device.name}" in allocated:
+            for key, value in consumption((device,)).items():
+                if key in held:
+                    held[key] -= value
+    return held
+
+
+def consumption(devices: Sequence[Device]) -> Counters:
+    """DRA-19: what the devices consume together (a device listed twice, twice)."""
+    total: Counters = {}
+    for device in devices:
+        for use in device.consumes:
+            for name, value in use.counters:
+                total[use.name, name] = total.get((use.name, name), Fraction(0)) + value
+    return total
+
+
+def over(left: Counters, consumed: Counters) -> list[str]:
+    """DRA-19: the counters (``SET/COUNTER``) consumed past what is left of them."""
+    return sorted(f"{k[0]}/{k[1]}" for k, v in left.items() if v < consumed.get(k, 0))

@@ -30,8 +30,15 @@ from numaspec.dra.allocator import (
     lookup_attribute,
     untolerated_taint,
 )
-from numaspec.dra.objects import AttributeValue, Claim, Device, DeviceClass, Request, Taint
-from numaspec.dra.pools import Pool
+from numaspec.dra.objects import (
+    AttributeValue,
+    Claim,
+    Device,
+    DeviceClass,
+    Request,
+    Taint,
+)
+from numaspec.dra.pools import Pool, consumption, counters_left, over
 from numaspec.dra.selectors import SelectorError, device_matches
 
 __all__ = ["Node", "Passed", "PickWhy", "why_picked", "why_unschedulable"]
@@ -216,6 +223,9 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
             return f"taken for {taken[1]}"
     if refused is not None:
         return refused
+    short = _counters_short(node, at, taken_at, pool, device)
+    if short is not None:
+        return short
     taint = _untolerated(node, device, request)
     if taint is not None:
         return (f"its taint {taint.key}={taint.value}:{taint.effect} is not tolerated by the "
@@ -240,6 +250,24 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
                     f"before share {_value(state.shared_value())}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
     return f"it fits, but the claims could not be completed with it{with_it}"
+
+
+def _counters_short(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]], pool: Pool,
+                    device: Device) -> str | None:
+    """DRA-19: why the device's counters keep it out, beside what is allocated and what the
+    answer took before ``at`` (None: they do not)."""
+    if not device.consumes:
+        return None
+    if not node.features.partitionable:
+        return "it consumes counters, which the allocator reads only with PartitionableDevices"\
+               " (DRA-19)"
+    taken = [other for s in pool.slices for other in s.devices
+             if (t := taken_at.get(f"{pool.id}/{other.name}")) is not None and t[0] < at.index]
+    short = over(counters_left(pool, node.allocated), consumption([*taken, device]))
+    if not short:
+        return None
+    return (f"its pool's counters {', '.join(short)} have no room for it beside what is "
+            "allocated and taken before it (DRA-19)")
 
 
 def _untolerated(node: Node, device: Device, request: Request | None) -> Taint | None:
@@ -292,11 +320,21 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
     if not reasons and len(claims) > 1:
         reasons.append("each claim fits on its own, but not together: they need the same "
                        "devices")
+    consumers = [f"{driver}/{pool.name}/{device.name}" for pool, driver, device in usable
+                 if device.consumes]
+    if consumers and not node.features.partitionable:
+        reasons.append(f"{len(consumers)} device(s) consume counters ({consumers[0]}, ...), "
+                       "which the allocator reads only with PartitionableDevices (gate "
+                       "DRAPartitionableDevices): it never gives them (DRA-19)")
     if any(pool.invalid for pool in pools):
-        reasons.append("the node has invalid pools (a device name listed twice), which give "
-                       "no devices")
+        reasons.append("the node has invalid pools (a device name listed twice, or counters "
+                       "that a device consumes and its pool does not have), which give no "
+                       "devices")
     if any(pool.incomplete for pool in pools):
         reasons.append("the node has incomplete pools (not every slice published), which give "
                        "no devices")
+    if consumers and node.features.partitionable:
+        return reasons or ["no assignment of the node's devices keeps every request and "
+                           "constraint within the counters their pools share (DRA-19)"]
     return reasons or ["no assignment of the node's devices keeps every request and constraint"]
 

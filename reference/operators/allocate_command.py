@@ -119,6 +119,7 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     from numaspec.protocols.allocate_protocol import (
         AllocateCase,
         allocate_once,
+        release_scope,
         searched_pools,
     )
 
@@ -127,6 +128,7 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     objects = read_dra_objects(files)
     name, labels = node_of(objects, node)
     slices, classes = objects.decoded()
+    release_scope(minor, slices, [at for at, _ in objects.slices])
     asked, already = [], []
     for text in claims or [f"{ns}/{n}" for (ns, n), (_, body) in objects.claims.items()
                            if allocation_of(body) is None]:

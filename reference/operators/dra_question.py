@@ -37,6 +37,7 @@ from numaspec.protocols.allocate_protocol import (
     AllocateCase,
     allocate_once,
     encode_allocation,
+    release_scope,
 )
 
 __all__ = ["DraQuestion", "dra_part", "search_lines"]
@@ -127,6 +128,7 @@ def dra_part(node: Node, pod: Pod, imported: ImportedPod, objects: DraObjects, *
                                 where="--dra-release")
     minor = int(release.split(".")[1])
     slices, classes = objects.decoded()
+    release_scope(minor, slices, [at for at, _ in objects.slices])
     claims, before, said = _pod_claims(imported, objects)
     fresh = [name for name in claims if name not in before]
     # DRA-8: a scheduler with the release's default feature gates, whose features choose

@@ -22,7 +22,7 @@ right when it is one of them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -39,9 +39,14 @@ from numaspec.dra.objects import (
     decode_node,
     decode_slice,
 )
-from numaspec.dra.pools import Pool, gather_pools, pool_ids
+from numaspec.dra.pools import Gathering, Pool, gather_pools, pool_ids
 from numaspec.dra.variants import FEATURES, choose_variant, sorts_pools
-from numaspec.errors import InvalidFieldError, LimitExceededError, UnsupportedVersionError
+from numaspec.errors import (
+    InvalidFieldError,
+    LimitExceededError,
+    NotModelledError,
+    UnsupportedVersionError,
+)
 from numaspec.strict_json import expect
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "decode_allocate_case",
     "encode_allocation",
     "reference_allocate",
+    "release_scope",
     "searched_pools",
 ]
 
@@ -87,15 +93,32 @@ def _list(body: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-def _no_lists(slices: tuple[Slice, ...]) -> None:
-    """DRA-18: list-typed attributes exist in the API from 1.36."""
+def release_scope(minor: int, slices: Sequence[Slice],
+                  wheres: Sequence[str] | None = None) -> None:
+    """DRA-18, DRA-19: what a release's slices cannot hold (list-typed attributes before
+    1.36) and what numaspec does not model at the release (shared counters before 1.36), as a
+    typed error naming the field; ``wheres``: where each slice is (default ``slices[i]``)."""
+    if minor >= 36:
+        return
     for i, slice_ in enumerate(slices):
+        at = wheres[i] if wheres is not None else f"slices[{i}]"
+        if slice_.counter_sets:
+            raise NotModelledError(_COUNTERS, where=f"{at}.spec.sharedCounters")
         for j, device in enumerate(slice_.devices):
+            if device.consumes:
+                raise NotModelledError(_COUNTERS,
+                                       where=f"{at}.spec.devices[{j}].consumesCounters")
             for name, (kind, _value) in device.attributes.items():
                 if kind in LIST_KINDS:
                     raise InvalidFieldError(f"a list-typed attribute ({kind}) needs 1.36 or "
-                                            "later", where=f"slices[{i}].spec.devices[{j}]"
-                                                           f".attributes.{name}")
+                                            "later",
+                                            where=f"{at}.spec.devices[{j}].attributes.{name}")
+
+
+#: DRA-19: before 1.36 the API and the allocators read counters otherwise (1.33 and 1.34:
+#: counter sets in the devices' own slice; 1.35: by pool name alone).
+_COUNTERS = ("shared counters (partitionable devices) before 1.36 are outside the chapter's "
+             "scope (DRA-19)")
 
 
 def decode_allocate_case(case: object) -> AllocateCase:
@@ -131,8 +154,7 @@ def decode_allocate_case(case: object) -> AllocateCase:
     choose_variant(minor, frozenset(features), forced)
     slices = tuple(decode_slice(s, f"slices[{i}]") for i, s in enumerate(_list(case,
                                                                                  "slices")))
-    if minor < 36:
-        _no_lists(slices)
+    release_scope(minor, slices)
     classes: dict[str, DeviceClass] = {}
     for i, c in enumerate(_list(case, "classes")):
         device_class = decode_class(c, f"classes[{i}]")
@@ -155,14 +177,21 @@ def _answer(case: AllocateCase, pools: list[Pool], variant: str) -> Allocation:
                     variant=variant)
 
 
+def _gathering(case: AllocateCase, variant: str) -> Gathering:
+    return Gathering.of(case.minor, variant, "PartitionableDevices" in case.features)
+
+
 def searched_pools(case: AllocateCase, variant: str | None = None) -> list[Pool]:
     """DRA-2, DRA-8: the node's pools in the order ``variant`` (default: the one that
     answers the case) searches them: by name where it sorts them, else as listed (one of the
     orders it may take)."""
-    if sorts_pools(case.minor, case.variant if variant is None else variant):
-        return gather_pools(case.slices, case.node, sorted(pool_ids(case.slices, case.node)),
-                            minor=case.minor, slices_by_name=True)
-    return gather_pools(case.slices, case.node, minor=case.minor)
+    chosen = case.variant if variant is None else variant
+    gathering = _gathering(case, chosen)
+    if sorts_pools(case.minor, chosen):
+        return gather_pools(case.slices, case.node,
+                            sorted(pool_ids(case.slices, case.node, gathering)),
+                            minor=case.minor, slices_by_name=True, gathering=gathering)
+    return gather_pools(case.slices, case.node, minor=case.minor, gathering=gathering)
 
 
 def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator[Allocation]:
@@ -174,13 +203,14 @@ def allocate_answers(case: AllocateCase, variant: str | None = None) -> Iterator
     if sorts_pools(case.minor, chosen):
         yield _answer(case, searched_pools(case, chosen), chosen)
         return
-    ids = pool_ids(case.slices, case.node)
+    gathering = _gathering(case, chosen)
+    ids = pool_ids(case.slices, case.node, gathering)
     for count, order in enumerate(itertools.permutations(ids)):
         if count >= MAX_POOL_ORDERS:
             raise LimitExceededError(f"more than {MAX_POOL_ORDERS} orders of the node's "
                                      f"{len(ids)} pools", where="slices")
         yield _answer(case, gather_pools(case.slices, case.node, list(order),
-                                         minor=case.minor), chosen)
+                                         minor=case.minor, gathering=gathering), chosen)
 
 
 def _pick(pick: Picked) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from numaspec.conformance.cases.allocations import allocation_differences
+from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.adapter import ReferenceImplementation
 from numaspec.conformance.properties.allocate import (
     allocation_is_sound,
@@ -20,7 +21,9 @@ from numaspec.conformance.properties.allocate import (
 )
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
+from numaspec.errors import InvalidFieldError, NotModelledError
 from numaspec.protocols.adapter_protocol import reference_result
+from numaspec.protocols.allocate_protocol import reference_allocate
 from numaspec_tools import REPO
 from numaspec_tools.mutants.allocate_mutants import MutantAllocator
 
@@ -212,8 +215,18 @@ def test_a_missing_class_is_an_error() -> None:
         adminAccess="yes"), "invalid-field", "claims[0].spec.devices.requests[0].exactly"
                                              ".adminAccess"),
     (lambda c: c["slices"][0]["spec"]["devices"][0].update(consumesCounters=[
-        {"counterSet": "memory", "counters": {}}]), "not-modelled",
-     "slices[0].spec.devices[0].consumesCounters"),
+        {"counterSet": "memory", "counters": {}}]), "invalid-field",
+     "slices[0].spec.devices[0].consumesCounters[0].counters"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(consumesCounters=[
+        {"counterSet": "Memory", "counters": {"gb": {"value": "1"}}}]), "invalid-field",
+     "slices[0].spec.devices[0].consumesCounters[0].counterSet"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(consumesCounters=[
+        {"counterSet": "memory", "counters": {"gb": {"value": "lots"}}}]), "invalid-quantity",
+     "slices[0].spec.devices[0].consumesCounters[0].counters.gb.value"),
+    (lambda c: c["slices"][0]["spec"]["devices"][0].update(consumesCounters=[
+        {"counterSet": "memory", "counters": {"gb": {"value": "1"}}, "compatibilityGroups": [
+            "a"]}]), "not-modelled",
+     "slices[0].spec.devices[0].consumesCounters[0].compatibilityGroups"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][1]["exactly"].update(
         capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
      "claims[0].spec.devices.requests[1].exactly.capacity"),
@@ -267,7 +280,7 @@ def test_an_answer_under_another_pool_order_is_right() -> None:
 
 
 _QUICK = settings(max_examples=400, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
 
 
 def _check(prop: Any, impl: object) -> None:
@@ -330,3 +343,30 @@ def test_a_timed_out_search_is_set_aside_by_the_manifest_and_never_shrunk() -> N
                          expectations=manifest)
     assert known.unexplained == []
     assert known.explained == {"finding 38": len(known.disagreements)}
+
+
+@pytest.mark.slow
+def test_p_allocate_sound_catches_a_mutant_that_ignores_counters() -> None:
+    """P-ALLOCATE-SOUND fails an allocator that takes partitions of one device together as
+    if they consumed nothing (DRA-19), from the case alone."""
+    with pytest.raises(AssertionError, match=r"consumed past|consumes counters, and the "
+                                             r"feature is off"):
+        _check(allocation_is_sound, MutantAllocator("ignores_counters"))
+
+
+def test_counters_before_1_36_are_refused_by_name() -> None:
+    """DRA-19: shared counters before 1.36 are not modelled, and the refusal names the
+    field."""
+    case = next(v for v in load_vectors() if v.id == "dra-counters-partitions-backtrack").case
+    with pytest.raises(NotModelledError, match="DRA-19") as raised:
+        reference_allocate({**case, "release": "1.35"})
+    assert raised.value.where == "slices[0].spec.sharedCounters"
+
+
+def test_a_slice_with_counter_sets_and_devices_is_refused() -> None:
+    """DRA-19: the API server refuses a slice with both, and so does numaspec."""
+    case = next(v for v in load_vectors() if v.id == "dra-counters-partitions-backtrack").case
+    both = copy.deepcopy(case)
+    both["slices"][0]["spec"]["devices"] = [{"name": "x"}]
+    with pytest.raises(InvalidFieldError, match="only one of sharedCounters or devices"):
+        reference_allocate(both)

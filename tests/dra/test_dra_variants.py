@@ -159,10 +159,10 @@ def test_the_listed_order_mutant_fails_the_variant_vectors() -> None:
 
 @pytest.mark.parametrize(("mutation", "prefix"), [
     ("ignores_taints", "dra-taint-"), ("admin_as_any", "dra-admin-access-"),
-    ("lists_as_scalars", "dra-list-")])
+    ("lists_as_scalars", "dra-list-"), ("ignores_counters", "dra-counters-"),
+    ("allocated_consume_nothing", "dra-counters-")])
 def test_the_taint_and_admin_mutants_fail_their_vectors(mutation: str, prefix: str) -> None:
-    """The mutant fixtures of DRA-16, DRA-17 and DRA-18: each is caught by the vectors of its
-    rule."""
+    """The mutant fixtures of DRA-16 to DRA-19: each is caught by the vectors of its rule."""
     mutant = MutantAllocator(mutation)
     caught = []
     for vector in load_vectors():

@@ -224,3 +224,33 @@ def test_list_typed_roots_keep_what_they_share(tmp_path: Path,
     assert status == 1
     assert out.startswith("ERROR ")
     assert "unsupported attribute value" in out.splitlines()[0]
+
+
+PARTITIONS = OPERATOR / "dra-partitions" / "cluster.yaml"
+
+
+def test_counters_pass_over_a_partition_without_room(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-19: half-a is allocated, so of 4Gi only 2Gi is left: the whole partition is passed
+    over for its counters and half-b is given; without the gate, nothing that consumes
+    counters is."""
+    status, out, _ = run(["allocate", str(PARTITIONS), "--release", "1.37"], capsys)
+    assert status == 0
+    assert "  r: gpu.example.com/p/half-b" in out.splitlines()
+    assert ("      passed over gpu.example.com/p/whole: its pool's counters set-0/memory have "
+            "no room for it beside what is allocated and taken before it (DRA-19)") in out
+    status, out, _ = run(["allocate", str(PARTITIONS), "--release", "1.37", "--feature-gates",
+                          "DRAPartitionableDevices=false"], capsys)
+    assert status == 1
+    assert out.startswith("NOT SCHEDULABLE")
+    assert "which the allocator reads only with PartitionableDevices" in out.splitlines()[0]
+
+
+def test_counters_before_1_36_are_refused_naming_the_document(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-19: counters are modelled from 1.36; before, a refusal naming where they are."""
+    status, out, err = run(["allocate", str(PARTITIONS), "--release", "1.35"], capsys)
+    assert (status, out) == (2, "")
+    assert err.strip() == (f"numaspec allocate: not-modelled: {PARTITIONS}: document 1"
+                           ".spec.sharedCounters: shared counters (partitionable devices) "
+                           "before 1.36 are outside the chapter's scope (DRA-19)")

@@ -104,10 +104,36 @@ def lists_as_scalars(case: Any, answer: Any) -> Any:
     return answer
 
 
+def ignores_counters(case: Any, answer: Any) -> Any:
+    """Allocates as if no device consumed counters (DRA-19): partitions of one device taken
+    together."""
+    free = copy.deepcopy(case)
+    found = False
+    for slice_ in free.get("slices", []):
+        for device in slice_.get("spec", {}).get("devices", []):
+            found |= device.pop("consumesCounters", None) is not None
+    return reference_result("allocate", free) if found else answer
+
+
+def allocated_consume_nothing(case: Any, answer: Any) -> Any:
+    """Counts no counters for the devices allocated before the search (DRA-19)."""
+    allocated = set(case.get("allocated") or ())
+    free = copy.deepcopy(case)
+    found = False
+    for slice_ in free.get("slices", []):
+        spec = slice_.get("spec", {})
+        for device in spec.get("devices", []):
+            if f"{spec.get('driver')}/{spec.get('pool', {}).get('name')}/" \
+                    f"{device.get('name')}" in allocated:
+                found |= device.pop("consumesCounters", None) is not None
+    return reference_result("allocate", free) if found else answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
              "times_out": times_out, "first_listed": first_listed,
              "ignores_taints": ignores_taints, "admin_as_any": admin_as_any,
-             "lists_as_scalars": lists_as_scalars}
+             "lists_as_scalars": lists_as_scalars, "ignores_counters": ignores_counters,
+             "allocated_consume_nothing": allocated_consume_nothing}
 
 
 class MutantAllocator:
