@@ -35,6 +35,7 @@ import threading
 import time
 import traceback
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -564,6 +565,9 @@ class LineProcess:
         self.stderr = _Stderr()
         self.tmpdir: str | None = tempfile.mkdtemp(prefix="numaspec-impl-",
                                                    dir=(env or {}).get("TMPDIR"))
+        # removed at the latest when this process exits, should a caller never close the
+        # connection (a script that ends without close() left one per connection)
+        self._tmpdir_finalizer = weakref.finalize(self, shutil.rmtree, self.tmpdir, True)
         #: RUN-14: every process the implementation starts inherits this tag, so that what
         #: it leaves behind (a daemon in a session of its own) can be found and ended.
         self.tag = f"{_TAG}={uuid.uuid4().hex}"
@@ -674,7 +678,7 @@ class LineProcess:
 
     def _remove_tmpdir(self) -> None:
         if self.tmpdir is not None:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self._tmpdir_finalizer()  # shutil.rmtree(tmpdir, ignore_errors=True), once
             self.tmpdir = None
 
     def stop(self) -> None:

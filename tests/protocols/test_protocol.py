@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -139,3 +141,17 @@ def test_serve_definitional_walks_the_cross_product() -> None:
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout.splitlines()[1])
     assert answer["result"]["error"]["kind"] == "merge-too-large"
+
+
+def test_a_connection_never_closed_leaves_no_temp_dir(tmp_path: Path) -> None:
+    """RUN-14: a script that ends without closing its connection leaves no
+    ``numaspec-impl-*`` directory behind (removed when the script's process exits)."""
+    script = ("import sys\n"
+              "from numaspec.conformance.implementations.connection import connect\n"
+              f"c = connect('exec:{sys.executable} -m numaspec serve')\n"
+              "c.run('merge', {})\n"
+              "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.stdout.strip() == "ok", done.stderr
+    assert list(tmp_path.iterdir()) == []
