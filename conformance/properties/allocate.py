@@ -86,18 +86,15 @@ def allocation_matches_reference(impl: AllocateImplementation,
 def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     """DRA-3 to DRA-6, judged from the case alone: what is wrong with an allocated answer."""
     from numaspec.dra.allocator import lookup_attribute, untolerated_taint
-    from numaspec.dra.pools import Gathering, gather_pools, pool_ids
     from numaspec.dra.selectors import SelectorError, device_matches
-    from numaspec.protocols.allocate_protocol import decode_allocate_case
+    from numaspec.protocols.allocate_protocol import decode_allocate_case, searched_pools
 
     if not isinstance(answer, dict) or answer.get("outcome") != "allocated":
         return []
     decoded = decode_allocate_case(case)
     partitionable = "PartitionableDevices" in decoded.features
-    gathering = Gathering.of(decoded.minor, decoded.variant, partitionable)
-    pools = gather_pools(decoded.slices, decoded.node,
-                         pool_ids(decoded.slices, decoded.node, gathering),
-                         minor=decoded.minor, gathering=gathering)
+    # the pools as the answering variant gathers them (their order does not matter here)
+    pools = searched_pools(decoded)
     devices = {f"{p.driver}/{p.name}/{d.name}": (p.driver, d) for p in pools
                if not p.incomplete and not p.invalid for s in p.slices for d in s.devices}
     minor = decoded.minor
