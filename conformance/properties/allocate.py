@@ -54,7 +54,7 @@ def _releases(impl: object) -> tuple[str, ...]:
 
 @register("P-ALLOCATE", rules=["DRA-1", "DRA-2", "DRA-3", "DRA-4", "DRA-5", "DRA-6", "DRA-7",
                                "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17",
-                               "DRA-18", "DRA-19"],
+                               "DRA-18", "DRA-19", "DRA-20", "DRA-21"],
           level="equivalence", requires="allocate", since=33, op="allocate")
 @given(data=st.data())
 @example(data=None)  # FIXED_EXAMPLE: 1.33's failed All branch, cut back with r0's device
@@ -85,7 +85,8 @@ def allocation_matches_reference(impl: AllocateImplementation,
 
 def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     """DRA-3 to DRA-6, judged from the case alone: what is wrong with an allocated answer."""
-    from numaspec.dra.allocator import lookup_attribute, untolerated_taint
+    from numaspec.dra.allocator import untolerated_taint
+    from numaspec.dra.constraints import lookup_attribute
     from numaspec.dra.selectors import SelectorError, device_matches
     from numaspec.protocols.allocate_protocol import decode_allocate_case, searched_pools
 
@@ -103,16 +104,32 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
     claims = answer.get("claims", [])
     if len(claims) != len(decoded.claims):
         return [f"{len(claims)} results for {len(decoded.claims)} claims"]
+    consumable = "ConsumableCapacity" in decoded.features
+    problems += _capacity_problems(decoded, devices, answer)
     for claim, result in zip(decoded.claims, claims, strict=True):
         picks = result.get("devices", [])
         claim_taken: set[str] = set()
+        claim_shares: set[tuple[str, str]] = set()
         by_request: dict[str, list[tuple[str, Any]]] = {}
         for pick in picks:
             device_id = f"{pick['driver']}/{pick['pool']}/{pick['device']}"
             if device_id not in devices:
                 problems.append(f"{claim.key}: {device_id} is not a usable device of the node")
                 continue
-            if pick.get("adminAccess") is True:
+            multiple = consumable and devices[device_id][1].multiple
+            if bool(pick.get("shared")) != multiple:
+                given = "as" if pick.get("shared") else "not as"
+                problems.append(f"{claim.key}: {device_id} given {given} a share")
+            if multiple:
+                # DRA-20: shares of one device go to any request, never twice to one
+                if (pick["request"], device_id) in claim_shares:
+                    problems.append(f"{claim.key}: {device_id} shared twice with "
+                                    f"{pick['request']}")
+                claim_shares.add((pick["request"], device_id))
+                if device_id in decoded.allocated and pick.get("adminAccess") is not True:
+                    # DRA-17: but admin access takes a device in use
+                    problems.append(f"{claim.key}: {device_id} was not free")
+            elif pick.get("adminAccess") is True:
                 # DRA-17: admin access takes a device in use, not one its own claim took
                 if device_id in claim_taken:
                     problems.append(f"{claim.key}: {device_id} given twice in the claim")
@@ -151,6 +168,8 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
                     if not ok:
                         problems.append(f"{claim.key}: {device_id} fails {expression!r}")
         for constraint in claim.constraints:
+            attribute = constraint.match_attribute or constraint.distinct_attribute
+            assert attribute is not None
             found = []
             for request_name, got in by_request.items():
                 base = request_name.split("/")[0]
@@ -158,9 +177,15 @@ def soundness_problems(case: dict[str, Any], answer: Any) -> list[str]:
                         request_name not in constraint.requests:
                     continue
                 for _device_id, (driver, device) in got:
-                    found.append(lookup_attribute(device, driver, constraint.match_attribute))
-            if not _shared(found, "ListTypeAttributes" in decoded.features):
-                problems.append(f"{claim.key}: matchAttribute {constraint.match_attribute} "
+                    found.append(lookup_attribute(device, driver, attribute))
+            lists = "ListTypeAttributes" in decoded.features
+            if constraint.match_attribute is None:
+                # DRA-21: 1.36 compares a device with each request's last only (finding 58)
+                if not _distinct(found, lists, strict=minor >= 37):
+                    problems.append(f"{claim.key}: distinctAttribute {attribute} does not "
+                                    f"hold: {[json.dumps(v) for v in found]}")
+            elif not _shared(found, lists):
+                problems.append(f"{claim.key}: matchAttribute {attribute} "
                                 f"does not hold: {sorted({json.dumps(v) for v in found})}")
     return problems
 
@@ -189,6 +214,85 @@ def _counter_problems(pools: Any, answer: dict[str, Any], allocated: frozenset[s
     return problems
 
 
+def _distinct(values: list[Any], lists: bool, strict: bool) -> bool:
+    """DRA-21: whether the devices' values keep a ``distinctAttribute``: each device has it
+    and (``strict``) no two values of one kind are equal (with list-typed attributes, no two
+    share a value)."""
+    from numaspec.dra.objects import LIST_KINDS
+
+    if any(v is None for v in values):
+        return False
+    if not strict:
+        return True
+    seen: set[tuple[str, str]] = set()
+    for kind, raw in values:
+        if not lists and kind in LIST_KINDS:
+            continue  # compared with nothing before it, or it was refused
+        scalar = LIST_KINDS.get(kind, kind)
+        items = {(scalar, json.dumps(item)) for item in (raw if kind in LIST_KINDS else (raw,))}
+        if items & seen:
+            return False
+        seen |= items
+    return True
+
+
+def _capacity_problems(decoded: Any, devices: dict[str, Any], answer: dict[str, Any]
+                       ) -> list[str]:
+    """DRA-20: with ConsumableCapacity, every device given has each capacity its request
+    names, no share consumes less than it asks or what the policy refuses, and no capacity of
+    a shared device is consumed past its value, with the allocated shares."""
+    from fractions import Fraction
+
+    from numaspec.dra.capacity import capacity_key, violates
+
+    if "ConsumableCapacity" not in decoded.features:
+        return []
+    problems = []
+    minor = decoded.minor
+    used: dict[tuple[str, str], Fraction] = {}
+    for device_id, consumed in decoded.shares:
+        for name, amount in (consumed or {}).items():
+            slot = (device_id, capacity_key(name, device_id.partition("/")[0], minor))
+            used[slot] = used.get(slot, Fraction(0)) + amount
+    requests = {}
+    for claim in decoded.claims:
+        for request in claim.requests:
+            requests[(claim.key, request.name)] = request
+            for sub in request.subrequests:
+                requests[(claim.key, f"{request.name}/{sub.name}")] = sub
+    for claim, result in zip(decoded.claims, answer.get("claims", []), strict=False):
+        for pick in result.get("devices", []):
+            device_id = f"{pick['driver']}/{pick['pool']}/{pick['device']}"
+            if device_id not in devices:
+                continue
+            driver, device = devices[device_id]
+            capacities = {capacity_key(n, driver, minor): (n, c)
+                          for n, c in device.capacity.items()}
+            request = requests.get((claim.key, pick["request"]))
+            asked = {capacity_key(n, driver, minor): a
+                     for n, a in ((request.capacity or {}) if request else {}).items()}
+            missing = sorted(set(asked) - set(capacities))
+            if missing:
+                problems.append(f"{claim.key}: {device_id} has no capacity {missing[0]}")
+                continue
+            recorded = {capacity_key(n, driver, minor): Fraction(v)
+                        for n, v in (pick.get("consumedCapacity") or {}).items()}
+            if not pick.get("shared"):
+                continue
+            for key, (name, cap) in capacities.items():
+                amount = recorded.get(key)
+                if amount is None:
+                    problems.append(f"{claim.key}: the share of {device_id} records no {name}")
+                    continue
+                if amount < asked.get(key, 0) or violates(amount, cap):
+                    problems.append(f"{claim.key}: the share of {device_id} consumes {amount} "
+                                    f"of {name}, which its request or policy does not allow")
+                used[(device_id, key)] = used.get((device_id, key), Fraction(0)) + amount
+                if used[(device_id, key)] > cap.value:
+                    problems.append(f"{device_id}: {name} consumed past its value")
+    return problems
+
+
 def _shared(values: list[Any], lists: bool) -> bool:
     """DRA-6, DRA-18: whether the devices' values keep a ``matchAttribute``: one value (a
     lone device's may be a list); with list-typed attributes on, values of one kind whose
@@ -206,7 +310,7 @@ def _shared(values: list[Any], lists: bool) -> bool:
 
 
 @register("P-ALLOCATE-SOUND", rules=["DRA-3", "DRA-4", "DRA-6", "DRA-16", "DRA-17",
-                                     "DRA-18", "DRA-19"],
+                                     "DRA-18", "DRA-19", "DRA-20", "DRA-21"],
           level="invariant",
           requires="allocate", since=36, op="allocate")
 @given(data=st.data())

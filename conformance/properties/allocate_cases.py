@@ -5,8 +5,10 @@ claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors an
 ``matchAttribute`` constraints over NUMA, PCIe-root, model and firmware-version attributes;
 the allocator features of the prioritized list alone, of a scheduler with the release's
 default gates, or none, and now and then a forced variant (DRA-8); taints, tolerations and
-admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18) and partitionable
-pools whose devices consume shared counters (DRA-19).
+admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18), partitionable
+pools whose devices consume shared counters (DRA-19), devices with capacities that may be
+shared out under request policies, requests that ask for capacity, allocated shares
+(DRA-20) and ``distinctAttribute`` constraints (DRA-21).
 
 One generator, two sources of choices: Hypothesis's (:func:`allocate_cases`, for the
 properties, which shrink) and a seeded :class:`random.Random` (:func:`random_allocate_case_at`,
@@ -25,7 +27,13 @@ from hypothesis import strategies as st
 
 from numaspec.conformance.properties.choices import Choices, HypothesisChoices, SeededChoices
 from numaspec.conformance.properties.random_cases import without
-from numaspec.dra.variants import FEATURES, VARIANTS, scheduler_features, supported
+from numaspec.dra.variants import (
+    FEATURES,
+    VARIANTS,
+    choose_variant,
+    scheduler_features,
+    supported,
+)
 
 __all__ = ["DRIVERS", "PCIE_ROOT", "Choices", "allocate_cases", "build_case",
            "draw_allocate_case", "random_allocate_case_at", "smaller_allocate_cases"]
@@ -60,10 +68,41 @@ def _device(c: Choices, name: str, minor: int) -> dict[str, Any]:
         attributes["firmware"] = {"version": c.choice(["1.0.0", "1.0.0+b1", "1.0.0+b2",
                                                        "1.1.0-rc.1"])}
     device: dict[str, Any] = {"name": name, "attributes": attributes}
+    if minor >= 36 and c.integer(0, 1):
+        device.update(_capacities(c))
     if c.integer(0, 7) == 7:  # DRA-16: one device in eight is tainted
         device["taints"] = [{"key": TAINT_KEY, "value": c.choice(["a", "b"]),
                              "effect": c.choice(_effects(minor))}]
     return device
+
+
+def _capacities(c: Choices) -> dict[str, Any]:
+    """DRA-20: a device's capacities (memory, now and then bandwidth), and, on two in three,
+    ``allowMultipleAllocations`` with now and then a request policy on memory."""
+    memory: dict[str, Any] = {"value": c.choice(["8Gi", "16Gi", "16Gi", "12Gi"])}
+    capacity = {"memory": memory}
+    if c.integer(0, 2) == 2:
+        capacity["bandwidth"] = {"value": c.choice(["100", "40"])}
+    out: dict[str, Any] = {"capacity": capacity}
+    if c.integer(0, 2):
+        out["allowMultipleAllocations"] = True
+        policy = c.integer(0, 5)
+        if policy == 4:
+            top, step = c.choice([("8Gi", "1Gi"), ("7Gi", "2Gi"), ("", "2Gi"), ("8Gi", ""),
+                                  ("", "")])
+            memory["requestPolicy"] = {"default": "1Gi", "validRange": {
+                "min": "1Gi", **({"max": top} if top else {}),
+                **({"step": step} if step else {})}}
+        elif policy == 5:
+            memory["requestPolicy"] = {"default": c.choice(["1Gi", "4Gi"]),
+                                       "validValues": ["1Gi", "4Gi", "8Gi"]}
+    return out
+
+
+#: DRA-20: what a request may ask of a device's capacities.
+_ASKS: tuple[dict[str, str], ...] = (
+    {"memory": "4Gi"}, {"memory": "1500Mi"}, {"memory": "8Gi"}, {"memory": "1Gi"},
+    {"memory": "2Gi", "bandwidth": "30"}, {"bandwidth": "50"}, {"memory": "20Gi"}, {})
 
 
 #: DRA-19: what a partition may consume of its pool's ``set-0`` (memory of 4Gi, 2 slots).
@@ -192,7 +231,8 @@ def _tolerations(c: Choices, minor: int) -> list[dict[str, Any]]:
     return [toleration]
 
 
-def _exact(c: Choices, classes: Sequence[str], minor: int, admin: bool) -> dict[str, Any]:
+def _exact(c: Choices, classes: Sequence[str], minor: int, admin: bool,
+           consumable: bool = False) -> dict[str, Any]:
     class_name = c.choice([*classes, "missing"]) if c.integer(0, 29) == 29 else c.choice(
         classes)
     driver = next((d for d in DRIVERS if d.startswith(class_name)), DRIVERS[0])
@@ -207,6 +247,14 @@ def _exact(c: Choices, classes: Sequence[str], minor: int, admin: bool) -> dict[
     tolerations = _tolerations(c, minor)
     if tolerations:
         body["tolerations"] = tolerations
+    if minor >= 36 and c.integer(0, 2 if consumable else 29) == (2 if consumable else 29):
+        # DRA-20: capacity asked (one request in three where the feature is on, now and then
+        # where it is off), now and then under the driver's domain, or an empty ask
+        asks = dict(c.choice(list(_ASKS)))
+        if asks and c.integer(0, 5) == 5:
+            name = next(iter(asks))
+            asks[f"{driver}/{name}"] = asks.pop(name)
+        body["capacity"] = {"requests": asks}
     # DRA-17: admin access where the feature is on (one request in six), now and then where
     # it is off (the allocator's error)
     if (admin and c.integer(0, 5) == 5) or c.integer(0, 49) == 49:
@@ -215,7 +263,7 @@ def _exact(c: Choices, classes: Sequence[str], minor: int, admin: bool) -> dict[
 
 
 def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
-           admin: bool) -> dict[str, Any]:
+           admin: bool, *, consumable: bool = False, distinct: bool = False) -> dict[str, Any]:
     requests: list[dict[str, Any]] = []
     names = []
     for r in range(c.integer(1, 3)):
@@ -224,20 +272,26 @@ def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
         if c.integer(0, 4) == 4:
             subs = []
             for s in range(c.integer(1, 3)):
-                sub = {"name": f"s{s}", **_exact(c, classes, minor, False)}
+                sub = {"name": f"s{s}", **_exact(c, classes, minor, False, consumable)}
                 sub.pop("adminAccess", None)  # a subrequest has no admin access
                 subs.append(sub)
             names.extend(f"{name}/{s['name']}" for s in subs)
             requests.append({"name": name, "firstAvailable": subs})
         else:
-            requests.append({"name": name, "exactly": _exact(c, classes, minor, admin)})
+            requests.append({"name": name, "exactly": _exact(c, classes, minor, admin,
+                                                              consumable)})
     constraints = []
     for _ in range(c.integer(0, 2)):
         attribute = c.choice([PCIE_ROOT, PCIE_ROOT, "numa", "model", "firmware"])
         drivers = [d for d in DRIVERS if d.split(".")[0] in classes]
         qualified = attribute if "/" in attribute else f"{c.choice(drivers)}/{attribute}"
         scope = c.subset(names, 2)
-        constraint: dict[str, Any] = {"matchAttribute": qualified}
+        # DRA-21: from 1.36 one constraint in three keeps values apart (now and then where the
+        # variant has no such constraint: its error)
+        top = 2 if distinct else 29
+        kind = "distinctAttribute" if minor >= 36 and c.integer(0, top) == top else \
+            "matchAttribute"
+        constraint: dict[str, Any] = {kind: qualified}
         if scope:
             constraint["requests"] = scope
         constraints.append(constraint)
@@ -250,14 +304,17 @@ def _claim(c: Choices, index: int, classes: Sequence[str], minor: int,
 
 def _features(c: Choices, minor: int, allowed: frozenset[str]) -> list[str]:
     """DRA-8: none (one case in ten), every feature (one in ten), the prioritized list
-    alone, or what a scheduler with the release's default gates enables (two in ten), within
-    ``allowed``."""
+    alone, or what a scheduler with the release's default gates enables (two in ten, from
+    1.36 five), within ``allowed``."""
     pick = c.integer(0, 9)
     if pick == 9:
         return []
     if pick == 8:
         return sorted(allowed)
-    chosen = scheduler_features(minor) if pick >= 6 else frozenset({"PrioritizedList"})
+    # from 1.36 (DRA-20) as many cases again take the defaults, whose ConsumableCapacity
+    # answers shares
+    chosen = scheduler_features(minor) if pick >= (6 if minor < 36 else 3) else \
+        frozenset({"PrioritizedList"})
     return sorted(chosen & allowed)
 
 
@@ -283,16 +340,38 @@ def build_case(c: Choices, releases: Sequence[str],
     device_ids = [f"{s['spec']['driver']}/{s['spec']['pool']['name']}/{d['name']}"
                   for s in slices for d in s["spec"].get("devices", [])]
     allocated = c.subset(device_ids, 3)
-    claims = [_claim(c, i, classes, minor, "AdminAccess" in enabled)
+    variant = choose_variant(minor, frozenset(enabled), forced)
+    claims = [_claim(c, i, classes, minor, "AdminAccess" in enabled,
+                     consumable="ConsumableCapacity" in enabled,
+                     distinct=variant != "stable" or minor >= 38)
               for i in range(c.integer(1, 2))]
+    shares = _shares(c, slices) if minor >= 36 else []
     return {"release": release, "features": enabled,
             **({"variant": forced} if forced is not None else {}),
+            **({"allocatedShares": shares} if shares else {}),
             "node": {"name": "node-a", "labels": {"zone": "a"}},
             "slices": slices,
             "classes": [{"metadata": {"name": k}, "spec": {"selectors": [
                 {"cel": {"expression": f'device.driver == "{d}"'}}]}}
                 for k, d in zip(classes, drivers, strict=True)],
             "allocated": allocated, "claims": claims}
+
+
+def _shares(c: Choices, slices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """DRA-20: allocated shares, mostly of devices that allow multiple allocations (now and
+    then of one that does not), each consuming some memory or nothing recorded."""
+    shareable = [(s["spec"]["driver"], f"{s['spec']['driver']}/{s['spec']['pool']['name']}/"
+                  f"{d['name']}") for s in slices for d in s["spec"].get("devices", [])
+                 if d.get("capacity")]
+    out: list[dict[str, Any]] = []
+    for driver, device in c.subset(shareable, 2):
+        share: dict[str, Any] = {"device": device}
+        amount = c.integer(0, 3)
+        if amount:
+            name = "memory" if c.integer(0, 5) < 5 else f"{driver}/memory"
+            share["consumedCapacity"] = {name: ["", "4Gi", "8Gi", "12Gi"][amount]}
+        out.append(share)
+    return out
 
 
 @st.composite
@@ -320,7 +399,7 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every ``allocate`` case one step smaller than ``case``: a claim, slice, allocated
     device, constraint, request, subrequest, device or attribute less (the differential's
     shrink steps)."""
-    for key in ("claims", "slices", "allocated"):
+    for key in ("claims", "slices", "allocated", "allocatedShares"):
         items = case.get(key) or []
         for i in range(len(items)):
             if key != "claims" or len(items) > 1:
@@ -341,7 +420,7 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
             if len(requests) > 1:
                 yield with_devices({**devices, "requests": without(requests, i)})
             exact = request.get("exactly") or {}
-            for key in ("tolerations", "adminAccess"):
+            for key in ("tolerations", "adminAccess", "capacity"):
                 if key in exact:
                     plain = {**request, "exactly": {k: v for k, v in exact.items()
                                                     if k != key}}
@@ -363,7 +442,7 @@ def smaller_allocate_cases(case: dict[str, Any]) -> Iterator[dict[str, Any]]:
         devices = spec.get("devices") or []
         for i, device in enumerate(devices):
             yield with_spec({**spec, "devices": without(devices, i)})
-            for key in ("taints", "consumesCounters"):
+            for key in ("taints", "consumesCounters", "allowMultipleAllocations", "capacity"):
                 if device.get(key):
                     plain = {k: v for k, v in device.items() if k != key}
                     yield with_spec({**spec, "devices": [*devices[:i], plain,

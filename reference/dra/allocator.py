@@ -15,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from attrs import define, evolve, field, frozen
+from attrs import define, field, frozen
 
+from numaspec.dra.capacity import Consumed, capacity_key, fits, for_status, total
+from numaspec.dra.constraints import (
+    ConstraintState,
+    UnsupportedValue,
+    constraint_state,
+)
 from numaspec.dra.objects import (
-    LIST_KINDS,
-    AttributeValue,
     Claim,
-    Constraint,
     Device,
     DeviceClass,
     Request,
@@ -37,11 +40,9 @@ __all__ = [
     "MAX_SEARCH_STEPS",
     "Allocation",
     "Features",
-    "MatchAttribute",
     "Picked",
-    "UnsupportedValue",
+    "Share",
     "allocate",
-    "constraint_state",
     "tolerates",
     "untolerated_taint",
 ]
@@ -64,6 +65,8 @@ class Features:
     list_type_attributes: bool = False
     #: DRA-19: shared counters (partitionable devices)
     partitionable: bool = False
+    #: DRA-20: consumable capacity (shares of devices that allow multiple allocations)
+    consumable: bool = False
 
     @classmethod
     def named(cls, names: frozenset[str]) -> Features:
@@ -71,7 +74,8 @@ class Features:
         return cls(prioritized_list="PrioritizedList" in names,
                    admin_access="AdminAccess" in names, device_taints="DeviceTaints" in names,
                    list_type_attributes="ListTypeAttributes" in names,
-                   partitionable="PartitionableDevices" in names)
+                   partitionable="PartitionableDevices" in names,
+                   consumable="ConsumableCapacity" in names)
 
 
 @frozen
@@ -84,6 +88,10 @@ class Picked:
     pool: str
     device: str
     admin_access: bool = False
+    #: DRA-20: a share (the result has a share ID), and what it consumes, named as the slice
+    #: names the capacities (None: the result records none)
+    shared: bool = False
+    consumed: tuple[tuple[str, Fraction], ...] | None = None
 
     @property
     def id(self) -> str:
@@ -102,6 +110,11 @@ class Allocation:
     message: str = ""
 
 
+#: DRA-20: an allocated share: its device (``driver/pool/device``) and what it consumes, by
+#: capacity name as its result records it (None: the result records nothing).
+Share = tuple[str, Mapping[str, Fraction] | None]
+
+
 class _Fatal(Exception):
     """DRA-9: an error the allocator returns."""
 
@@ -113,134 +126,6 @@ class _NodeFailure(Exception):
 
 class _MaxSize(Exception):
     """DRA-5: the claim's result would pass MAX_DEVICES_PER_CLAIM (backtracked over)."""
-
-
-class UnsupportedValue(Exception):
-    """DRA-18: from 1.38, a ``matchAttribute`` over a device whose value it cannot compare (a
-    list, without ``ListTypeAttributes``) stops the allocation with an error."""
-
-    def __init__(self, attribute: str) -> None:
-        super().__init__(attribute)
-        self.attribute = attribute
-
-
-def _comparable(value: AttributeValue, minor: int) -> AttributeValue:
-    """DRA-6, DRA-18: a value as the release's ``matchAttribute`` compares it: from 1.38 a
-    version (alone or in a list) without its build metadata (``+...``), as semantic versions
-    are equal whatever their build; before, versions compare as strings."""
-    kind, raw = value
-    if minor < 38 or kind not in ("version", "versions"):
-        return value
-    if kind == "version":
-        assert isinstance(raw, str)
-        return kind, raw.partition("+")[0]
-    assert isinstance(raw, tuple)
-    return kind, tuple(str(v).partition("+")[0] for v in raw)
-
-
-@define
-class MatchAttribute:
-    """DRA-6, DRA-18: one ``matchAttribute`` constraint's state: the first device's value,
-    or, with ``ListTypeAttributes`` (``lists``), the intersection of the values so far, one
-    per device taken (a stack, so that giving a device back restores the one before)."""
-
-    requests: frozenset[str]
-    attribute: str
-    lists: bool = False
-    #: DRA-18: giving a device back restores the intersection (1.37); at 1.36 it stays as
-    #: narrowed until the constraint is empty again (finding 54)
-    restores: bool = True
-    #: the release's minor: from 1.38 versions compare without build metadata and, without
-    #: ``lists``, a list-typed value is an error (:class:`UnsupportedValue`)
-    minor: int = 37
-    value: AttributeValue | None = None
-    count: int = 0
-    shared: list[tuple[str, frozenset[object]]] = field(factory=list)
-
-    def applies(self, base: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
-
-    def fits(self, base: str, sub: str, device: Device, driver: str) -> bool:
-        """Whether the device would keep the constraint (asked of a copy: at 1.36 giving a
-        device back would not undo what taking it narrowed)."""
-        return evolve(self, shared=list(self.shared)).add(base, sub, device, driver)
-
-    def shared_value(self) -> AttributeValue | None:
-        """DRA-6, DRA-18: what the devices taken share: the first one's value, or with
-        list-typed attributes the intersection, as a list (None: no device yet)."""
-        if not self.count:
-            return None
-        if not self.lists or self.count == 1:
-            return self.value
-        kind, values = self.shared[-1]
-        return f"{kind}s", tuple(sorted(values, key=str))
-
-    def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
-        """DRA-6, DRA-18: take the device into the constraint if it keeps it; raises
-        :class:`UnsupportedValue` where the release stops instead (from 1.38)."""
-        if not self.applies(base, sub):
-            return True
-        found = lookup_attribute(device, driver, self.attribute)
-        if found is None:
-            return False
-        if self.minor >= 38 and not self.lists and found[0] in LIST_KINDS:
-            raise UnsupportedValue(self.attribute)
-        value = _comparable(found, self.minor)
-        if self.lists:
-            kind = LIST_KINDS.get(value[0], value[0])
-            values = frozenset(value[1] if value[0] in LIST_KINDS else (value[1],))
-            if self.count:
-                held_kind, held = self.shared[-1]
-                if held_kind != kind or not held & values:
-                    return False
-                values = held & values
-            else:
-                self.value = value  # shown as is while it is the only device
-            if self.restores:
-                self.shared.append((kind, values))
-            else:
-                self.shared[:] = [(kind, values)]
-            self.count += 1
-            return True
-        if self.count == 0:
-            # the first device is taken whatever its value, a list too
-            self.value, self.count = value, 1
-            return True
-        if value[0] in LIST_KINDS or self.value is None or value != self.value:
-            return False
-        self.count += 1
-        return True
-
-    def remove(self, base: str, sub: str) -> None:
-        if self.applies(base, sub):
-            self.count -= 1
-            if self.lists and self.restores:
-                self.shared.pop()
-
-    def state(self) -> object:
-        """What the rest of the search depends on (the memo of DRA-7)."""
-        return (self.value, self.count, tuple(self.shared))
-
-
-def constraint_state(constraint: Constraint, features: Features, minor: int
-                     ) -> MatchAttribute:
-    """DRA-6, DRA-18: a constraint's state before any device is taken, as the release's
-    allocator keeps it."""
-    return MatchAttribute(frozenset(constraint.requests), constraint.match_attribute,
-                          features.list_type_attributes, restores=minor >= 37, minor=minor)
-
-
-def lookup_attribute(device: Device, driver: str, name: str) -> AttributeValue | None:
-    """DRA-6: a device's attribute by fully qualified name; an attribute listed without a
-    domain is found under its driver's domain."""
-    if name in device.attributes:
-        return device.attributes[name]
-    domain, sep, ident = name.partition("/")
-    if not sep or domain != driver:
-        return None
-    return device.attributes.get(ident)
 
 
 @frozen
@@ -283,8 +168,12 @@ class _Search:
     features: Features
     minor: int
     variant: str
+    #: DRA-20: allocated shares: per device, what each share with a recorded consumption
+    #: consumes (by :func:`capacity_key`), and the devices with any share
+    shares: Mapping[str, Sequence[Consumed]] = field(factory=dict)
+    shared: frozenset[str] = frozenset()
     data: dict[tuple[int, int, int], _RequestData] = field(factory=dict)
-    constraints: list[list[MatchAttribute]] = field(factory=list)
+    constraints: list[list[ConstraintState]] = field(factory=list)
     allocating: dict[str, set[int]] = field(factory=dict)
     results: list[list[Picked]] = field(factory=list)
     selectable_cache: dict[tuple[str, int, int, int], bool] = field(factory=dict)
@@ -294,6 +183,8 @@ class _Search:
     #: what allocated devices consume), and what the devices taken in it consume
     available: dict[str, Counters] = field(factory=dict)
     consumed: dict[str, Counters] = field(factory=dict)
+    #: DRA-20: the shares taken in this allocation, per device, what each consumes
+    sharing: dict[str, list[Consumed]] = field(factory=dict)
 
     # --- DRA-4, DRA-5: what each request needs ------------------------------------------
 
@@ -301,11 +192,11 @@ class _Search:
         for ci, claim in enumerate(self.claims):
             per_claim = 0
             for ri, request in enumerate(claim.requests):
+                if request.subrequests and not self.features.prioritized_list:
+                    raise _Fatal(f"claim {claim.key}, request {request.name}: has "
+                                 "subrequests, but the DRAPrioritizedList feature is disabled")
+                self._capacity_feature(claim, request)
                 if request.subrequests:
-                    if not self.features.prioritized_list:
-                        raise _Fatal(f"claim {claim.key}, request {request.name}: has "
-                                     "subrequests, but the DRAPrioritizedList feature is "
-                                     "disabled")
                     least = None
                     for si, sub in enumerate(request.subrequests):
                         # DRA-4: until 1.35 subrequest i is judged under subrequest i-1's
@@ -329,9 +220,29 @@ class _Search:
             if self.minor <= 35 and per_claim > MAX_DEVICES_PER_CLAIM:
                 raise _Fatal(f"claim {claim.key}: number of requested devices {per_claim} "
                              f"exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}")
-            self.constraints.append([constraint_state(c, self.features, self.minor)
+            for i, constraint in enumerate(claim.constraints):
+                if (constraint.match_attribute is None and self.variant == "stable"
+                        and self.minor <= 37):
+                    # DRA-21: stable has no distinct constraint until 1.38
+                    raise _Fatal(f"claim {claim.key}, constraint #{i}: empty constraint "
+                                 "(unsupported constraint type?)")
+            lists = self.features.list_type_attributes
+            self.constraints.append([constraint_state(c, lists, self.minor)
                                      for c in claim.constraints])
             self.results.append([])
+
+    def _capacity_feature(self, claim: Claim, request: Request) -> None:
+        """DRA-20: without ConsumableCapacity, a request (or subrequest) with a ``capacity``
+        field is an error, except to 1.36's and 1.37's stable allocator, which ignores it."""
+        if self.features.consumable or (self.variant == "stable" and self.minor <= 37):
+            return
+        if request.capacity is not None:
+            raise _Fatal(f"claim {claim.key}, request {request.name}: has capacity requests, "
+                         "but the DRAConsumableCapacity feature is disabled")
+        for sub in request.subrequests:
+            if sub.capacity is not None:
+                raise _Fatal(f"claim {claim.key}, subrequest {sub.name}: has capacity "
+                             "requests, but the DRAConsumableCapacity feature is disabled")
 
     def _request_data(self, ci: int, key: tuple[int, int, int], request: Request,
                       parent: Request | None) -> _RequestData:
@@ -357,7 +268,8 @@ class _Search:
                     # other nodes); before, an error for the pod
                     raise (_NodeFailure if self.minor >= 38 else _Fatal)(message)
                 for candidate in _candidates(pool):
-                    if self.selectable(key, data, candidate):
+                    if self.selectable(key, data, candidate) and self.room_for_all(
+                            data.request, candidate):
                         data.all_devices.append(candidate)
             data.num_devices = len(data.all_devices)
         return data
@@ -403,6 +315,44 @@ class _Search:
             return self.minor >= 34 and ci in self.allocating.get(device_id, ())
         return self.in_use(device_id)
 
+    def shares_block(self, candidate: _Candidate, request: Request) -> bool:
+        """DRA-20: from 1.38 a device that does not allow multiple allocations but has shares
+        is not taken (but with admin access); checked as the device is taken, after its
+        selectors."""
+        return (self.minor >= 38 and not request.admin_access
+                and not self.multiple(candidate.device)
+                and self.capacity_in_use(candidate.id))
+
+    # --- DRA-20: consumable capacity -------------------------------------------------------
+
+    def multiple(self, device: Device) -> bool:
+        """DRA-20: whether the device is shared out: it allows multiple allocations and the
+        feature is on."""
+        return self.features.consumable and device.multiple
+
+    def capacity_in_use(self, device_id: str) -> bool:
+        """DRA-20: whether the device has shares: allocated with a recorded consumption, or
+        taken in this allocation; from 1.37 also allocated without one."""
+        return (bool(self.shares.get(device_id)) or bool(self.sharing.get(device_id))
+                or (self.minor >= 37 and device_id in self.shared))
+
+    def room(self, request: Request, candidate: _Candidate) -> Consumed | None:
+        """DRA-20: what the request would consume of the device beside its allocated shares
+        and those taken in this allocation (None: passed over); every device is checked with
+        the feature on, not only those that can be shared."""
+        held = [*self.shares.get(candidate.id, ()), *self.sharing.get(candidate.id, ())]
+        return fits(request.capacity, candidate.device, candidate.driver, self.minor, held)
+
+    def room_for_all(self, request: Request, candidate: _Candidate) -> bool:
+        """DRA-20: whether an All request counts the device: at 1.36 it must have room beside
+        the allocated shares (a device without is left out, and All takes the rest); from 1.37
+        it must have room when empty (a device without stays in, and All fails on it)."""
+        if not self.features.consumable:
+            return True
+        held = self.shares.get(candidate.id, ()) if self.minor <= 36 else ()
+        return fits(request.capacity, candidate.device, candidate.driver, self.minor,
+                    held) is not None
+
     def _marks(self, request: Request) -> bool:
         """DRA-17: whether taking a device marks it as taken (at 1.33 not with admin access)."""
         return not (request.admin_access and self.minor <= 33)
@@ -419,14 +369,23 @@ class _Search:
         request): a constraint it breaks is an error."""
         ci = r[0]
         data = self.data[r[:3]]
-        if self.blocked(candidate.id, ci, data.request):
+        if self.blocked(candidate.id, ci, data.request) or self.shares_block(candidate,
+                                                                             data.request):
             return None
-        if candidate.device.consumes and not self.reserve(candidate):
+        counted = self.counts_counters(candidate)
+        if counted and not self.reserve(candidate):
             return None
         before = self._take(r, candidate, must)
-        if before is None and candidate.device.consumes:
+        if before is None and counted:
             self.release(candidate)
         return before
+
+    def counts_counters(self, candidate: _Candidate) -> bool:
+        """DRA-19, DRA-20: whether taking the device reserves its counters: it consumes some,
+        and it is not a device shared out that already has shares (its counters are counted
+        once)."""
+        return bool(candidate.device.consumes) and not (
+            self.multiple(candidate.device) and self.capacity_in_use(candidate.id))
 
     def reserve(self, candidate: _Candidate) -> bool:
         """DRA-19: take the device's counters if, with them, no counter of its pool (whichever
@@ -436,7 +395,7 @@ class _Search:
             return False
         pool = candidate.pool
         if pool.id not in self.available:
-            self.available[pool.id] = counters_left(pool, self.allocated)
+            self.available[pool.id] = counters_left(pool, self.allocated | self.shared)
         consumed = self.consumed.setdefault(pool.id, {})
         for key, value in consumption((candidate.device,)).items():
             consumed[key] = consumed.get(key, Fraction(0)) + value
@@ -458,7 +417,7 @@ class _Search:
         if self.tainted(candidate.device, data.request):
             return None
         base, sub = data.names
-        added: list[MatchAttribute] = []
+        added: list[ConstraintState] = []
         for match in self.constraints[ci]:
             try:
                 kept = match.add(base, sub, candidate.device, candidate.driver)
@@ -477,12 +436,27 @@ class _Search:
                                  "constraint would not be satisfied")
                 return None
             added.append(match)
-        if self._marks(data.request):
+        shared = self.multiple(candidate.device)
+        consumed: Consumed | None = None
+        if self.features.consumable:
+            # DRA-20: checked again after the constraints (what an All request meets first)
+            consumed = self.room(data.request, candidate)
+            if consumed is None:
+                for done in reversed(added):
+                    done.remove(base, sub)
+                return None
+        if self._marks(data.request) and not shared:
             self.allocating.setdefault(candidate.id, set()).add(ci)
+        recorded = None
+        if shared and consumed is not None:
+            self.sharing.setdefault(candidate.id, []).append(consumed)
+            if candidate.device.capacity:
+                status = for_status(consumed, candidate.device, candidate.driver, self.minor)
+                recorded = tuple(sorted(status.items()))
         before = len(self.results[ci])
         self.results[ci].append(Picked(data.name, candidate.driver, candidate.pool.name,
                                        candidate.device.name,
-                                       bool(data.request.admin_access)))
+                                       bool(data.request.admin_access), shared, recorded))
         return before
 
     def give_back(self, r: tuple[int, int, int, int], candidate: _Candidate,
@@ -491,10 +465,13 @@ class _Search:
         drops what a failed All branch left in it, DRA-4)."""
         ci = r[0]
         data = self.data[r[:3]]
-        if candidate.device.consumes:
+        shared = self.multiple(candidate.device)
+        if shared:
+            self.sharing[candidate.id].pop()
+        if self.counts_counters(candidate):
             self.release(candidate)
         del self.results[ci][before:]
-        if self._marks(data.request):
+        if self._marks(data.request) and not shared:
             self.allocating[candidate.id].discard(ci)
         base, sub = data.names
         for match in reversed(self.constraints[ci]):
@@ -513,7 +490,9 @@ class _Search:
                tuple(m.state() for matches in self.constraints for m in matches),
                tuple(len(result) for result in self.results),
                tuple(sorted((pool, key, value) for pool, held in self.consumed.items()
-                            for key, value in held.items() if value)))
+                            for key, value in held.items() if value)),
+               tuple(sorted((device, len(held), tuple(sorted(total(held).items())))
+                            for device, held in self.sharing.items() if held)))
         if key in self.failed:
             return False
         done = self.search_from(r, in_sub, start)
@@ -612,6 +591,8 @@ class _Search:
                     continue
                 if not self.selectable((ci, ri, si), data, candidate):
                     continue
+                if self.features.consumable and self.room(data.request, candidate) is None:
+                    continue
                 before = self.take(r, candidate, False)
                 if before is None:
                     continue
@@ -656,11 +637,25 @@ def untolerated_taint(device: Device, request: Request, *, minor: int) -> Taint 
 
 def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
              classes: Mapping[str, DeviceClass], allocated: frozenset[str], *,
-             features: Features, minor: int, variant: str = "stable") -> Allocation:
-    """DRA-5 to DRA-9, DRA-16 to DRA-18: the release's allocator's answer for one node, its
+             features: Features, minor: int, variant: str = "stable",
+             shares: Sequence[Share] = ()) -> Allocation:
+    """DRA-5 to DRA-9, DRA-16 to DRA-21: the release's allocator's answer for one node, its
     pools searched in the order given (which, but for the words of one error from 1.38
-    (DRA-18), is all the variant changes, DRA-8)."""
-    search = _Search(claims, pools, classes, allocated, features, minor, variant)
+    (DRA-18) and the features a variant has, is all the variant changes, DRA-8);
+    ``shares``: the allocated shares (DRA-20), which without ConsumableCapacity are devices
+    allocated like any other, as the scheduler gathers them."""
+    held: dict[str, list[Consumed]] = {}
+    if features.consumable:
+        for device_id, consumed in shares:
+            driver = device_id.partition("/")[0]
+            entry = held.setdefault(device_id, [])
+            if consumed is not None:
+                entry.append({capacity_key(name, driver, minor): amount
+                              for name, amount in consumed.items()})
+    else:
+        allocated = allocated | {device_id for device_id, _ in shares}
+    search = _Search(claims, pools, classes, allocated, features, minor, variant,
+                     shares={d: c for d, c in held.items() if c}, shared=frozenset(held))
     try:
         search.validate()
         # DRA-3: what the requests' checks found selectable is forgotten before the search

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from attrs import frozen
 
-from numaspec.dra.allocator import Allocation, Picked, lookup_attribute
+from numaspec.dra.allocator import Allocation, Picked
+from numaspec.dra.constraints import lookup_attribute
 from numaspec.dra.objects import Claim, Constraint, Device, Slice
 from numaspec.errors import NotModelledError
 from numaspec.node.admission import ContainerAssignment, Decision, Node
@@ -227,10 +228,11 @@ def _covers(constraint: Constraint, request: str) -> bool:
 
 
 def _constraint(claim: Claim | None, first: str, second: str) -> str:
-    """DRA-6: the attribute of a constraint of ``claim`` that covers both requests, or
-    ``""``."""
+    """DRA-6: the attribute of a ``matchAttribute`` constraint of ``claim`` that covers both
+    requests, or ``""`` (a ``distinctAttribute`` one aligns nothing, DRA-21)."""
     for constraint in claim.constraints if claim is not None else ():
-        if _covers(constraint, first) and _covers(constraint, second):
+        if (constraint.match_attribute is not None and _covers(constraint, first)
+                and _covers(constraint, second)):
             return constraint.match_attribute
     return ""
 

@@ -1,9 +1,10 @@
 """The DRA objects the allocator reads, decoded from their ``resource.k8s.io/v1`` JSON (spec
-chapter ``dra.md``, DRA-1, DRA-3, DRA-4, DRA-5).
+chapter ``dra.md``, DRA-1, DRA-3, DRA-4, DRA-5; shared counters DRA-19, consumable capacity
+DRA-20, distinctAttribute DRA-21).
 
 Only the fields that decide which devices are picked on one node are read.  A field that
 would change the pick but that the chapter leaves out (per-device node selection, binding
-conditions, consumable capacity, compatibility groups) is refused with
+conditions, compatibility groups) is refused with
 :class:`~numaspec.errors.NotModelledError` naming it, never silently dropped; a field that does
 not change the pick (a class's or claim's opaque ``config``, labels, annotations) is ignored.
 """
@@ -22,6 +23,9 @@ from numaspec.strict_json import expect, type_name
 
 __all__ = [
     "AttributeValue",
+    "MAX_CAPACITY",
+    "Capacity",
+    "CapacityRange",
     "Claim",
     "Constraint",
     "CounterSet",
@@ -30,10 +34,12 @@ __all__ = [
     "LIST_KINDS",
     "NodeInfo",
     "Request",
+    "RequestPolicy",
     "Slice",
     "TAINT_EFFECTS",
     "Taint",
     "Toleration",
+    "capacity_quantity",
     "decode_class",
     "decode_claim",
     "decode_node",
@@ -53,8 +59,6 @@ _LEFT_OUT = {
     "perDeviceNodeSelection": "partitionable devices (per-device node selection)",
     "bindingConditions": "binding conditions",
     "bindingFailureConditions": "binding conditions",
-    "allowMultipleAllocations": "consumable capacity",
-    "distinctAttribute": "distinctAttribute (consumable capacity)",
     "compatibilityGroups": "compatibility groups",
     "derivedAttributes": "derived attributes",
     "partitionTypeAttribute": "partitionable devices (partition types)",
@@ -85,6 +89,9 @@ _FIELDS: dict[str, frozenset[str]] = {
     "DeviceAttribute": frozenset({"int", "bool", "string", "version", "ints", "bools",
                                   "strings", "versions"}),
     "DeviceCapacity": frozenset({"value", "requestPolicy"}),
+    "CapacityRequestPolicy": frozenset({"default", "validValues", "validRange"}),
+    "CapacityRequestPolicyRange": frozenset({"min", "max", "step"}),
+    "CapacityRequirements": frozenset({"requests"}),
     "DeviceClass": _OBJECT,
     "DeviceClassSpec": frozenset({"selectors", "config", "extendedResourceName"}),
     "DeviceSelector": frozenset({"cel"}),
@@ -108,6 +115,13 @@ _FIELDS: dict[str, frozenset[str]] = {
 MAX_COUNTER_SETS = 8
 MAX_COUNTERS = 32
 MAX_CONSUMPTIONS = 2
+#: DRA-20: the API server's limit on a policy's ``validValues``
+#: (``CapacityRequestPolicyDiscreteMaxOptions``).
+MAX_VALID_VALUES = 10
+#: DRA-20: the largest capacity quantity numaspec models: the allocator's integer and
+#: milli-value arithmetic (``Value()``, ``MilliValue()`` in int64) is exact below it, and
+#: what it does past int64 differs from release to release.
+MAX_CAPACITY = Fraction(10**15)
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 #: DRA-16: the taint effects the API takes (``None`` from 1.35; the allocator ignores it
@@ -209,10 +223,41 @@ class Device:
 
     name: str
     attributes: dict[str, AttributeValue]
-    capacity: dict[str, str]
+    capacity: dict[str, Capacity]
     taints: tuple[Taint, ...] = ()
     #: DRA-19: the counters the device consumes, per counter set, in the order listed
     consumes: tuple[CounterSet, ...] = ()
+    #: DRA-20: ``allowMultipleAllocations`` (the device may be shared out)
+    multiple: bool = False
+
+
+@frozen
+class CapacityRange:
+    """DRA-20: a ``validRange`` request policy: at least ``min``, at most ``max``, in steps
+    of ``step`` from ``min``."""
+
+    min: Fraction
+    max: Fraction | None = None
+    step: Fraction | None = None
+
+
+@frozen
+class RequestPolicy:
+    """DRA-20: how a share's request for a capacity is rounded (``validValues`` or
+    ``validRange``) and what it consumes when it asks for none (``default``)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] | None = None
+    valid_range: CapacityRange | None = None
+
+
+@frozen
+class Capacity:
+    """DRA-20: one capacity of a device: its amount and, on a device that can be shared, its
+    request policy."""
+
+    value: Fraction
+    policy: RequestPolicy | None = None
 
 
 @frozen
@@ -306,11 +351,11 @@ def _device(value: object, where: str) -> Device:
     expect(attributes, dict, "an object", f"{where}.attributes")
     capacity = body.get("capacity") or {}
     expect(capacity, dict, "an object", f"{where}.capacity")
-    caps: dict[str, str] = {}
-    for key, cap in capacity.items():
-        cap_body = _obj(cap, f"{where}.capacity.{key}")
-        _known(cap_body, "DeviceCapacity", f"{where}.capacity.{key}")
-        caps[key] = _str(cap_body, "value", f"{where}.capacity.{key}")
+    multiple = body.get("allowMultipleAllocations")
+    if multiple is not None:
+        expect(multiple, bool, "a boolean", f"{where}.allowMultipleAllocations")
+    caps = {key: _capacity(cap, f"{where}.capacity.{key}", bool(multiple))
+            for key, cap in capacity.items()}
     taints = []
     for i, item in enumerate(_list(body, "taints", where)):
         twhere = f"{where}.taints[{i}]"
@@ -330,7 +375,111 @@ def _device(value: object, where: str) -> Device:
                                 f"({len(consumes)})", where=f"{where}.consumesCounters")
     return Device(_str(body, "name", where),
                   {key: _attribute(attr, f"{where}.attributes.{key}")
-                   for key, attr in attributes.items()}, caps, tuple(taints), consumes)
+                   for key, attr in attributes.items()}, caps, tuple(taints), consumes,
+                  bool(multiple))
+
+
+def capacity_quantity(value: object, where: str) -> Fraction:
+    """DRA-20: a capacity quantity (an amount, a policy's bound, a request or what a share
+    consumes): a typed error where the API refuses it, a ``not-modelled`` one where it is
+    outside what numaspec models (negative, finer than a milli-unit, above
+    :data:`MAX_CAPACITY`: the releases' arithmetic differs there)."""
+    expect(value, str, "a quantity such as \"4\" or \"40Gi\"", where)
+    amount = parse_quantity(value, where=where)
+    if amount < 0:
+        raise NotModelledError(f"a negative capacity quantity ({value}) is outside the "
+                               "chapter's scope (DRA-20)", where=where)
+    if (amount * 1000).denominator != 1:
+        raise NotModelledError(f"a capacity quantity finer than a milli-unit ({value}) is "
+                               "outside the chapter's scope (DRA-20)", where=where)
+    if amount > MAX_CAPACITY:
+        raise NotModelledError(f"a capacity quantity above 10^15 ({value}) is outside the "
+                               "chapter's scope (DRA-20)", where=where)
+    return amount
+
+
+def _capacity(value: object, where: str, multiple: bool) -> Capacity:
+    """DRA-20: a device capacity and its request policy, checked as the API server checks
+    them (``validateRequestPolicy``)."""
+    body = _obj(value, where)
+    _known(body, "DeviceCapacity", where)
+    amount = capacity_quantity(body.get("value"), f"{where}.value")
+    if body.get("requestPolicy") is None:
+        return Capacity(amount)
+    pwhere = f"{where}.requestPolicy"
+    if not multiple:
+        raise InvalidFieldError("forbidden: allowMultipleAllocations must be true",
+                                where=pwhere)
+    policy = _obj(body["requestPolicy"], pwhere)
+    _known(policy, "CapacityRequestPolicy", pwhere)
+    default = (capacity_quantity(policy["default"], f"{pwhere}.default")
+               if policy.get("default") is not None else None)
+    values = _list(policy, "validValues", pwhere) or None
+    span = policy.get("validRange")
+    if values is not None and span is not None:
+        raise InvalidFieldError("exactly one of validValues, validRange", where=pwhere)
+    if (values is not None or span is not None) and default is None:
+        raise InvalidFieldError("required when validValues or validRange is set",
+                                where=f"{pwhere}.default")
+    if values is not None:
+        valid = tuple(capacity_quantity(v, f"{pwhere}.validValues[{i}]")
+                      for i, v in enumerate(values))
+        if len(valid) > MAX_VALID_VALUES:
+            raise InvalidFieldError(f"at most {MAX_VALID_VALUES} values ({len(valid)})",
+                                    where=f"{pwhere}.validValues")
+        for i in range(1, len(valid)):
+            if valid[i] <= valid[i - 1]:
+                raise InvalidFieldError("values must be sorted in ascending order, without "
+                                        "duplicates", where=f"{pwhere}.validValues[{i}]")
+        if valid[-1] > amount:
+            raise InvalidFieldError("option is larger than capacity value",
+                                    where=f"{pwhere}.validValues[{len(valid) - 1}]")
+        if default not in valid:
+            raise InvalidFieldError("must be one of validValues", where=f"{pwhere}.default")
+        return Capacity(amount, RequestPolicy(default, valid))
+    if span is not None:
+        rwhere = f"{pwhere}.validRange"
+        rbody = _obj(span, rwhere)
+        _known(rbody, "CapacityRequestPolicyRange", rwhere)
+        if rbody.get("min") is None:
+            raise InvalidFieldError("required", where=f"{rwhere}.min")
+        bounds = {key: capacity_quantity(rbody[key], f"{rwhere}.{key}")
+                  for key in ("min", "max", "step") if rbody.get(key) is not None}
+        for key, bound in bounds.items():
+            if bound.denominator != 1:
+                # whole bounds: the releases' integer and milli-value paths agree there
+                raise NotModelledError(f"a fractional validRange bound ({rbody[key]}) is "
+                                       "outside the chapter's scope (DRA-20)",
+                                       where=f"{rwhere}.{key}")
+        low, high, step = bounds["min"], bounds.get("max"), bounds.get("step")
+        assert default is not None
+        checks = [(low > amount, "min", "must be less than or equal to capacity value"),
+                  (default < low, "default", "must be greater than or equal to min"),
+                  (high is not None and high < low, "max", "must be greater than or equal "
+                   "to min"),
+                  (high is not None and high > amount, "max", "must be less than or equal "
+                   "to capacity value"),
+                  (high is not None and default > high, "default", "must be less than or "
+                   "equal to max"),
+                  (step is not None and step <= 0, "step", "must be greater than zero")]
+        for failed, key, message in checks:
+            if failed:
+                raise InvalidFieldError(message,
+                                        where=f"{rwhere if key != 'default' else pwhere}."
+                                              f"{key}")
+        if step is not None:
+            if low + step > amount:
+                raise InvalidFieldError("min plus step must be less than or equal to "
+                                        "capacity value", where=f"{rwhere}.step")
+            aligned: tuple[tuple[str, Fraction | None], ...] = (("default", default),
+                                                                ("max", high))
+            for key, edge in aligned:
+                if edge is not None and (edge - low) % step:
+                    raise InvalidFieldError("must be min plus a multiple of step",
+                                            where=f"{rwhere if key == 'max' else pwhere}."
+                                                  f"{key}")
+        return Capacity(amount, RequestPolicy(default, None, CapacityRange(low, high, step)))
+    return Capacity(amount, RequestPolicy(default))
 
 
 def _counter_name(value: str, where: str) -> None:
@@ -432,14 +581,23 @@ def decode_slice(value: object, where: str) -> Slice:
         # DRA-19: the API server refuses both (from 1.35)
         raise InvalidFieldError("only one of sharedCounters or devices is allowed",
                                 where=swhere)
+    driver = _str(spec, "driver", swhere)
+    devices = tuple(_device(d, f"{swhere}.devices[{i}]")
+                    for i, d in enumerate(_list(spec, "devices", swhere)))
+    for i, device in enumerate(devices):
+        for key in device.capacity:
+            if "/" not in key and f"{driver}/{key}" in device.capacity:
+                # DRA-20: 1.36 and 1.37 read two capacities, 1.38 one (the qualified)
+                raise NotModelledError(f"a capacity named both {key!r} and "
+                                       f"'{driver}/{key}' is outside the chapter's scope "
+                                       "(DRA-20)",
+                                       where=f"{swhere}.devices[{i}].capacity.{key}")
     return Slice(
-        name=_str(meta, "name", f"{where}.metadata"), driver=_str(spec, "driver", swhere),
+        name=_str(meta, "name", f"{where}.metadata"), driver=driver,
         pool=_str(pool, "name", f"{swhere}.pool"),
         generation=_int(pool, "generation", f"{swhere}.pool", 0), slice_count=count,
         node_name=node_name or None, all_nodes=bool(all_nodes), node_selector=selector,
-        devices=tuple(_device(d, f"{swhere}.devices[{i}]")
-                      for i, d in enumerate(_list(spec, "devices", swhere))),
-        counter_sets=counter_sets)
+        devices=devices, counter_sets=counter_sets)
 
 
 def _selectors(body: dict[str, Any], where: str) -> tuple[str, ...]:
@@ -477,7 +635,8 @@ def decode_class(value: object, where: str) -> DeviceClass:
 class Request:
     """DRA-4: one request (or one ``firstAvailable`` subrequest): its class, its own selectors,
     and how many devices: ``ExactCount`` with ``count`` or ``All``; its tolerations (DRA-16);
-    ``admin_access`` as set (None: not set; DRA-17)."""
+    ``admin_access`` as set (None: not set; DRA-17); ``capacity``: the capacity it asks of
+    each device, by name as written (None: no ``capacity`` field; DRA-20)."""
 
     name: str
     class_name: str
@@ -487,14 +646,18 @@ class Request:
     subrequests: tuple[Request, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     admin_access: bool | None = None
+    capacity: dict[str, Fraction] | None = None
 
 
 @frozen
 class Constraint:
-    """DRA-6: ``matchAttribute`` over the requests it names (all of the claim's when empty)."""
+    """DRA-6: ``matchAttribute`` over the requests it names (all of the claim's when empty);
+    DRA-21: or ``distinctAttribute`` (``match_attribute`` None).  With both set the allocator
+    reads ``matchAttribute`` alone, and so does this."""
 
     requests: tuple[str, ...]
-    match_attribute: str
+    match_attribute: str | None
+    distinct_attribute: str | None = None
 
 
 @frozen
@@ -516,10 +679,7 @@ class Claim:
 def _exact(body: dict[str, Any], name: str, where: str, kind: str) -> Request:
     _known(body, kind, where)
     _refuse_left_out(body, where)
-    if body.get("capacity"):
-        # a request's capacity (unlike a device's) asks for consumable capacity
-        raise NotModelledError("consumable capacity is outside the chapter's scope (DRA-0)",
-                               where=f"{where}.capacity")
+    capacity = _capacity_requests(body, where)
     mode = body.get("allocationMode") or "ExactCount"
     expect(mode, str, "a string", f"{where}.allocationMode")
     if mode not in ("ExactCount", "All"):
@@ -532,7 +692,31 @@ def _exact(body: dict[str, Any], name: str, where: str, kind: str) -> Request:
     if admin is not None:
         expect(admin, bool, "a boolean", f"{where}.adminAccess")
     return Request(name, _str(body, "deviceClassName", where), _selectors(body, where),
-                   mode, count, tolerations=_tolerations(body, where), admin_access=admin)
+                   mode, count, tolerations=_tolerations(body, where), admin_access=admin,
+                   capacity=capacity)
+
+
+def _capacity_requests(body: dict[str, Any], where: str) -> dict[str, Fraction] | None:
+    """DRA-20: a request's ``capacity.requests`` (None: no ``capacity`` field, which is not
+    the same as an empty one where the feature is off)."""
+    if body.get("capacity") is None:
+        return None
+    cwhere = f"{where}.capacity"
+    cbody = _obj(body["capacity"], cwhere)
+    _known(cbody, "CapacityRequirements", cwhere)
+    requests = cbody.get("requests") or {}
+    expect(requests, dict, "an object", f"{cwhere}.requests")
+    out = {key: capacity_quantity(value, f"{cwhere}.requests.{key}")
+           for key, value in requests.items()}
+    bare = {key.rpartition("/")[2] for key in out if "/" in key}
+    for key in out:
+        if "/" not in key and key in bare:
+            # from 1.38 both name one capacity of the device's driver, an error whose words
+            # (and, beside a missing capacity, whether it is one) follow Go's map order
+            raise NotModelledError(f"capacity {key!r} requested both with and without a "
+                                   "domain is outside the chapter's scope (DRA-20)",
+                                   where=f"{cwhere}.requests.{key}")
+    return out
 
 
 def _tolerations(body: dict[str, Any], where: str) -> tuple[Toleration, ...]:
@@ -601,7 +785,14 @@ def decode_claim(value: object, where: str) -> Claim:
         names = _list(cbody, "requests", cwhere)
         for j, item in enumerate(names):
             expect(item, str, "a string", f"{cwhere}.requests[{j}]")
-        constraints.append(Constraint(tuple(names), _str(cbody, "matchAttribute", cwhere)))
+        match = cbody.get("matchAttribute")
+        distinct = cbody.get("distinctAttribute")
+        if match is None and distinct is None:
+            raise InvalidFieldError("exactly one of matchAttribute, distinctAttribute is "
+                                    "required", where=cwhere)
+        constraints.append(Constraint(
+            tuple(names), _str(cbody, "matchAttribute", cwhere) if match is not None else None,
+            _str(cbody, "distinctAttribute", cwhere) if match is None else None))
     namespace = meta.get("namespace") or ""
     expect(namespace, str, "a string", f"{where}.metadata.namespace")
     return Claim(_str(meta, "name", f"{where}.metadata"), namespace, requests,

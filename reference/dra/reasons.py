@@ -22,13 +22,19 @@ from attrs import frozen
 from numaspec.dra.allocator import (
     Allocation,
     Features,
-    MatchAttribute,
     Picked,
-    UnsupportedValue,
+    Share,
     allocate,
+    untolerated_taint,
+)
+from numaspec.dra.capacity import Consumed, capacity_key, fits, shortfall
+from numaspec.dra.constraints import (
+    ConstraintState,
+    DistinctAttribute,
+    MatchAttribute,
+    UnsupportedValue,
     constraint_state,
     lookup_attribute,
-    untolerated_taint,
 )
 from numaspec.dra.objects import (
     AttributeValue,
@@ -65,6 +71,8 @@ class Node:
     allocated: frozenset[str]
     minor: int
     features: Features
+    #: DRA-20: the allocated shares
+    shares: tuple[Share, ...] = ()
 
 
 @frozen
@@ -133,10 +141,11 @@ def _selector_reason(node: Node, request: Request, device: Device, driver: str,
 
 
 def _states(claim: Claim, picks: Sequence[Picked], node: Node,
-            devices: Mapping[str, tuple[str, Device]]) -> list[MatchAttribute]:
+            devices: Mapping[str, tuple[str, Device]]) -> list[ConstraintState]:
     """DRA-6, DRA-18: the claim's constraints as the allocator holds them once ``picks`` are
     taken (its own constraint state, so a reason never judges a constraint otherwise)."""
-    states = [constraint_state(c, node.features, node.minor) for c in claim.constraints]
+    states = [constraint_state(c, node.features.list_type_attributes, node.minor)
+              for c in claim.constraints]
     for pick in picks:
         base, _, sub = pick.request.partition("/")
         driver, device = devices[pick.id]
@@ -163,13 +172,14 @@ def why_picked(node: Node, claims: Sequence[Claim], allocation: Allocation) -> l
         base, _, sub = pick.request.partition("/")
         shares = tuple(f"{state.attribute} = {_value(state.shared_value())}"
                        for state in _states(claim, allocation.claims[ci], node, devices)
-                       if state.applies(base, sub))
+                       if isinstance(state, MatchAttribute) and state.applies(base, sub))
         passed: list[Passed] = []
         other_class = 0
         # DRA-6: what the constraints held when this device was taken: the values of the
         # claim's devices taken before it
         before = allocation.claims[ci][:allocation.claims[ci].index(pick)]
-        at = _Pick(claim, pick, request, tuple(_states(claim, before, node, devices)), index)
+        at = _Pick(claim, pick, request, tuple(_states(claim, before, node, devices)), index,
+                   tuple(p for _, p in order[:index]))
         for walked in walk:
             pool, driver, device = walked
             device_id = f"{driver}/{pool.name}/{device.name}"
@@ -197,8 +207,10 @@ class _Pick:
     claim: Claim
     pick: Picked
     request: Request | None
-    states: tuple[MatchAttribute, ...]
+    states: tuple[ConstraintState, ...]
     index: int
+    #: the picks of the answer before this one
+    earlier: tuple[Picked, ...] = ()
 
 
 def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
@@ -215,14 +227,24 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
     admin = request is not None and bool(request.admin_access)
     if device_id in node.allocated and not admin:
         return "allocated already"
+    shared = node.features.consumable and device.multiple
     taken = taken_at.get(device_id)
     if taken is not None and taken[0] < index:
         if taken[1] == f"{claim.key} {pick.request}":
             return None
-        if not admin or taken[1].startswith(f"{claim.key} "):
+        if not shared and (not admin or taken[1].startswith(f"{claim.key} ")):
             return f"taken for {taken[1]}"
+    if (node.minor >= 38 and not shared and not admin
+            and _held(node, at.earlier, device_id, driver) is not None):
+        return ("it has shares and does not allow multiple allocations, which from 1.38 "
+                "keeps it out (DRA-20)")
     if refused is not None:
         return refused
+    if node.features.consumable and request is not None:
+        held = _held(node, at.earlier, device_id, driver) or []
+        room = shortfall(request.capacity, device, driver, node.minor, held)
+        if room is not None:
+            return f"{room} (DRA-20)"
     short = _counters_short(node, at, taken_at, pool, device)
     if short is not None:
         return short
@@ -235,21 +257,45 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
     for state in at.states:
         if not state.applies(base, sub):
             continue
+        kind = "matchAttribute" if isinstance(state, MatchAttribute) else "distinctAttribute"
         own = lookup_attribute(device, driver, state.attribute)
         if own is None:
-            return f"it has no {state.attribute} (matchAttribute)"
+            return f"it has no {state.attribute} ({kind})"
         try:
             fits = state.fits(base, sub, device, driver)
         except UnsupportedValue:
-            return (f"its {state.attribute} is a list, which matchAttribute cannot compare "
+            return (f"its {state.attribute} is a list, which {kind} cannot compare "
                     "without list-typed attributes (DRA-18)")
-        if not state.count:
+        if isinstance(state, DistinctAttribute):
+            if not fits:
+                return (f"its {state.attribute} is {_value(own)}, which a device of the claim "
+                        "taken before has (distinctAttribute, DRA-21)")
+        elif not state.count:
             open_attributes.append(f"{state.attribute} {_value(own)}")
         elif not fits:
             return (f"its {state.attribute} is {_value(own)}, the claim's devices taken "
                     f"before share {_value(state.shared_value())}")
     with_it = f" (with its {', '.join(open_attributes)})" if open_attributes else ""
     return f"it fits, but the claims could not be completed with it{with_it}"
+
+
+def _held(node: Node, earlier: Sequence[Picked], device_id: str, driver: str
+          ) -> list[Consumed] | None:
+    """DRA-20: what the device's shares consume, allocated and taken in ``earlier`` (None:
+    it has none)."""
+    held: list[Consumed] | None = None
+    for shared_id, consumed in node.shares:
+        if shared_id == device_id:
+            held = held or []
+            if consumed is not None:
+                held.append({capacity_key(name, driver, node.minor): amount
+                             for name, amount in consumed.items()})
+    for pick in earlier:
+        if pick.id == device_id and pick.shared:
+            held = held or []
+            held.append({capacity_key(name, driver, node.minor): amount
+                         for name, amount in pick.consumed or ()})
+    return held
 
 
 def _counters_short(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]], pool: Pool,
@@ -291,18 +337,27 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
             options = request.subrequests or (request,)
             counts = []
             for option in options:
-                matching = [f"{driver}/{pool.name}/{device.name}"
-                            for pool, driver, device in usable
-                            if _selector_reason(node, option, device, driver, claim) is None]
-                free = [d for d in matching if d not in node.allocated]
+                matched = [(f"{driver}/{pool.name}/{device.name}", driver, device)
+                           for pool, driver, device in usable
+                           if _selector_reason(node, option, device, driver, claim) is None]
+                matching = [d for d, _, _ in matched]
+                # DRA-20: a device without room for the capacity asked, beside its allocated
+                # shares, is no more free than one in use
+                free = [d for d, driver, device in matched if d not in node.allocated and (
+                    not node.features.consumable or fits(
+                        option.capacity, device, driver, node.minor,
+                        _held(node, (), d, driver) or []) is not None)]
+                room = (" with room for the capacity it asks (DRA-20)"
+                        if node.features.consumable and option.capacity else "")
                 need = len(matching) if option.mode == "All" else option.count
                 if option.mode == "All" and len(free) < len(matching):
                     counts.append(f"{option.name}: asks for all {len(matching)} devices its "
-                                  f"selectors match, {len(matching) - len(free)} of them in use")
+                                  f"selectors match, {len(matching) - len(free)} of them in use"
+                                  f"{' or without room (DRA-20)' if room else ''}")
                 elif len(free) < need or need == 0:
                     counts.append(f"{option.name}: asks for {need} device(s) of class "
                                   f"{option.class_name}; {len(matching)} on the node match, "
-                                  f"{len(free)} free")
+                                  f"{len(free)} free{room}")
                 else:
                     counts = []
                     break
@@ -312,11 +367,16 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
             reasons.append(f"claim {claim.key}: " + "; ".join(short))
             continue
         alone = allocate((claim,), pools, node.classes, node.allocated,
-                         features=node.features, minor=node.minor)
+                         features=node.features, minor=node.minor, shares=node.shares)
         if alone.outcome == "unschedulable" and claim.constraints:
-            names = ", ".join(c.match_attribute for c in claim.constraints)
+            match = [c.match_attribute for c in claim.constraints if c.match_attribute]
+            distinct = [c.distinct_attribute for c in claim.constraints
+                        if c.distinct_attribute]
+            kept = [f"shares {', '.join(match)} (matchAttribute)"] if match else []
+            kept += [f"differs in {', '.join(distinct)} (distinctAttribute, DRA-21)"
+                     ] if distinct else []
             reasons.append(f"claim {claim.key}: enough devices match each request, but no set "
-                           f"of them shares {names} (matchAttribute)")
+                           f"of them {' and '.join(kept)}")
     if not reasons and len(claims) > 1:
         reasons.append("each claim fits on its own, but not together: they need the same "
                        "devices")

@@ -119,6 +119,7 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     from numaspec.protocols.allocate_protocol import (
         AllocateCase,
         allocate_once,
+        claims_scope,
         release_scope,
         searched_pools,
     )
@@ -129,7 +130,7 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
     name, labels = node_of(objects, node)
     slices, classes = objects.decoded()
     release_scope(minor, slices, [at for at, _ in objects.slices])
-    asked, already = [], []
+    asked, already, wheres = [], [], []
     for text in claims or [f"{ns}/{n}" for (ns, n), (_, body) in objects.claims.items()
                            if allocation_of(body) is None]:
         namespace, sep, claim_name = text.rpartition("/")
@@ -141,11 +142,13 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
                 already.append({"claim": "/".join(key), "devices": devices})
                 continue
             asked.append((f"ResourceClaim {'/'.join(key)}", decode_claim(body, at)))
+            wheres.append(at)
         elif key in objects.templates:
             at, template = objects.templates[key]
             made = claim_from_template(template, *key)
             asked.append((f"a new claim from ResourceClaimTemplate {'/'.join(key)}",
                           decode_claim(made, f"{at}.spec")))
+            wheres.append(f"{at}.spec")
         else:
             raise InvalidFieldError(f"no ResourceClaim or ResourceClaimTemplate {'/'.join(key)} "
                                     "in the files", where="--claim")
@@ -156,12 +159,15 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
                                         "ResourceClaim") + "; name one with --claim "
             "NAMESPACE/NAME (a ResourceClaim, or a ResourceClaimTemplate to make one from)",
             where="--claim")
+    claims_scope(minor, [c for _, c in asked], wheres)
     case = AllocateCase(minor, features, NodeInfo(name, labels), slices, classes,
-                        frozenset(objects.allocated()), tuple(c for _, c in asked), variant)
+                        frozenset(objects.allocated()), tuple(c for _, c in asked), variant,
+                        objects.shares())
     chosen = case.variant  # DRA-8: refuses a forced variant that lacks a feature
     allocation = allocate_once(case)
     pools = searched_pools(case)
-    reading = Node(tuple(pools), classes, case.allocated, minor, Features.named(features))
+    reading = Node(tuple(pools), classes, case.allocated, minor, Features.named(features),
+                   case.shares)
     answer: dict[str, Any] = {
         "release": release, "node": name, "variant": chosen, "features": sorted(features),
         "search": search_lines(case, defaults=not gates),

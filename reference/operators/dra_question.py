@@ -36,6 +36,7 @@ from numaspec.protocols.allocate_protocol import (
     ALLOCATE_RELEASES,
     AllocateCase,
     allocate_once,
+    claims_scope,
     encode_allocation,
     release_scope,
 )
@@ -133,9 +134,10 @@ def dra_part(node: Node, pod: Pod, imported: ImportedPod, objects: DraObjects, *
     fresh = [name for name in claims if name not in before]
     # DRA-8: a scheduler with the release's default feature gates, whose features choose
     # the allocator (and with it the order pools are searched in)
+    claims_scope(minor, [claims[n] for n in fresh])
     case = AllocateCase(minor, scheduler_features(minor), NodeInfo(node_name, labels),
                         slices, classes, frozenset(objects.allocated()),
-                        tuple(claims[n] for n in fresh))
+                        tuple(claims[n] for n in fresh), shares=objects.shares())
     allocation = allocate_once(case)
     scheduled = allocation.outcome == "allocated"
     decision = copy.deepcopy(node).admit(pod) if scheduled else None

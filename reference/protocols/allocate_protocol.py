@@ -6,12 +6,18 @@ A case::
     {"release": "1.37", "features": ["PrioritizedList"], "variant": "stable",
      "node": {"name": "node-a", "labels": {...}},
      "slices": [ResourceSlice, ...], "classes": [DeviceClass, ...],
-     "allocated": ["driver/pool/device", ...], "claims": [ResourceClaim, ...]}
+     "allocated": ["driver/pool/device", ...],
+     "allocatedShares": [{"device": "driver/pool/device", "consumedCapacity": {...}}, ...],
+     "claims": [ResourceClaim, ...]}
 
 The objects are their ``resource.k8s.io/v1`` JSON; ``features`` are the allocator's (the
 fields of its ``Features``), ``variant`` (optional, from 1.35) forces one as
-``EnableAllocators`` does, else the features choose it (DRA-8).  The answer is ``{"outcome":
-"allocated", "claims": [{"devices": [{"request", "driver", "pool", "device"}, ...]}, ...]}``,
+``EnableAllocators`` does, else the features choose it (DRA-8); ``allocatedShares`` (from 1.36)
+are allocated shares of devices that allow multiple allocations, the results with a share ID
+and no admin access, each with the capacity it consumes as its result records it (DRA-20).
+The answer is ``{"outcome": "allocated", "claims": [{"devices": [{"request", "driver",
+"pool", "device"}, ...]}, ...]}`` (a share with ``"shared": true`` and its
+``consumedCapacity``, each amount an exact rational such as ``"2147483648"`` or ``"3/2"``),
 ``{"outcome": "unschedulable"}`` (with a ``message`` when invalid pools were seen) or
 ``{"outcome": "error", "message": ...}``, each with the ``variant`` that answered.  The stable
 variant (and, until 1.35, every one) searches a node's pools in no defined order (DRA-2):
@@ -27,13 +33,15 @@ from typing import Any
 
 from attrs import frozen
 
-from numaspec.dra.allocator import Allocation, Features, Picked, allocate
+from numaspec.dra.allocator import Allocation, Features, Picked, Share, allocate
 from numaspec.dra.objects import (
     LIST_KINDS,
     Claim,
     DeviceClass,
     NodeInfo,
+    Request,
     Slice,
+    capacity_quantity,
     decode_claim,
     decode_class,
     decode_node,
@@ -57,6 +65,9 @@ __all__ = [
     "decode_allocate_case",
     "encode_allocation",
     "reference_allocate",
+    "claims_scope",
+    "decode_share",
+    "decode_shares",
     "release_scope",
     "searched_pools",
 ]
@@ -79,6 +90,8 @@ class AllocateCase:
     allocated: frozenset[str]
     claims: tuple[Claim, ...]
     forced: str | None = None
+    #: DRA-20: the allocated shares
+    shares: tuple[Share, ...] = ()
 
     @property
     def variant(self) -> str:
@@ -108,12 +121,83 @@ def release_scope(minor: int, slices: Sequence[Slice],
             if device.consumes:
                 raise NotModelledError(_COUNTERS,
                                        where=f"{at}.spec.devices[{j}].consumesCounters")
+            if device.multiple:
+                raise NotModelledError(_CAPACITY, where=f"{at}.spec.devices[{j}]."
+                                                        "allowMultipleAllocations")
             for name, (kind, _value) in device.attributes.items():
                 if kind in LIST_KINDS:
                     raise InvalidFieldError(f"a list-typed attribute ({kind}) needs 1.36 or "
                                             "later",
                                             where=f"{at}.spec.devices[{j}].attributes.{name}")
 
+
+def claims_scope(minor: int, claims: Sequence[Claim],
+                 wheres: Sequence[str] | None = None) -> None:
+    """DRA-20, DRA-21: what numaspec does not model in a release's claims (capacity requests
+    and ``distinctAttribute`` before 1.36), as a typed error naming the field; ``wheres``:
+    where each claim is (default ``claims[i]``)."""
+    if minor >= 36:
+        return
+    for i, claim in enumerate(claims):
+        at = f"{wheres[i] if wheres is not None else f'claims[{i}]'}.spec.devices"
+        for j, constraint in enumerate(claim.constraints):
+            if constraint.distinct_attribute is not None:
+                raise NotModelledError("distinctAttribute before 1.36 is outside the "
+                                       "chapter's scope (DRA-21)",
+                                       where=f"{at}.constraints[{j}].distinctAttribute")
+        for j, request in enumerate(claim.requests):
+            subs: Sequence[tuple[str, Request]] = (
+                [(f"firstAvailable[{k}]", sub) for k, sub in enumerate(request.subrequests)]
+                or [("exactly", request)])
+            for path, one in subs:
+                if one.capacity is not None:
+                    raise NotModelledError(_CAPACITY,
+                                           where=f"{at}.requests[{j}].{path}.capacity")
+
+
+def decode_shares(value: object, where: str = "allocatedShares") -> tuple[Share, ...]:
+    """DRA-20: allocated shares (``[{"device": "driver/pool/device", "consumedCapacity":
+    {...}}]``), or a typed error naming the field."""
+    expect(value, list, "an array", where)
+    assert isinstance(value, list)
+    out = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        expect(item, dict, "an object with device and consumedCapacity", at)
+        assert isinstance(item, dict)
+        for key in item:
+            if key not in ("device", "consumedCapacity"):
+                raise InvalidFieldError("unknown field (known: consumedCapacity, device)",
+                                        where=f"{at}.{key}")
+        device = item.get("device")
+        expect(device, str, "a device id driver/pool/device", f"{at}.device")
+        assert isinstance(device, str)
+        if device.count("/") < 2:
+            raise InvalidFieldError(f"{device!r} is not driver/pool/device",
+                                    where=f"{at}.device")
+        out.append(decode_share(device, item.get("consumedCapacity"), at))
+    return tuple(out)
+
+
+def decode_share(device: str, consumed: object, where: str) -> Share:
+    """DRA-20: one allocated share of ``device`` and what it consumes (``where``: the object
+    holding ``consumedCapacity``); an empty ``consumedCapacity`` is none, as the API server
+    drops it."""
+    consumed = consumed or {}
+    expect(consumed, dict, "an object of quantities", f"{where}.consumedCapacity")
+    assert isinstance(consumed, dict)
+    amounts = {name: capacity_quantity(amount, f"{where}.consumedCapacity.{name}")
+               for name, amount in consumed.items()}
+    bare = {name.rpartition("/")[2] for name in amounts if "/" in name}
+    for name in amounts:
+        if "/" not in name and name in bare:
+            raise NotModelledError(f"a share consuming {name!r} both with and without a "
+                                   "domain is outside the chapter's scope (DRA-20)",
+                                   where=f"{where}.consumedCapacity.{name}")
+    return device, amounts or None
+
+
+_CAPACITY = "consumable capacity before 1.36 is outside the chapter's scope (DRA-20)"
 
 #: DRA-19: before 1.36 the API and the allocators read counters otherwise (1.33 and 1.34:
 #: counter sets in the devices' own slice; 1.35: by pool name alone).
@@ -126,7 +210,7 @@ def decode_allocate_case(case: object) -> AllocateCase:
     expect(case, dict, "an object", "case")
     assert isinstance(case, dict)
     known = {"release", "features", "variant", "node", "slices", "classes", "allocated",
-             "claims"}
+             "allocatedShares", "claims"}
     for key in case:
         if key not in known:
             raise InvalidFieldError(f"unknown field (known: {', '.join(sorted(known))})",
@@ -165,16 +249,20 @@ def decode_allocate_case(case: object) -> AllocateCase:
     allocated = _list(case, "allocated")
     for i, item in enumerate(allocated):
         expect(item, str, "a device id driver/pool/device", f"allocated[{i}]")
+    shares = decode_shares(case.get("allocatedShares") or [])
+    if shares and minor <= 35:
+        raise NotModelledError(_CAPACITY, where="allocatedShares")
     claims = tuple(decode_claim(c, f"claims[{i}]") for i, c in enumerate(_list(case,
                                                                                "claims")))
+    claims_scope(minor, claims)
     return AllocateCase(minor, frozenset(features), decode_node(case.get("node")), slices,
-                        classes, frozenset(allocated), claims, forced)
+                        classes, frozenset(allocated), claims, forced, shares)
 
 
 def _answer(case: AllocateCase, pools: list[Pool], variant: str) -> Allocation:
     return allocate(case.claims, pools, case.classes, case.allocated,
                     features=Features.named(case.features), minor=case.minor,
-                    variant=variant)
+                    variant=variant, shares=case.shares)
 
 
 def _gathering(case: AllocateCase, variant: str) -> Gathering:
@@ -218,6 +306,10 @@ def _pick(pick: Picked) -> dict[str, Any]:
                             "device": pick.device}
     if pick.admin_access:
         body["adminAccess"] = True  # DRA-17
+    if pick.shared:
+        body["shared"] = True  # DRA-20
+    if pick.consumed is not None:
+        body["consumedCapacity"] = {name: str(amount) for name, amount in pick.consumed}
     return body
 
 

@@ -228,7 +228,10 @@ def test_a_missing_class_is_an_error() -> None:
             "a"]}]), "not-modelled",
      "slices[0].spec.devices[0].consumesCounters[0].compatibilityGroups"),
     (lambda c: c["claims"][0]["spec"]["devices"]["requests"][1]["exactly"].update(
-        capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
+        capacity={"requests": {"memory": "-1Gi"}}), "not-modelled",
+     "claims[0].spec.devices.requests[1].exactly.capacity.requests.memory"),
+    (lambda c: c.update(release="1.35") or c["claims"][0]["spec"]["devices"]["requests"][1][
+        "exactly"].update(capacity={"requests": {"memory": "1Gi"}}), "not-modelled",
      "claims[0].spec.devices.requests[1].exactly.capacity"),
     (lambda c: c.update(release="1.32"), "unsupported-version", "release"),
     (lambda c: c.update(features=["Nope"]), "invalid-field", "features[0]"),
@@ -352,6 +355,18 @@ def test_p_allocate_sound_catches_a_mutant_that_ignores_counters() -> None:
     with pytest.raises(AssertionError, match=r"consumed past|consumes counters, and the "
                                              r"feature is off"):
         _check(allocation_is_sound, MutantAllocator("ignores_counters"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mutation", "words"), [
+    ("never_shared", r"given not as a share"),
+    ("ignores_distinct", r"distinctAttribute .* does not hold"),
+    ("shares_ignored", r"consumed past its value")])
+def test_p_allocate_sound_catches_the_capacity_mutants(mutation: str, words: str) -> None:
+    """P-ALLOCATE-SOUND fails, from the case alone, an allocator that never shares a device,
+    keeps no distinctAttribute, or counts no allocated share (DRA-20, DRA-21)."""
+    with pytest.raises(AssertionError, match=words):
+        _check(allocation_is_sound, MutantAllocator(mutation))
 
 
 def test_counters_before_1_36_are_refused_by_name() -> None:

@@ -159,7 +159,7 @@ def test_an_allocated_claim_of_the_pod_keeps_its_devices(
                          "resourceSliceCount: 1}\n    devices:\n    - name: gpu-0\n"
                          "      allowMultipleAllocations: true", 1),
      "dra.yaml: items[2].spec.devices[0].allowMultipleAllocations: consumable "
-     "capacity is outside the chapter's scope (DRA-0)"),
+     "capacity before 1.36 is outside the chapter's scope (DRA-20)"),
     (lambda t: t + "  - {", "not YAML at line"),
 ])
 def test_bad_dra_files_are_one_line_naming_the_object(
@@ -268,17 +268,32 @@ def test_the_numa_attributes_read_first_found_first_and_never_negative() -> None
     assert mixed_pod.device_numa(cpu, "other.driver") is None
 
 
-def test_dra_driver_cpu_grouped_mode_is_refused_naming_the_field() -> None:
-    """DRA-14, DRA-0: grouped mode's devices are consumable capacity."""
+def test_dra_driver_cpu_grouped_mode_is_answered_with_shares() -> None:
+    """DRA-14, DRA-20: grouped mode's devices allow multiple allocations; with
+    ConsumableCapacity each request takes a share, and one that asks no capacity consumes
+    the whole of it; before 1.36 they are refused by name."""
     case = next(v for v in load_vectors()
                 if v.id == "drivers-dra-cpu-individual-same-socket").case
     grouped = json.loads(json.dumps(case))
-    device = grouped["slices"][0]["spec"]["devices"][0]
+    grouped["features"] = sorted({*grouped.get("features", []), "ConsumableCapacity"})
+    first = reference_result("allocate", case)["claims"][0]["devices"][0]["device"]
+    index, device = next((i, d) for i, d in enumerate(grouped["slices"][0]["spec"]["devices"])
+                         if d["name"] == first)
     device["allowMultipleAllocations"] = True
     device["capacity"] = {"dra.cpu/cpu": {"value": "4"}}
     answer = reference_result("allocate", grouped)
+    assert answer["outcome"] == "allocated", answer
+    shares = [d for claim in answer["claims"] for d in claim["devices"]
+              if d["device"] == device["name"]]
+    assert shares == [{"request": "cpus-a", "driver": "dra.cpu", "pool": "node-a",
+                       "device": device["name"], "shared": True,
+                       "consumedCapacity": {"dra.cpu/cpu": "4"}}]
+    grouped["release"] = "1.35"
+    grouped["features"] = []
+    answer = reference_result("allocate", grouped)
     assert answer["error"]["kind"] == "not-modelled"
-    assert answer["error"]["where"] == "slices[0].spec.devices[0].allowMultipleAllocations"
+    assert answer["error"]["where"] == \
+        f"slices[0].spec.devices[{index}].allowMultipleAllocations"
 
 
 def test_every_driver_scenario_cites_its_source() -> None:

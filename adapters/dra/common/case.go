@@ -38,7 +38,24 @@ type Case struct {
 	Slices    []json.RawMessage
 	Classes   []json.RawMessage
 	Allocated []DeviceRef
-	Claims    []json.RawMessage
+	// Shares are the allocated shares of devices that allow multiple
+	// allocations (results with a shareID and no admin access), each with
+	// the capacity it consumes (nil: none recorded) (spec/dra/dra.md, DRA-20).
+	Shares []Share
+	Claims []json.RawMessage
+}
+
+// Share is one allocated share of a device: ConsumedCapacity maps a
+// capacity name, as the result spells it, to a quantity; nil when the result
+// has none (an empty map is dropped by the API server, so it is nil too).
+type Share struct {
+	Device           DeviceRef
+	ConsumedCapacity map[string]string
+}
+
+type wireShare struct {
+	Device           *string           `json:"device"`
+	ConsumedCapacity map[string]string `json:"consumedCapacity"`
 }
 
 type wireCase struct {
@@ -49,6 +66,7 @@ type wireCase struct {
 	Slices    []json.RawMessage `json:"slices"`
 	Classes   []json.RawMessage `json:"classes"`
 	Allocated []string          `json:"allocated"`
+	Shares    []wireShare       `json:"allocatedShares"`
 	Claims    []json.RawMessage `json:"claims"`
 }
 
@@ -76,7 +94,7 @@ func ParseDeviceRef(s string) (DeviceRef, error) {
 // release, a bad allocated entry) is an Errored naming the field.
 func DecodeCase(raw json.RawMessage) (*Case, *Errored) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, Erroredf("case: missing (want an object with release, features, variant, node, slices, classes, allocated, claims)")
+		return nil, Erroredf("case: missing (want an object with release, features, variant, node, slices, classes, allocated, allocatedShares, claims)")
 	}
 	var w wireCase
 	strict, err := sigsjson.UnmarshalStrict(raw, &w)
@@ -105,6 +123,20 @@ func DecodeCase(raw json.RawMessage) (*Case, *Errored) {
 			return nil, Erroredf("case.allocated[%d]: %v", i, err)
 		}
 		c.Allocated = append(c.Allocated, ref)
+	}
+	for i, w := range w.Shares {
+		if w.Device == nil {
+			return nil, Erroredf("case.allocatedShares[%d].device: missing (want driver/pool/device)", i)
+		}
+		ref, err := ParseDeviceRef(*w.Device)
+		if err != nil {
+			return nil, Erroredf("case.allocatedShares[%d].device: %v", i, err)
+		}
+		share := Share{Device: ref}
+		if len(w.ConsumedCapacity) > 0 {
+			share.ConsumedCapacity = w.ConsumedCapacity
+		}
+		c.Shares = append(c.Shares, share)
 	}
 	return c, nil
 }
@@ -156,6 +188,12 @@ type DeviceResult struct {
 	Pool        string `json:"pool"`
 	Device      string `json:"device"`
 	AdminAccess bool   `json:"adminAccess,omitempty"`
+	// Shared: the result has a shareID (a share of a device that allows
+	// multiple allocations; the ID itself is random); ConsumedCapacity: the
+	// result's, each quantity as an exact rational ("2147483648", "3/2")
+	// (spec/dra/dra.md, DRA-20).
+	Shared           bool              `json:"shared,omitempty"`
+	ConsumedCapacity map[string]string `json:"consumedCapacity,omitempty"`
 }
 
 // ClaimResult is one claim's allocation.

@@ -114,6 +114,10 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 		}
 		claims[i] = cl.toV1beta1()
 	}
+	if len(c.Shares) > 0 {
+		// 1.33's allocator has no shared allocations (consumable capacity, DRA-20).
+		return nil, common.Skipf("case.allocatedShares: %s has no shared allocations", api), nil
+	}
 	allocated := sets.New[structured.DeviceID]()
 	for _, r := range c.Allocated {
 		allocated.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 	"sync"
@@ -20,8 +21,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -46,6 +49,18 @@ type Hooks struct {
 	// calls it (../v0_38/main.go). Required.
 	NewAllocator func(ctx context.Context, features structured.Features, state structured.AllocatedState,
 		classes structured.DeviceClassLister, slices []*resourceapi.ResourceSlice, celCache *cel.Cache) (structured.Allocator, error)
+	// InsertShare records the n-th allocated share of a device in
+	// state.AllocatedSharedDeviceIDs, whose element type is the release's:
+	// a SharedDeviceID (with a share ID of the adapter's making) to v0.37, a
+	// DeviceID from v0.38. Required.
+	InsertShare func(state *structured.AllocatedState, id structured.DeviceID, n int)
+}
+
+// ShareUID is the share ID the adapter gives the n-th allocated share (the
+// allocator reads only that a device has shares, never their IDs).
+func ShareUID(n int) *types.UID {
+	uid := types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", n))
+	return &uid
 }
 
 // Main runs the adapter for the release linked into this binary.
@@ -272,6 +287,30 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 	for _, r := range c.Allocated {
 		state.AllocatedDevices.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))
 	}
+	// Shares as the scheduler gathers them (dynamicresources' allocated
+	// devices): with ConsumableCapacity each share's device is a shared one
+	// and its consumed capacity is summed per device; without it every share
+	// is an allocated device like any other.
+	for i, sh := range c.Shares {
+		id := structured.MakeDeviceID(sh.Device.Driver, sh.Device.Pool, sh.Device.Device)
+		if !features.ConsumableCapacity {
+			state.AllocatedDevices.Insert(id)
+			continue
+		}
+		d.hooks.InsertShare(&state, id, i)
+		if sh.ConsumedCapacity == nil {
+			continue
+		}
+		consumed := make(map[resourceapi.QualifiedName]resource.Quantity, len(sh.ConsumedCapacity))
+		for name, value := range sh.ConsumedCapacity {
+			q, err := resource.ParseQuantity(value)
+			if err != nil {
+				return nil, nil, common.Erroredf("case.allocatedShares[%d].consumedCapacity.%s: %v", i, name, err)
+			}
+			consumed[resourceapi.QualifiedName(name)] = q
+		}
+		state.AggregatedCapacity.Insert(structured.NewDeviceConsumedCapacity(id, consumed))
+	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Node.Name, Labels: c.Node.Labels}}
 
 	logger := logr.Discard()
@@ -327,10 +366,27 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 	for i, r := range results {
 		devs := []common.DeviceResult{}
 		for _, dr := range r.Devices.Results {
-			devs = append(devs, common.DeviceResult{Request: dr.Request, Driver: dr.Driver, Pool: dr.Pool, Device: dr.Device,
-				AdminAccess: dr.AdminAccess != nil && *dr.AdminAccess})
+			dev := common.DeviceResult{Request: dr.Request, Driver: dr.Driver, Pool: dr.Pool, Device: dr.Device,
+				AdminAccess: dr.AdminAccess != nil && *dr.AdminAccess, Shared: dr.ShareID != nil}
+			if dr.ConsumedCapacity != nil {
+				dev.ConsumedCapacity = make(map[string]string, len(dr.ConsumedCapacity))
+				for name, q := range dr.ConsumedCapacity {
+					dev.ConsumedCapacity[string(name)] = exact(q)
+				}
+			}
+			devs = append(devs, dev)
 		}
 		out.Claims[i] = common.ClaimResult{Devices: devs}
 	}
 	return out, nil, nil
+}
+
+// exact is a quantity as an exact rational ("2147483648", "3/2"), so that
+// results compare by value whatever format the allocator wrote them in.
+func exact(q resource.Quantity) string {
+	r, ok := new(big.Rat).SetString(q.AsDec().String())
+	if !ok {
+		return q.String()
+	}
+	return r.RatString()
 }

@@ -16,10 +16,12 @@ from typing import Any
 
 import attrs
 
+from numaspec.dra.allocator import Share
 from numaspec.dra.objects import DeviceClass, Slice, decode_class, decode_slice
 from numaspec.errors import InputFileError, InvalidFieldError, NotModelledError
 from numaspec.operators.importers.files import field_at, type_phrase
 from numaspec.operators.importers.kube_objects import load_documents
+from numaspec.protocols.allocate_protocol import decode_share
 
 __all__ = ["DraObjects", "allocation_of", "claim_from_template", "node_of", "read_dra_objects",
            "read_node_identity"]
@@ -56,14 +58,23 @@ class DraObjects:
     def allocated(self) -> list[str]:
         """DRA-11: the devices in use: every device of an allocated claim,
         ``driver/pool/device``, except those allocated with admin access, which the
-        scheduler does not count as allocated."""
-        found = []
-        for _, claim in self.claims.values():
-            for result in _results(claim):
-                if result.get("adminAccess") is True:
+        scheduler does not count as allocated, and shares (:meth:`shares`)."""
+        return [f"{result['driver']}/{result['pool']}/{result['device']}"
+                for _, claim in self.claims.values() for result in _results(claim)
+                if result.get("adminAccess") is not True and result.get("shareID") is None]
+
+    def shares(self) -> tuple[Share, ...]:
+        """DRA-20: the allocated shares: the results with a ``shareID`` (not those with admin
+        access, which the scheduler does not count), each with its ``consumedCapacity``."""
+        found: list[Share] = []
+        for at, claim in self.claims.values():
+            for i, result in enumerate(_results(claim)):
+                if result.get("adminAccess") is True or result.get("shareID") is None:
                     continue
-                found.append(f"{result['driver']}/{result['pool']}/{result['device']}")
-        return found
+                device = f"{result['driver']}/{result['pool']}/{result['device']}"
+                found.append(decode_share(device, result.get("consumedCapacity"),
+                                          f"{at}.status.allocation.devices.results[{i}]"))
+        return tuple(found)
 
 
 def _results(claim: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -129,11 +129,43 @@ def allocated_consume_nothing(case: Any, answer: Any) -> Any:
     return reference_result("allocate", free) if found else answer
 
 
+def shares_ignored(case: Any, answer: Any) -> Any:
+    """Counts no allocated share (DRA-20): their devices' capacity all free."""
+    if not case.get("allocatedShares"):
+        return answer
+    return reference_result("allocate", {k: v for k, v in case.items()
+                                         if k != "allocatedShares"})
+
+
+def never_shared(case: Any, answer: Any) -> Any:
+    """Takes every device whole (DRA-20): ``allowMultipleAllocations`` ignored."""
+    whole = copy.deepcopy(case)
+    found = False
+    for slice_ in whole.get("slices", []):
+        for device in slice_.get("spec", {}).get("devices", []):
+            found |= bool(device.pop("allowMultipleAllocations", None))
+    return reference_result("allocate", whole) if found else answer
+
+
+def ignores_distinct(case: Any, answer: Any) -> Any:
+    """Keeps no ``distinctAttribute`` constraint (DRA-21)."""
+    free = copy.deepcopy(case)
+    found = False
+    for claim in free.get("claims", []):
+        devices = claim.get("spec", {}).get("devices", {})
+        kept = [c for c in devices.get("constraints") or [] if "distinctAttribute" not in c]
+        found |= len(kept) != len(devices.get("constraints") or [])
+        devices["constraints"] = kept
+    return reference_result("allocate", free) if found else answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
              "times_out": times_out, "first_listed": first_listed,
              "ignores_taints": ignores_taints, "admin_as_any": admin_as_any,
              "lists_as_scalars": lists_as_scalars, "ignores_counters": ignores_counters,
-             "allocated_consume_nothing": allocated_consume_nothing}
+             "allocated_consume_nothing": allocated_consume_nothing,
+             "shares_ignored": shares_ignored, "never_shared": never_shared,
+             "ignores_distinct": ignores_distinct}
 
 
 class MutantAllocator:
