@@ -57,7 +57,9 @@ def _activation(device: Device, driver: str) -> dict[str, Any]:
             # DRA-18: a list-typed attribute is a CEL list, whatever the features
             attributes.setdefault(domain or driver, {})[ident] = (
                 list(value) if kind in LIST_KINDS else value)
-    return {"driver": driver, "attributes": attributes, "allowMultipleAllocations": False}
+    # DRA-20: the device's own flag, whatever the features (cel/compile.go reads it so)
+    return {"driver": driver, "attributes": attributes,
+            "allowMultipleAllocations": device.multiple}
 
 
 def _refuse_twice_named(expression: str, device: Device, driver: str,

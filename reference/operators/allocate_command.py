@@ -16,9 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from numaspec.errors import InvalidFieldError, NumaspecError
+
+if TYPE_CHECKING:
+    from numaspec.dra.allocator import Picked
 
 __all__ = ["add_parser", "allocate_answer", "run"]
 
@@ -180,7 +183,8 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
             answer["claims"].append({"claim": claim.key, "from": source, "devices": [
                 {"request": why.pick.request, "device": why.pick.id, "keeps": list(why.shares),
                  "passed": [{"device": p.device, "why": p.reason} for p in why.passed],
-                 "more_passed": why.more, "other_class": why.other_class}
+                 "more_passed": why.more, "other_class": why.other_class,
+                 **_share(why.pick)}
                 for why in whys if why.claim == claim.key and why.pick in picks]})
     elif allocation.outcome == "unschedulable":
         answer["claims"] = [{"claim": c.key, "from": s} for s, c in asked]
@@ -191,6 +195,17 @@ def allocate_answer(files: list[str], *, release: str, gates: list[str] | None =
         answer["claims"] = [{"claim": c.key, "from": s} for s, c in asked]
         answer["message"] = allocation.message
     return answer
+
+
+def _share(pick: Picked) -> dict[str, Any]:
+    """DRA-20: a share's fields for the answer: ``shared``, and what it consumes (each amount
+    as a quantity, ``16Gi``)."""
+    from numaspec.node.fit import format_quantity
+
+    if not pick.shared:
+        return {}
+    return {"shared": True, "consumed": {name: format_quantity(amount, binary=True)
+                                         for name, amount in pick.consumed or ()}}
 
 
 def render(answer: dict[str, Any], out: TextIO) -> None:
@@ -220,7 +235,12 @@ def render(answer: dict[str, Any], out: TextIO) -> None:
         print(f"claim {claim['claim']} ({claim['from']})", file=out)
         for device in claim.get("devices", []):
             keeps = f"  [{'; '.join(device['keeps'])}]" if device["keeps"] else ""
-            print(f"  {device['request']}: {device['device']}{keeps}", file=out)
+            share = ""
+            if device.get("shared"):
+                # DRA-20: a share of the device, and what it consumes
+                used = ", ".join(f"{k} {v}" for k, v in device["consumed"].items())
+                share = f"  (a share{': ' + used if used else ''})"
+            print(f"  {device['request']}: {device['device']}{share}{keeps}", file=out)
             for passed in device["passed"]:
                 print(f"      passed over {passed['device']}: {passed['why']}", file=out)
             if device["more_passed"]:

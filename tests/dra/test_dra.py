@@ -360,11 +360,12 @@ def test_p_allocate_sound_catches_a_mutant_that_ignores_counters() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("mutation", "words"), [
     ("never_shared", r"given not as a share"),
-    ("ignores_distinct", r"distinctAttribute .* does not hold"),
-    ("shares_ignored", r"consumed past its value")])
+    ("ignores_distinct", r"distinctAttribute .* does not hold")])
 def test_p_allocate_sound_catches_the_capacity_mutants(mutation: str, words: str) -> None:
-    """P-ALLOCATE-SOUND fails, from the case alone, an allocator that never shares a device,
-    keeps no distinctAttribute, or counts no allocated share (DRA-20, DRA-21)."""
+    """P-ALLOCATE-SOUND fails, from the case alone, an allocator that never shares a device
+    or keeps no distinctAttribute (DRA-20, DRA-21); one that counts no allocated share is
+    rarely caught in 400 random cases (a share must then overfill its device), and its
+    vectors catch it (tests/dra/test_dra_variants.py)."""
     with pytest.raises(AssertionError, match=words):
         _check(allocation_is_sound, MutantAllocator(mutation))
 

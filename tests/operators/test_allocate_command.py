@@ -4,6 +4,7 @@ first, why each device and why none; bad input is one line and exit status 2."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,55 @@ def test_counters_before_1_36_are_refused_naming_the_document(
     assert err.strip() == (f"numaspec allocate: not-modelled: {PARTITIONS}: document 1"
                            ".spec.sharedCounters: shared counters (partitionable devices) "
                            "before 1.36 are outside the chapter's scope (DRA-19)")
+
+
+SHARES = OPERATOR / "dra-shares" / "cluster.yaml"
+
+
+def test_shares_and_distinct_from_the_claims_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-20, DRA-21: the running claim's share of gpu-0 (12Gi of 16Gi) leaves no room for a
+    6Gi share, its admin share of gpu-1 counts nothing, 5500Mi is rounded up to the policy's
+    6Gi, and distinctAttribute puts the second share on gpu-2; --json says the same."""
+    status, out, _ = run(["allocate", str(SHARES), "--release", "1.37"], capsys)
+    assert status == 0
+    lines = out.splitlines()
+    assert "  a: gpu.example.com/node-a/gpu-1  (a share: memory 6Gi)" in lines
+    assert "  b: gpu.example.com/node-a/gpu-2  (a share: memory 6Gi)" in lines
+    assert ("      passed over gpu.example.com/node-a/gpu-0: its memory has 4Gi of 16Gi left "
+            "beside its shares; the request consumes 6Gi (DRA-20)") in lines
+    assert ("      passed over gpu.example.com/node-a/gpu-1: its gpu.example.com/index is 1, "
+            "which a device of the claim taken before has (distinctAttribute, DRA-21)") in lines
+    status, out, _ = run(["allocate", str(SHARES), "--release", "1.37", "--json"], capsys)
+    devices = json.loads(out)["claims"][0]["devices"]
+    assert [(d["device"], d["shared"], d["consumed"]) for d in devices] == [
+        ("gpu.example.com/node-a/gpu-1", True, {"memory": "6Gi"}),
+        ("gpu.example.com/node-a/gpu-2", True, {"memory": "6Gi"})]
+
+
+def test_shares_without_the_gate_and_before_1_36(capsys: pytest.CaptureFixture[str]) -> None:
+    """DRA-20: with DRAConsumableCapacity off, 1.37's incubating allocator (its binding
+    features still need it) stops on the capacity request; before 1.36 shares are refused,
+    naming the document."""
+    status, out, _ = run(["allocate", str(SHARES), "--release", "1.37", "--feature-gates",
+                          "DRAConsumableCapacity=false"], capsys)
+    assert status == 1
+    assert out.startswith("ERROR ")
+    assert "has capacity requests, but the DRAConsumableCapacity feature is disabled" in out
+    status, out, err = run(["allocate", str(SHARES), "--release", "1.35"], capsys)
+    assert (status, out) == (2, "")
+    assert err.strip() == (f"numaspec allocate: not-modelled: {SHARES}: document 1.spec."
+                           "devices[0].allowMultipleAllocations: consumable capacity before "
+                           "1.36 is outside the chapter's scope (DRA-20)")
+
+
+def test_a_bad_share_in_a_claims_status_names_the_result(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """DRA-20: a consumed capacity that is no quantity is refused, naming the result."""
+    bad = tmp_path / "cluster.yaml"
+    bad.write_text(SHARES.read_text(encoding="utf-8").replace("memory: 12Gi\n      - request",
+                                                              "memory: lots\n      - request"),
+                   encoding="utf-8")
+    status, out, err = run(["allocate", str(bad), "--release", "1.37"], capsys)
+    assert (status, out) == (2, "")
+    assert "status.allocation.devices.results[0].consumedCapacity.memory" in err
+    assert err.count("\n") == 1
