@@ -31,10 +31,9 @@ from fractions import Fraction
 from math import ceil
 
 from numaspec.dra.objects import Capacity, Device
-from numaspec.node.fit import format_quantity
 
-__all__ = ["Consumed", "capacity_key", "consumed_amount", "fits", "for_status", "shortfall",
-           "total", "violates"]
+__all__ = ["Consumed", "capacity_key", "consumed_amount", "fits", "for_status", "total",
+           "violates"]
 
 #: DRA-20: capacity consumed, by name as the release keys it (:func:`capacity_key`).
 Consumed = dict[str, Fraction]
@@ -126,34 +125,3 @@ def for_status(consumed: Consumed, device: Device, driver: str,
     spelling too)."""
     return {name: consumed[capacity_key(name, driver, minor)] for name in device.capacity}
 
-
-def shortfall(requests: Mapping[str, Fraction] | None, device: Device, driver: str,
-              minor: int, held: Iterable[Consumed]) -> str | None:
-    """DRA-20: why :func:`fits` passes the device over, in words (None: it does not)."""
-    if fits(requests, device, driver, minor, held) is not None:
-        return None
-    capacities = {capacity_key(name, driver, minor): (name, cap)
-                  for name, cap in device.capacity.items()}
-    asked = {capacity_key(name, driver, minor): amount
-             for name, amount in (requests or {}).items()}
-    for name in requests or {}:
-        if capacity_key(name, driver, minor) not in capacities:
-            spelled = (" (until 1.38 a name matches only as the slice writes it)"
-                       if minor < 38 and "/" in name else "")
-            return f"it has no capacity {name}{spelled}"
-    before = total(held)
-    for key, (name, cap) in capacities.items():
-        amount = consumed_amount(asked.get(key), cap)
-        if violates(amount, cap):
-            return (f"its {name} policy does not allow {_amount(amount)} (asked "
-                    f"{_amount(asked[key]) if key in asked else 'none'})")
-        used = before.get(key, Fraction(0))
-        if used + amount > cap.value:
-            return (f"its {name} has {_amount(cap.value - used)} of {_amount(cap.value)} "
-                    f"left beside its shares; the request consumes {_amount(amount)}")
-    return "its capacity has no room for it"
-
-
-def _amount(value: Fraction) -> str:
-    return format_quantity(value, binary=value.denominator == 1 and value >= 1024
-                           and value % 1024 == 0)

@@ -87,14 +87,9 @@ class MatchAttribute:
     def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
         """DRA-6, DRA-18: take the device into the constraint if it keeps it; raises
         :class:`UnsupportedValue` where the release stops instead (from 1.38)."""
-        if not self.applies(base, sub):
-            return True
-        found = lookup_attribute(device, driver, self.attribute)
-        if found is None:
-            return False
-        if self.minor >= 38 and not self.lists and found[0] in LIST_KINDS:
-            raise UnsupportedValue(self.attribute)
-        value = _comparable(found, self.minor)
+        value = _read(self, base, sub, device, driver)
+        if isinstance(value, bool):
+            return value
         if self.lists:
             kind = LIST_KINDS.get(value[0], value[0])
             values = frozenset(value[1] if value[0] in LIST_KINDS else (value[1],))
@@ -178,14 +173,9 @@ class DistinctAttribute:
         """DRA-21: take the device into the constraint if its value is unlike every other;
         raises :class:`UnsupportedValue` where the release stops instead (from 1.38, a list
         without ``lists``)."""
-        if not self.applies(base, sub):
-            return True
-        found = lookup_attribute(device, driver, self.attribute)
-        if found is None:
-            return False
-        if self.minor >= 38 and not self.lists and found[0] in LIST_KINDS:
-            raise UnsupportedValue(self.attribute)
-        value = _comparable(found, self.minor)
+        value = _read(self, base, sub, device, driver)
+        if isinstance(value, bool):
+            return value
         if self.by_request:
             if self.count and self._clashes(value):
                 return False
@@ -218,6 +208,21 @@ class DistinctAttribute:
 
 #: DRA-6, DRA-21: a claim constraint's state during the search.
 ConstraintState = MatchAttribute | DistinctAttribute
+
+
+def _read(state: ConstraintState, base: str, sub: str, device: Device,
+          driver: str) -> AttributeValue | bool:
+    """DRA-6, DRA-21: the device's value as the constraint compares it; True: the constraint
+    does not cover the request; False: the device has no such attribute.  Raises
+    :class:`UnsupportedValue` from 1.38 for a list without ``lists`` (DRA-18)."""
+    if not state.applies(base, sub):
+        return True
+    found = lookup_attribute(device, driver, state.attribute)
+    if found is None:
+        return False
+    if state.minor >= 38 and not state.lists and found[0] in LIST_KINDS:
+        raise UnsupportedValue(state.attribute)
+    return _comparable(found, state.minor)
 
 
 def constraint_state(constraint: Constraint, lists: bool, minor: int) -> ConstraintState:

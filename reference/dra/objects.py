@@ -39,6 +39,7 @@ __all__ = [
     "TAINT_EFFECTS",
     "Taint",
     "Toleration",
+    "capacity_amounts",
     "capacity_quantity",
     "decode_class",
     "decode_claim",
@@ -706,16 +707,23 @@ def _capacity_requests(body: dict[str, Any], where: str) -> dict[str, Fraction] 
     _known(cbody, "CapacityRequirements", cwhere)
     requests = cbody.get("requests") or {}
     expect(requests, dict, "an object", f"{cwhere}.requests")
-    out = {key: capacity_quantity(value, f"{cwhere}.requests.{key}")
-           for key, value in requests.items()}
-    bare = {key.rpartition("/")[2] for key in out if "/" in key}
-    for key in out:
-        if "/" not in key and key in bare:
-            # from 1.38 both name one capacity of the device's driver, an error whose words
-            # (and, beside a missing capacity, whether it is one) follow Go's map order
-            raise NotModelledError(f"capacity {key!r} requested both with and without a "
-                                   "domain is outside the chapter's scope (DRA-20)",
-                                   where=f"{cwhere}.requests.{key}")
+    # from 1.38 a name with and without the domain is one capacity of the device's driver:
+    # an error whose words (and, beside a missing capacity, whether it is one) follow Go's
+    # map order
+    return capacity_amounts(requests, f"{cwhere}.requests", "requested")
+
+
+def capacity_amounts(amounts: dict[str, Any], where: str, what: str) -> dict[str, Fraction]:
+    """DRA-20: capacity amounts by name (a request's or a share's), each a
+    :func:`capacity_quantity`; one capacity named both with and without a domain is refused
+    (``what``: the verb the refusal uses, "requested" or "consumed")."""
+    out = {name: capacity_quantity(amount, f"{where}.{name}") for name, amount in amounts.items()}
+    bare = {name.rpartition("/")[2] for name in out if "/" in name}
+    for name in out:
+        if "/" not in name and name in bare:
+            raise NotModelledError(f"capacity {name!r} {what} both with and without a domain "
+                                   "is outside the chapter's scope (DRA-20)",
+                                   where=f"{where}.{name}")
     return out
 
 

@@ -15,7 +15,8 @@ search: the answer itself is the allocator's (DRA-9).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
 
 from attrs import frozen
 
@@ -27,7 +28,14 @@ from numaspec.dra.allocator import (
     allocate,
     untolerated_taint,
 )
-from numaspec.dra.capacity import Consumed, capacity_key, fits, shortfall
+from numaspec.dra.capacity import (
+    Consumed,
+    capacity_key,
+    consumed_amount,
+    fits,
+    total,
+    violates,
+)
 from numaspec.dra.constraints import (
     ConstraintState,
     DistinctAttribute,
@@ -46,6 +54,7 @@ from numaspec.dra.objects import (
 )
 from numaspec.dra.pools import Pool, consumption, counters_left, over
 from numaspec.dra.selectors import SelectorError, device_matches
+from numaspec.node.fit import format_quantity
 
 __all__ = ["Node", "Passed", "PickWhy", "why_picked", "why_unschedulable"]
 
@@ -242,7 +251,7 @@ def _passed_reason(node: Node, at: _Pick, taken_at: dict[str, tuple[int, str]],
         return refused
     if node.features.consumable and request is not None:
         held = _held(node, at.earlier, device_id, driver) or []
-        room = shortfall(request.capacity, device, driver, node.minor, held)
+        room = _shortfall(request.capacity, device, driver, node.minor, held)
         if room is not None:
             return f"{room} (DRA-20)"
     short = _counters_short(node, at, taken_at, pool, device)
@@ -398,3 +407,34 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
                            "constraint within the counters their pools share (DRA-19)"]
     return reasons or ["no assignment of the node's devices keeps every request and constraint"]
 
+
+def _shortfall(requests: Mapping[str, Fraction] | None, device: Device, driver: str,
+              minor: int, held: Iterable[Consumed]) -> str | None:
+    """DRA-20: why :func:`fits` passes the device over, in words (None: it does not)."""
+    if fits(requests, device, driver, minor, held) is not None:
+        return None
+    capacities = {capacity_key(name, driver, minor): (name, cap)
+                  for name, cap in device.capacity.items()}
+    asked = {capacity_key(name, driver, minor): amount
+             for name, amount in (requests or {}).items()}
+    for name in requests or {}:
+        if capacity_key(name, driver, minor) not in capacities:
+            spelled = (" (until 1.38 a name matches only as the slice writes it)"
+                       if minor < 38 and "/" in name else "")
+            return f"it has no capacity {name}{spelled}"
+    before = total(held)
+    for key, (name, cap) in capacities.items():
+        amount = consumed_amount(asked.get(key), cap)
+        if violates(amount, cap):
+            return (f"its {name} policy does not allow {_amount(amount)} (asked "
+                    f"{_amount(asked[key]) if key in asked else 'none'})")
+        used = before.get(key, Fraction(0))
+        if used + amount > cap.value:
+            return (f"its {name} has {_amount(cap.value - used)} of {_amount(cap.value)} "
+                    f"left beside its shares; the request consumes {_amount(amount)}")
+    return "its capacity has no room for it"
+
+
+def _amount(value: Fraction) -> str:
+    return format_quantity(value, binary=value.denominator == 1 and value >= 1024
+                           and value % 1024 == 0)

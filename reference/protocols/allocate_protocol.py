@@ -41,7 +41,7 @@ from numaspec.dra.objects import (
     NodeInfo,
     Request,
     Slice,
-    capacity_quantity,
+    capacity_amounts,
     decode_claim,
     decode_class,
     decode_node,
@@ -186,14 +186,7 @@ def decode_share(device: str, consumed: object, where: str) -> Share:
     consumed = consumed or {}
     expect(consumed, dict, "an object of quantities", f"{where}.consumedCapacity")
     assert isinstance(consumed, dict)
-    amounts = {name: capacity_quantity(amount, f"{where}.consumedCapacity.{name}")
-               for name, amount in consumed.items()}
-    bare = {name.rpartition("/")[2] for name in amounts if "/" in name}
-    for name in amounts:
-        if "/" not in name and name in bare:
-            raise NotModelledError(f"a share consuming {name!r} both with and without a "
-                                   "domain is outside the chapter's scope (DRA-20)",
-                                   where=f"{where}.consumedCapacity.{name}")
+    amounts = capacity_amounts(consumed, f"{where}.consumedCapacity", "consumed")
     return device, amounts or None
 
 

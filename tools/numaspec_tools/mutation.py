@@ -78,14 +78,17 @@ MODULES: dict[str, tuple[str, ...]] = {
     "reference/node/admission.py": ("ADMIT", "INV", "NODE", "QOS", "CPU", "MEM", "DEV",
                                     "RESIZE", "AFF"),
     "reference/node/affinity.py": ("AFF", "SCHED", "AWIRE"),
-    # The DRA wing: the allocator's search, the node's pools, the selectors, and the mixed pod
-    # it places (DRA-11..13).  Left out, as the merge's and the node's decoders are: its
+    # The DRA wing: the allocator's search, its constraints (DRA-6, DRA-21) and consumable
+    # capacity (DRA-20), the node's pools, the selectors, and the mixed pod it places
+    # (DRA-11..13).  Left out, as the merge's and the node's decoders are: its
     # reasons (DRA-15; no operation serves them), the objects' decoding (DRA-1, DRA-10: a
     # refusal of an allocate case is "not claimed", not failed, so its mutants cannot show
     # through the protocol; tests/dra/test_dra.py's bad-input table judges them) and the
     # variants' table (DRA-8: the judge takes an answer as any variant that can give it, and
     # tests/upstream/dra checks the table against each release's own SupportedFeatures).
     "reference/dra/allocator.py": ("DRA",),
+    "reference/dra/constraints.py": ("DRA",),
+    "reference/dra/capacity.py": ("DRA",),
     "reference/dra/pools.py": ("DRA",),
     "reference/dra/selectors.py": ("DRA",),
     "reference/dra/mixed_pod.py": ("DRA",),
