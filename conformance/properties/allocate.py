@@ -54,7 +54,7 @@ def _releases(impl: object) -> tuple[str, ...]:
 
 @register("P-ALLOCATE", rules=["DRA-1", "DRA-2", "DRA-3", "DRA-4", "DRA-5", "DRA-6", "DRA-7",
                                "DRA-8", "DRA-9", "DRA-10", "DRA-16", "DRA-17",
-                               "DRA-18", "DRA-19", "DRA-20", "DRA-21"],
+                               "DRA-18", "DRA-19", "DRA-20", "DRA-21", "DRA-22"],
           level="equivalence", requires="allocate", since=33, op="allocate")
 @given(data=st.data())
 @example(data=None)  # FIXED_EXAMPLE: 1.33's failed All branch, cut back with r0's device

@@ -2,7 +2,8 @@
 drivers' ResourceSlices (pools of one or two slices, now and then an invalid, incomplete or
 superseded one), a DeviceClass per driver, some devices already allocated, and one or two
 claims of exact-count, ``All`` and ``firstAvailable`` requests with selectors and
-``matchAttribute`` constraints over NUMA, PCIe-root, model and firmware-version attributes;
+``matchAttribute`` constraints over NUMA, PCIe-root, model and firmware-version attributes
+(and selectors over capacities and versions, DRA-22);
 the allocator features of the prioritized list alone, of a scheduler with the release's
 default gates, or none, and now and then a forced variant (DRA-8); taints, tolerations and
 admin access (DRA-16, DRA-17); from 1.36 list-typed PCIe roots (DRA-18), partitionable
@@ -201,8 +202,18 @@ def _slices(c: Choices, drivers: Sequence[str], minor: int) -> list[dict[str, An
 
 
 def _selector(c: Choices, driver: str) -> list[dict[str, Any]]:
-    choice = c.integer(0, 15)
-    if choice == 15:
+    choice = c.integer(0, 18)
+    if choice == 18:
+        # DRA-22: a capacity, unguarded (a runtime error on a device without it)
+        expression = f'device.capacity["{driver}"].memory.isLessThan(quantity("12Gi"))'
+    elif choice == 17:
+        expression = (f'has(device.capacity["{driver}"].memory) && '
+                      f'device.capacity["{driver}"].memory.compareTo(quantity("10Gi")) >= 0')
+    elif choice == 16:
+        # DRA-22: a version by semver precedence (1.0.0+b1 is 1.0.0; 1.1.0-rc.1 above both)
+        expression = (f'has(device.attributes["{driver}"].firmware) && '
+                      f'device.attributes["{driver}"].firmware.isGreaterThan(semver("1.0.0"))')
+    elif choice == 15:
         # DRA-3: unguarded: a runtime error on a device without the attribute
         expression = f'device.attributes["{driver}"].model == "a"'
     elif choice >= 13:

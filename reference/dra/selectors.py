@@ -5,10 +5,11 @@ variable Kubernetes declares.
 ``device.driver`` is the driver's name; ``device.attributes`` maps a domain to the device's
 attributes in it (an attribute listed without a domain is in the driver's); a domain the
 device has nothing in reads as an empty map, and a missing attribute in a present map is a
-runtime error.  Left out of the subset (refused, DRA-0): ``device.capacity`` (Kubernetes
-quantities), version-typed attributes read by an expression (Kubernetes semver values), and
-Kubernetes' CEL library extensions: cel-expr-python does not have them and refuses to compile
-them, which is reported as not modelled.
+runtime error.  ``device.capacity`` (quantities) and version-typed attributes (semantic
+versions) are read through Kubernetes' CEL libraries for them (DRA-22,
+:mod:`numaspec.dra.cel_library`), with what the subset leaves out refused by name; other
+Kubernetes CEL library extensions are not in cel-expr-python, which refuses to compile them,
+reported as not modelled.
 """
 
 from __future__ import annotations
@@ -19,12 +20,25 @@ from typing import Any
 
 from cel_expr_python import cel
 
+from numaspec.dra.cel_library import (
+    FUNCTIONS,
+    LEFT_OUT,
+    MISTYPED,
+    RAISED,
+    quantity_value,
+    semver_value,
+)
 from numaspec.dra.objects import LIST_KINDS, Device
 from numaspec.errors import NotModelledError
 
 __all__ = ["SelectorError", "device_matches"]
 
-_ENV = cel.NewEnv(variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)})
+_ENV = cel.NewEnv(variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+                  functions=FUNCTIONS)
+_LEFT_OUT = re.compile(r"\.\s*(" + "|".join(n for n in LEFT_OUT if n != "sign")
+                       + r")\s*\(|\bsign\s*\(")
+#: cel-expr-python's status code before an error a library function raised.
+_STATUS = re.compile(r"^[A-Z_]+: ")
 _MISSING_KEY = re.compile(r'Key not found in map ?: ?"?([^"]*)"?')
 
 
@@ -34,9 +48,11 @@ class SelectorError(Exception):
 
 @lru_cache(maxsize=256)
 def _compiled(expression: str) -> Any:
-    if "capacity" in expression or "semver" in expression:
-        raise NotModelledError("CEL over device.capacity or semver values is outside the "
-                               "chapter's subset (DRA-0)", where=expression)
+    left_out = _LEFT_OUT.search(expression)
+    if left_out:
+        name = left_out.group(1) or "sign"
+        raise NotModelledError(f"the CEL quantity function {name} is outside the chapter's "
+                               f"subset: {LEFT_OUT[name]} (DRA-22)", where=expression)
     try:
         return _ENV.compile(expression, disable_check=True)
     except Exception as exc:  # cel-expr-python raises plain exceptions on compile errors
@@ -54,11 +70,23 @@ def _activation(device: Device, driver: str) -> dict[str, Any]:
             domain, _, ident = name.rpartition("/")
             if bool(domain) != qualified:
                 continue
-            # DRA-18: a list-typed attribute is a CEL list, whatever the features
+            # DRA-18: a list-typed attribute is a CEL list, whatever the features; DRA-22: a
+            # version a semantic version
+            read: Any = value
+            if kind == "version":
+                read = semver_value(value)
+            elif kind == "versions":
+                read = [semver_value(v) for v in value]
             attributes.setdefault(domain or driver, {})[ident] = (
-                list(value) if kind in LIST_KINDS else value)
+                list(read) if kind in LIST_KINDS else read)
+    capacity: dict[str, dict[str, Any]] = {}
+    for name, cap in device.capacity.items():
+        # DRA-22: a capacity is a quantity, a bare name in the driver's domain (a device
+        # naming one capacity both ways is refused as it is decoded, DRA-20)
+        domain, _, ident = name.rpartition("/")
+        capacity.setdefault(domain or driver, {})[ident] = quantity_value(cap.value)
     # DRA-20: the device's own flag, whatever the features (cel/compile.go reads it so)
-    return {"driver": driver, "attributes": attributes,
+    return {"driver": driver, "attributes": attributes, "capacity": capacity,
             "allowMultipleAllocations": device.multiple}
 
 
@@ -78,12 +106,64 @@ def _refuse_twice_named(expression: str, device: Device, driver: str,
                 where=expression)
 
 
-def _refuse_versions(expression: str, device: Device) -> None:
-    """Refuse an expression that reads a version attribute (DRA-0)."""
-    for name, (kind, _value) in device.attributes.items():
-        if kind in ("version", "versions") and name.rpartition("/")[2] in expression:
-            raise NotModelledError(f"CEL over the version attribute {name!r} is outside the "
-                                   "chapter's subset (DRA-0)", where=expression)
+#: DRA-22: where an operand of ``==``, ``!=`` or ``in`` ends.
+_STOPS = ("&&", "||", "?", ":", ",")
+
+
+def _operand(text: str, start: int, step: int) -> str:
+    """The operand of an operator, read from ``start`` in direction ``step`` until a
+    parenthesis or bracket it did not open, or a stop at its own depth."""
+    depth, i = 0, start
+    while 0 <= i < len(text):
+        char = text[i]
+        opening, closing = ("([", ")]") if step > 0 else (")]", "([")
+        if char in opening:
+            depth += 1
+        elif char in closing:
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and any(text.startswith(stop, i if step > 0 else i - len(stop) + 1)
+                                for stop in _STOPS):
+            break
+        i += step
+    return text[start:i] if step > 0 else text[i + 1:start + 1]
+
+
+#: DRA-22: library calls whose result is a number or a boolean, whatever they read.
+_SCALAR_CALL = re.compile(r"(\.\s*(compareTo|major|minor|patch|isGreaterThan|isLessThan)"
+                          r"|\b(isQuantity|isSemver))\s*\([^()]*(\([^()]*\)[^()]*)*\)\s*$")
+
+
+def _kind(operand: str, versions: frozenset[str]) -> str:
+    operand = operand.strip()
+    if _SCALAR_CALL.search(operand) or re.search(r'capacity\s*(\[\s*"[^"]*"\s*\])?$',
+                                                   operand):
+        return "other"  # a number, a boolean, or a map of capacities
+    if "capacity" in operand or "quantity(" in operand:
+        return "quantity"
+    if "semver(" in operand or any(re.search(rf'\.\s*{re.escape(v)}\b|\["{re.escape(v)}"\]',
+                                             operand) for v in versions):
+        return "version"
+    return "other"
+
+
+@lru_cache(maxsize=256)
+def _refuse_mixed_equality(expression: str, versions: frozenset[str]) -> None:
+    """DRA-22: ``==``, ``!=`` or ``in`` over a quantity or a version and a value of another
+    kind: Go refuses it (a compile error, ``no such overload``, or for ``in`` over constant
+    strings an internal error) where CEL in Python answers false; refused by name.
+    ``versions``: the device's version-typed attribute names."""
+    for match in re.finditer(r"==|!=|\bin\b", expression):
+        left = _kind(_operand(expression, match.start() - 1, -1), versions)
+        right = _kind(_operand(expression, match.end(), 1), versions)
+        kinds = {left, right}
+        if (match.group() == "in" and kinds != {"other"}) or (
+                kinds & {"quantity", "version"} and len(kinds) > 1):
+            raise NotModelledError(f"{match.group()!r} between a {left} and a {right} value is "
+                                   "outside the chapter's subset: Go refuses what CEL in "
+                                   "Python answers (DRA-22; compare with compareTo)",
+                                   where=expression)
 
 
 def device_matches(expression: str, device: Device, driver: str,
@@ -94,7 +174,9 @@ def device_matches(expression: str, device: Device, driver: str,
     a list-typed attribute cannot be read at all: ``attribute NAME: unsupported attribute
     value``."""
     program = _compiled(expression)
-    _refuse_versions(expression, device)
+    _refuse_mixed_equality(expression, frozenset(
+        name.rpartition("/")[2] for name, (kind, _v) in device.attributes.items()
+        if kind in ("version", "versions")))
     _refuse_twice_named(expression, device, driver, release_minor)
     if release_minor == 36 and not lists:
         for name, (kind, _value) in device.attributes.items():
@@ -103,11 +185,19 @@ def device_matches(expression: str, device: Device, driver: str,
     activation = _activation(device, driver)
     # A domain the device has nothing in reads as an empty map (Kubernetes' map with a
     # default): every domain the expression names is given one.
-    for domain in re.findall(r'attributes\[\s*"([^"]*)"\s*\]', expression):
-        activation["attributes"].setdefault(domain, {})
+    for key, domain in re.findall(r'(attributes|capacity)\[\s*"([^"]*)"\s*\]', expression):
+        activation[key].setdefault(domain, {})
+    MISTYPED.clear()
+    RAISED.clear()
     value = program.eval(data={"device": activation})
+    if MISTYPED:
+        raise NotModelledError(f"a CEL library function given a value of a kind it does not "
+                               f"take ({MISTYPED[0]}): Go refuses it where CEL in Python may "
+                               "not (DRA-22)", where=expression)
     if value.type() == cel.Type.ERROR:
         text = str(value.value())
+        if _STATUS.sub("", text) in RAISED:
+            text = _STATUS.sub("", text)  # a library function's error, in its Go words
         missing = _MISSING_KEY.search(text)
         if missing:
             message = f"no such key: {missing.group(1)}"

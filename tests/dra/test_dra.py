@@ -386,3 +386,41 @@ def test_a_slice_with_counter_sets_and_devices_is_refused() -> None:
     both["slices"][0]["spec"]["devices"] = [{"name": "x"}]
     with pytest.raises(InvalidFieldError, match="only one of sharedCounters or devices"):
         reference_allocate(both)
+
+
+@pytest.mark.parametrize(("expression", "words"), [
+    ('device.capacity["gpu.example.com"].memory.add(1).isLessThan(quantity("1"))',
+     "function add is outside"),
+    ('device.capacity["gpu.example.com"].memory.isInteger()', "function isInteger"),
+    ('sign(quantity("-1")) < 0', "function sign"),
+    ('device.capacity["gpu.example.com"].memory == 16', "'==' between a quantity and a other"),
+    ('device.attributes["gpu.example.com"].fw == "1.2.3"', "'==' between a version"),
+    ('device.attributes["gpu.example.com"].fw in [semver("1.2.3")]', "'in' between"),
+    ('device.capacity["gpu.example.com"].memory.isGreaterThan(1) || true',
+     "given a value of a kind it does not take"),
+    ('device.attributes["gpu.example.com"].model.isLessThan(semver("1.0.0"))',
+     "given a value of a kind it does not take")])
+def test_cel_over_capacity_and_versions_refuses_what_go_answers_otherwise(
+        expression: str, words: str) -> None:
+    """DRA-22: the functions left out, equality across kinds, and a function given a kind it
+    does not take (even where || absorbs the error) are refused by name, never answered."""
+    case = next(v for v in load_vectors() if v.id == "dra-cel-capacity-is-greater-than").case
+    case = copy.deepcopy(case)
+    case["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": expression}}]
+    with pytest.raises(NotModelledError, match=words) as raised:
+        reference_allocate(case)
+    assert "DRA-22" in str(raised.value)
+
+
+def test_cel_keys_of_a_capacity_map_and_scalar_results_are_not_refused() -> None:
+    """DRA-22: ``in`` over a capacity map's keys and ``==`` on what compareTo or major()
+    give are plain values, answered."""
+    case = next(v for v in load_vectors() if v.id == "dra-cel-capacity-is-greater-than").case
+    for expression in ('"memory" in device.capacity["gpu.example.com"]',
+                       'device.capacity["gpu.example.com"].memory.compareTo(quantity("16Gi")) '
+                       '== 0 && device.attributes["gpu.example.com"].fw.major() == 1'):
+        edited = copy.deepcopy(case)
+        edited["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+            {"cel": {"expression": expression}}]
+        assert reference_allocate(edited)["outcome"] == "allocated", expression

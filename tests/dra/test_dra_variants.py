@@ -161,9 +161,10 @@ def test_the_listed_order_mutant_fails_the_variant_vectors() -> None:
     ("ignores_taints", "dra-taint-"), ("admin_as_any", "dra-admin-access-"),
     ("lists_as_scalars", "dra-list-"), ("ignores_counters", "dra-counters-"),
     ("allocated_consume_nothing", "dra-counters-"), ("shares_ignored", "dra-capacity-"),
-    ("never_shared", "dra-capacity-"), ("ignores_distinct", "dra-distinct-")])
+    ("never_shared", "dra-capacity-"), ("ignores_distinct", "dra-distinct-"),
+    ("ignores_quantities", "dra-cel-")])
 def test_the_taint_and_admin_mutants_fail_their_vectors(mutation: str, prefix: str) -> None:
-    """The mutant fixtures of DRA-16 to DRA-21: each is caught by the vectors of its rule."""
+    """The mutant fixtures of DRA-16 to DRA-22: each is caught by the vectors of its rule."""
     mutant = MutantAllocator(mutation)
     caught = []
     for vector in load_vectors():

@@ -79,9 +79,10 @@ MODULES: dict[str, tuple[str, ...]] = {
                                     "RESIZE", "AFF"),
     "reference/node/affinity.py": ("AFF", "SCHED", "AWIRE"),
     # The DRA wing: the allocator's search, its constraints (DRA-6, DRA-21) and consumable
-    # capacity (DRA-20), the node's pools, the selectors, and the mixed pod it places
-    # (DRA-11..13).  Left out, as the merge's and the node's decoders are: its
-    # reasons (DRA-15; no operation serves them), the objects' decoding (DRA-1, DRA-10: a
+    # capacity (DRA-20), the node's pools, the selectors and their quantity and version library
+    # (DRA-22), and the mixed pod it places (DRA-11..13).  Left out, as the merge's and the
+    # node's decoders are: its reasons (DRA-15; no operation serves them), the objects'
+    # decoding (DRA-1, DRA-10: a
     # refusal of an allocate case is "not claimed", not failed, so its mutants cannot show
     # through the protocol; tests/dra/test_dra.py's bad-input table judges them) and the
     # variants' table (DRA-8: the judge takes an answer as any variant that can give it, and
@@ -91,6 +92,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "reference/dra/capacity.py": ("DRA",),
     "reference/dra/pools.py": ("DRA",),
     "reference/dra/selectors.py": ("DRA",),
+    "reference/dra/cel_library.py": ("DRA",),
     "reference/dra/mixed_pod.py": ("DRA",),
 }
 

@@ -6,6 +6,7 @@ on, for ``--impl``)."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -159,13 +160,28 @@ def ignores_distinct(case: Any, answer: Any) -> Any:
     return reference_result("allocate", free) if found else answer
 
 
+def ignores_quantities(case: Any, answer: Any) -> Any:
+    """Drops every selector over capacities or versions (DRA-22): as if they were true."""
+    free = copy.deepcopy(case)
+    found = False
+    for claim in free.get("claims", []):
+        for request in claim.get("spec", {}).get("devices", {}).get("requests", []):
+            for body in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+                kept = [s for s in body.get("selectors") or []
+                        if not any(w in json.dumps(s) for w in ("capacity", "semver(",
+                                                                 "quantity("))]
+                found |= len(kept) != len(body.get("selectors") or [])
+                body["selectors"] = kept
+    return reference_result("allocate", free) if found else answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
              "times_out": times_out, "first_listed": first_listed,
              "ignores_taints": ignores_taints, "admin_as_any": admin_as_any,
              "lists_as_scalars": lists_as_scalars, "ignores_counters": ignores_counters,
              "allocated_consume_nothing": allocated_consume_nothing,
              "shares_ignored": shares_ignored, "never_shared": never_shared,
-             "ignores_distinct": ignores_distinct}
+             "ignores_distinct": ignores_distinct, "ignores_quantities": ignores_quantities}
 
 
 class MutantAllocator:
