@@ -282,7 +282,9 @@ def test_an_answer_under_another_pool_order_is_right() -> None:
 # --- mutants: each property can fail ---------------------------------------------------------
 
 
-_QUICK = settings(max_examples=400, deadline=None, database=None,
+#: Derandomized: whether a mutant is caught must not change from run to run (a fresh clone's
+#: run once missed ignores_distinct in 400 random cases).
+_QUICK = settings(max_examples=400, deadline=None, database=None, derandomize=True,
                   suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
 
 
