@@ -243,7 +243,7 @@ def _capacity_problems(decoded: Any, devices: dict[str, Any], answer: dict[str, 
     a shared device is consumed past its value, with the allocated shares."""
     from fractions import Fraction
 
-    from numaspec.dra.capacity import capacity_key, violates
+    from numaspec.dra.capacity import capacity_key, keyed, violates
 
     if "ConsumableCapacity" not in decoded.features:
         return []
@@ -251,9 +251,9 @@ def _capacity_problems(decoded: Any, devices: dict[str, Any], answer: dict[str, 
     minor = decoded.minor
     used: dict[tuple[str, str], Fraction] = {}
     for device_id, consumed in decoded.shares:
-        for name, amount in (consumed or {}).items():
-            slot = (device_id, capacity_key(name, device_id.partition("/")[0], minor))
-            used[slot] = used.get(slot, Fraction(0)) + amount
+        driver = device_id.partition("/")[0]
+        for key, share in keyed((consumed or {}).items(), driver, minor).items():
+            used[(device_id, key)] = used.get((device_id, key), Fraction(0)) + share
     requests = {}
     for claim in decoded.claims:
         for request in claim.requests:
@@ -269,14 +269,13 @@ def _capacity_problems(decoded: Any, devices: dict[str, Any], answer: dict[str, 
             capacities = {capacity_key(n, driver, minor): (n, c)
                           for n, c in device.capacity.items()}
             request = requests.get((claim.key, pick["request"]))
-            asked = {capacity_key(n, driver, minor): a
-                     for n, a in ((request.capacity or {}) if request else {}).items()}
+            asked = keyed(((request.capacity or {}) if request else {}).items(), driver, minor)
             missing = sorted(set(asked) - set(capacities))
             if missing:
                 problems.append(f"{claim.key}: {device_id} has no capacity {missing[0]}")
                 continue
-            recorded = {capacity_key(n, driver, minor): Fraction(v)
-                        for n, v in (pick.get("consumedCapacity") or {}).items()}
+            recorded = keyed(((n, Fraction(v)) for n, v in
+                              (pick.get("consumedCapacity") or {}).items()), driver, minor)
             if not pick.get("shared"):
                 continue
             for key, (name, cap) in capacities.items():

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from attrs import define, field, frozen
 
-from numaspec.dra.capacity import Consumed, capacity_key, fits, for_status, total
+from numaspec.dra.capacity import Consumed, fits, for_status, keyed, total
 from numaspec.dra.constraints import (
     ConstraintState,
     UnsupportedValue,
@@ -363,10 +363,12 @@ class _Search:
             device, request, minor=self.minor) is not None
 
     def take(self, r: tuple[int, int, int, int], candidate: _Candidate,
-             must: bool) -> int | None:
+             must: bool, checked: Consumed | None = None) -> int | None:
         """DRA-6: put a device in a claim's result if it is free and keeps every constraint,
         and say how long the result was before (None: not taken); ``must`` (an ``All``
-        request): a constraint it breaks is an error."""
+        request): a constraint it breaks is an error; ``checked``: what the request would
+        consume of the device, as the search found it before (DRA-20; None: not checked
+        yet)."""
         ci = r[0]
         data = self.data[r[:3]]
         if self.blocked(candidate.id, ci, data.request) or self.shares_block(candidate,
@@ -375,7 +377,7 @@ class _Search:
         counted = self.counts_counters(candidate)
         if counted and not self.reserve(candidate):
             return None
-        before = self._take(r, candidate, must)
+        before = self._take(r, candidate, must, checked)
         if before is None and counted:
             self.release(candidate)
         return before
@@ -411,7 +413,7 @@ class _Search:
             consumed[key] -= value
 
     def _take(self, r: tuple[int, int, int, int], candidate: _Candidate,
-              must: bool) -> int | None:
+              must: bool, checked: Consumed | None) -> int | None:
         ci = r[0]
         data = self.data[r[:3]]
         if self.tainted(candidate.device, data.request):
@@ -439,8 +441,10 @@ class _Search:
         shared = self.multiple(candidate.device)
         consumed: Consumed | None = None
         if self.features.consumable:
-            # DRA-20: checked again after the constraints (what an All request meets first)
-            consumed = self.room(data.request, candidate)
+            # DRA-20: an All request's device is checked here, after the constraints (what
+            # it meets first); an exact count's was checked before it was taken, and nothing
+            # taking it does since changes the answer
+            consumed = checked if checked is not None else self.room(data.request, candidate)
             if consumed is None:
                 for done in reversed(added):
                     done.remove(base, sub)
@@ -591,9 +595,13 @@ class _Search:
                     continue
                 if not self.selectable((ci, ri, si), data, candidate):
                     continue
-                if self.features.consumable and self.room(data.request, candidate) is None:
-                    continue
-                before = self.take(r, candidate, False)
+                checked = None
+                if self.features.consumable:
+                    # DRA-20: capacity after the selectors, before the rest of the checks
+                    checked = self.room(data.request, candidate)
+                    if checked is None:
+                        continue
+                before = self.take(r, candidate, False, checked)
                 if before is None:
                     continue
                 try:
@@ -650,8 +658,7 @@ def allocate(claims: Sequence[Claim], pools: Sequence[Pool],
             driver = device_id.partition("/")[0]
             entry = held.setdefault(device_id, [])
             if consumed is not None:
-                entry.append({capacity_key(name, driver, minor): amount
-                              for name, amount in consumed.items()})
+                entry.append(keyed(consumed.items(), driver, minor))
     else:
         allocated = allocated | {device_id for device_id, _ in shares}
     search = _Search(claims, pools, classes, allocated, features, minor, variant,

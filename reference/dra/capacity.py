@@ -30,10 +30,12 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from math import ceil
 
+from attrs import frozen
+
 from numaspec.dra.objects import Capacity, Device
 
-__all__ = ["Consumed", "capacity_key", "consumed_amount", "fits", "for_status", "total",
-           "violates"]
+__all__ = ["Consumed", "Shortfall", "assess", "capacity_key", "consumed_amount", "fits",
+           "for_status", "keyed", "total", "violates"]
 
 #: DRA-20: capacity consumed, by name as the release keys it (:func:`capacity_key`).
 Consumed = dict[str, Fraction]
@@ -87,26 +89,60 @@ def violates(amount: Fraction, capacity: Capacity) -> bool:
     return False
 
 
-def fits(requests: Mapping[str, Fraction] | None, device: Device, driver: str, minor: int,
-         held: Iterable[Consumed]) -> Consumed | None:
+@frozen
+class Shortfall:
+    """DRA-20: why a device is passed over: it lacks the capacity ``name`` the request asks
+    (``missing``, the name as the request writes it), or the capacity ``name`` (as the slice
+    writes it) would consume ``amount``, which its policy refuses (``refused``; ``asked``: the
+    request's ask, None: none) or which beside what its shares use (``used``) is past its
+    ``value``."""
+
+    name: str
+    missing: bool = False
+    refused: bool = False
+    amount: Fraction = Fraction(0)
+    asked: Fraction | None = None
+    used: Fraction = Fraction(0)
+    value: Fraction = Fraction(0)
+
+
+def assess(requests: Mapping[str, Fraction] | None, device: Device, driver: str, minor: int,
+           held: Iterable[Consumed]) -> Consumed | Shortfall:
     """DRA-20: what the request would consume of each of the device's capacities, by
-    :func:`capacity_key`, or None when the device is passed over: it lacks a capacity the
-    request names, the policy refuses an amount, or an amount with what ``held`` (allocated
-    shares, shares taken in this allocation) consumes is past the capacity."""
-    capacities = {capacity_key(name, driver, minor): cap
+    :func:`capacity_key`, or the first reason the device is passed over: it lacks a capacity
+    the request names, the policy refuses an amount, or an amount with what ``held``
+    (allocated shares, shares taken in this allocation) consumes is past the capacity."""
+    capacities = {capacity_key(name, driver, minor): (name, cap)
                   for name, cap in device.capacity.items()}
     asked: Consumed = {}
     for name, amount in (requests or {}).items():
         key = capacity_key(name, driver, minor)
         if key not in capacities:
-            return None
+            return Shortfall(name, missing=True)
         asked[key] = amount
-    consumed = {key: consumed_amount(asked.get(key), cap) for key, cap in capacities.items()}
+    consumed = {key: consumed_amount(asked.get(key), cap)
+                for key, (_name, cap) in capacities.items()}
     before = total(held)
-    for key, cap in capacities.items():
-        if violates(consumed[key], cap) or before.get(key, 0) + consumed[key] > cap.value:
-            return None
+    for key, (name, cap) in capacities.items():
+        amount = consumed[key]
+        if violates(amount, cap):
+            return Shortfall(name, refused=True, amount=amount, asked=asked.get(key))
+        used = before.get(key, Fraction(0))
+        if used + amount > cap.value:
+            return Shortfall(name, amount=amount, used=used, value=cap.value)
     return consumed
+
+
+def fits(requests: Mapping[str, Fraction] | None, device: Device, driver: str, minor: int,
+         held: Iterable[Consumed]) -> Consumed | None:
+    """DRA-20: :func:`assess`'s consumption, or None when the device is passed over."""
+    found = assess(requests, device, driver, minor, held)
+    return None if isinstance(found, Shortfall) else found
+
+
+def keyed(amounts: Iterable[tuple[str, Fraction]], driver: str, minor: int) -> Consumed:
+    """DRA-20: amounts named as a result or a request writes them, by :func:`capacity_key`."""
+    return {capacity_key(name, driver, minor): amount for name, amount in amounts}
 
 
 def total(held: Iterable[Consumed]) -> Consumed:

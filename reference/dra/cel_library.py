@@ -180,10 +180,12 @@ def _semver(text: object, normalize: object = False) -> dict[str, Any]:
     if not isinstance(text, str) or not isinstance(normalize, bool):
         raise _mistyped("semver")
     try:
-        parse_semver(_normalized(text) if normalize else text)
+        if normalize:
+            text = _normalized(text)
+        parse_semver(text)
     except ValueError as exc:
         raise LibraryError(str(exc)) from None
-    return semver_value(_normalized(text) if normalize else text)
+    return semver_value(text)
 
 
 def _is_semver(text: object, normalize: object = False) -> bool:

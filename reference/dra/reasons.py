@@ -28,14 +28,7 @@ from numaspec.dra.allocator import (
     allocate,
     untolerated_taint,
 )
-from numaspec.dra.capacity import (
-    Consumed,
-    capacity_key,
-    consumed_amount,
-    fits,
-    total,
-    violates,
-)
+from numaspec.dra.capacity import Consumed, Shortfall, assess, fits, keyed
 from numaspec.dra.constraints import (
     ConstraintState,
     DistinctAttribute,
@@ -297,13 +290,11 @@ def _held(node: Node, earlier: Sequence[Picked], device_id: str, driver: str
         if shared_id == device_id:
             held = held or []
             if consumed is not None:
-                held.append({capacity_key(name, driver, node.minor): amount
-                             for name, amount in consumed.items()})
+                held.append(keyed(consumed.items(), driver, node.minor))
     for pick in earlier:
         if pick.id == device_id and pick.shared:
             held = held or []
-            held.append({capacity_key(name, driver, node.minor): amount
-                         for name, amount in pick.consumed or ()})
+            held.append(keyed(pick.consumed or (), driver, node.minor))
     return held
 
 
@@ -409,30 +400,22 @@ def why_unschedulable(node: Node, claims: Sequence[Claim]) -> list[str]:
 
 
 def _shortfall(requests: Mapping[str, Fraction] | None, device: Device, driver: str,
-              minor: int, held: Iterable[Consumed]) -> str | None:
-    """DRA-20: why :func:`fits` passes the device over, in words (None: it does not)."""
-    if fits(requests, device, driver, minor, held) is not None:
+               minor: int, held: Iterable[Consumed]) -> str | None:
+    """DRA-20: why :func:`assess` passes the device over, in words (None: it does not)."""
+    found = assess(requests, device, driver, minor, held)
+    if not isinstance(found, Shortfall):
         return None
-    capacities = {capacity_key(name, driver, minor): (name, cap)
-                  for name, cap in device.capacity.items()}
-    asked = {capacity_key(name, driver, minor): amount
-             for name, amount in (requests or {}).items()}
-    for name in requests or {}:
-        if capacity_key(name, driver, minor) not in capacities:
-            spelled = (" (until 1.38 a name matches only as the slice writes it)"
-                       if minor < 38 and "/" in name else "")
-            return f"it has no capacity {name}{spelled}"
-    before = total(held)
-    for key, (name, cap) in capacities.items():
-        amount = consumed_amount(asked.get(key), cap)
-        if violates(amount, cap):
-            return (f"its {name} policy does not allow {_amount(amount)} (asked "
-                    f"{_amount(asked[key]) if key in asked else 'none'})")
-        used = before.get(key, Fraction(0))
-        if used + amount > cap.value:
-            return (f"its {name} has {_amount(cap.value - used)} of {_amount(cap.value)} "
-                    f"left beside its shares; the request consumes {_amount(amount)}")
-    return "its capacity has no room for it"
+    if found.missing:
+        spelled = (" (until 1.38 a name matches only as the slice writes it)"
+                   if minor < 38 and "/" in found.name else "")
+        return f"it has no capacity {found.name}{spelled}"
+    if found.refused:
+        asked = _amount(found.asked) if found.asked is not None else "none"
+        return (f"its {found.name} policy does not allow {_amount(found.amount)} (asked "
+                f"{asked})")
+    return (f"its {found.name} has {_amount(found.value - found.used)} of "
+            f"{_amount(found.value)} left beside its shares; the request consumes "
+            f"{_amount(found.amount)}")
 
 
 def _amount(value: Fraction) -> str:

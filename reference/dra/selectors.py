@@ -114,9 +114,9 @@ def _operand(text: str, start: int, step: int) -> str:
     """The operand of an operator, read from ``start`` in direction ``step`` until a
     parenthesis or bracket it did not open, or a stop at its own depth."""
     depth, i = 0, start
+    opening, closing = ("([", ")]") if step > 0 else (")]", "([")
     while 0 <= i < len(text):
         char = text[i]
-        opening, closing = ("([", ")]") if step > 0 else (")]", "([")
         if char in opening:
             depth += 1
         elif char in closing:
@@ -196,8 +196,9 @@ def device_matches(expression: str, device: Device, driver: str,
                                "not (DRA-22)", where=expression)
     if value.type() == cel.Type.ERROR:
         text = str(value.value())
-        if _STATUS.sub("", text) in RAISED:
-            text = _STATUS.sub("", text)  # a library function's error, in its Go words
+        bare = _STATUS.sub("", text)
+        if bare in RAISED:
+            text = bare  # a library function's error, in its Go words
         missing = _MISSING_KEY.search(text)
         if missing:
             message = f"no such key: {missing.group(1)}"

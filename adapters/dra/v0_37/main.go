@@ -11,17 +11,10 @@ import (
 	"numaspec.invalid/dra-adapter/v1alloc"
 )
 
-// insertShare records an allocated share as this release's scheduler does: a
-// SharedDeviceID, the device with the share's ID (spec/dra/dra.md, DRA-20).
-func insertShare(state *structured.AllocatedState, id structured.DeviceID, n int) {
-	state.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(id, v1alloc.ShareUID(n)))
-}
-
 func main() {
 	v1alloc.Main(v1alloc.Hooks{
 		EnableAllocators: structured.EnableAllocators,
 		FailedOnNode:     structured.ErrFailedAllocationOnNode,
 		NewAllocator:     structured.NewAllocator,
-		InsertShare:      insertShare,
 	})
 }

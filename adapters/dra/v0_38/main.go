@@ -33,17 +33,10 @@ func newAllocator(ctx context.Context, features structured.Features, state struc
 	return structured.NewAllocator(ctx, features, state, classes, converted, celCache)
 }
 
-// insertShare records an allocated share as this release's scheduler does:
-// the device alone (share IDs are no longer kept) (spec/dra/dra.md, DRA-20).
-func insertShare(state *structured.AllocatedState, id structured.DeviceID, _ int) {
-	state.AllocatedSharedDeviceIDs.Insert(id)
-}
-
 func main() {
 	v1alloc.Main(v1alloc.Hooks{
 		EnableAllocators: structured.EnableAllocators,
 		FailedOnNode:     structured.ErrFailedAllocationOnNode,
 		NewAllocator:     newAllocator,
-		InsertShare:      insertShare,
 	})
 }

@@ -49,18 +49,22 @@ type Hooks struct {
 	// calls it (../v0_38/main.go). Required.
 	NewAllocator func(ctx context.Context, features structured.Features, state structured.AllocatedState,
 		classes structured.DeviceClassLister, slices []*resourceapi.ResourceSlice, celCache *cel.Cache) (structured.Allocator, error)
-	// InsertShare records the n-th allocated share of a device in
-	// state.AllocatedSharedDeviceIDs, whose element type is the release's:
-	// a SharedDeviceID (with a share ID of the adapter's making) to v0.37, a
-	// DeviceID from v0.38. Required.
-	InsertShare func(state *structured.AllocatedState, id structured.DeviceID, n int)
 }
 
-// ShareUID is the share ID the adapter gives the n-th allocated share (the
-// allocator reads only that a device has shares, never their IDs).
-func ShareUID(n int) *types.UID {
-	uid := types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", n))
-	return &uid
+// insertShare records the n-th allocated share of a device in
+// state.AllocatedSharedDeviceIDs as the release's scheduler does (spec/dra/dra.md,
+// DRA-20). The set's element type is the release's, reached by reflection so
+// that one source serves every release: a SharedDeviceID, the device with a
+// share ID of the adapter's making (the allocator reads only that a device has
+// shares, never their IDs), to v0.37; the DeviceID alone from v0.38.
+func insertShare(state *structured.AllocatedState, id structured.DeviceID, n int) {
+	set := reflect.ValueOf(&state.AllocatedSharedDeviceIDs).Elem()
+	key := reflect.ValueOf(id)
+	if set.Type().Key() != key.Type() {
+		uid := types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", n))
+		key = reflect.ValueOf(structured.MakeSharedDeviceID(id, &uid))
+	}
+	set.SetMapIndex(key, reflect.Zero(set.Type().Elem()))
 }
 
 // Main runs the adapter for the release linked into this binary.
@@ -297,7 +301,7 @@ func (d *driver) Allocate(ctx context.Context, c *common.Case) (*common.Result, 
 			state.AllocatedDevices.Insert(id)
 			continue
 		}
-		d.hooks.InsertShare(&state, id, i)
+		insertShare(&state, id, i)
 		if sh.ConsumedCapacity == nil {
 			continue
 		}
