@@ -11,7 +11,9 @@ admission.  Nothing is recomputed: the CPUs, memory blocks and devices are the o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -34,6 +36,7 @@ from numaspec.node.memory import (
 )
 from numaspec.node.nodeconfig import format_cpuset
 from numaspec.node.pods import Pod
+from numaspec.topology.golang import go_map_order_count, go_map_orders
 
 if TYPE_CHECKING:
     from numaspec.operators.importers.checkpoints import (
@@ -304,27 +307,35 @@ def _restore_memory(node: Node, active: Mapping[str, RunningPod],
             raise StateConflictError("the machine state is empty but memory is assigned",
                                      where=f"{where}: machineState")
         return
-    expected = manager  # fresh: the default machine state
-    blocks: dict[str, dict[str, list[Block]]] = {}
-    for uid, containers in sorted(state.entries.items()):
-        for name, records in sorted(containers.items()):
+    fresh = manager.snapshot()  # the default machine state, before any block
+    recorded: list[tuple[str, str, list[Block]]] = []  # in the file's order
+    for uid, containers in state.entries.items():
+        for name, records in containers.items():
+            mine: list[Block] = []
             for index, record in enumerate(records):
                 at = f"{where}: entries.{uid}.{name}[{index}]"
                 numa = tuple(record.numa)
-                if not numa or any(n not in expected.nodes for n in numa):
+                if not numa or any(n not in fresh.nodes for n in numa):
                     raise StateConflictError(
                         f"the block is on NUMA nodes {list(numa)}; the machine has "
-                        f"{sorted(expected.nodes)}", where=at)
-                if record.type not in expected.nodes[numa[0]].tables:
+                        f"{sorted(fresh.nodes)}", where=at)
+                if record.type not in fresh.nodes[numa[0]].tables:
                     raise StateConflictError(
                         f"memory type {record.type!r} is not one the machine has "
-                        f"({', '.join(expected.nodes[numa[0]].tables)})", where=at)
+                        f"({', '.join(fresh.nodes[numa[0]].tables)})", where=at)
                 if record.size < 0:
                     raise InvalidFieldError("a block's size must not be negative", where=at)
-                expected._reserve(numa, record.type, record.size)
-                blocks.setdefault(uid, {}).setdefault(name, []).append(
-                    Block(numa, record.type, record.size))
-    _compare_machine_state(expected, state, where, warnings, node.version.minor)
+                mine.append(Block(numa, record.type, record.size))
+            recorded.append((uid, name, mine))
+    _check_start_up(fresh, recorded, state, where=where, warnings=warnings,
+                    minor=node.version.minor)
+    blocks: dict[str, dict[str, list[Block]]] = {}
+    for uid, name, mine in sorted(recorded, key=lambda h: (h[0], h[1])):
+        if mine:
+            blocks.setdefault(uid, {})[name] = mine
+    manager.nodes = {n: NodeState(kept.assignments, tuple(kept.cells), {
+        kind: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+        for kind, t in kept.tables.items()}) for n, kept in dict(state.machine_state).items()}
     manager.blocks = blocks
     for uid, held in sorted(blocks.items()):
         running = active.get(uid)
@@ -356,15 +367,87 @@ def _holds_memory(pod: Pod) -> bool:
 GROUP_SUMS_FROM = 32
 
 
-def _compare_machine_state(expected: MemoryManager, state: MemoryManagerState,
-                           where: str, warnings: list[str], minor: int) -> None:
-    """OPS-2: the recorded machine state against the fresh one with every block reserved
+#: OPS-2: the most orders of the recorded blocks numaspec replays kubelet's start-up check in.
+MOST_ORDERS = 720
+
+
+def _check_start_up(fresh: MemoryManager, held: Sequence[tuple[str, str, list[Block]]],
+                    state: MemoryManagerState, *, where: str, warnings: list[str],
+                    minor: int) -> None:
+    """OPS-2: kubelet's static policy reserves every recorded block again on the default
+    machine state, pod by pod and container by container in Go's map order, and compares the
+    result with the file.  Blocks of one NUMA node commute; blocks over a group do not (the
+    group a node is given is the last block's, and memory is taken lowest node first), so
+    where such blocks share nodes the verdict depends on the order, and every order Go's maps
+    can take (:func:`~numaspec.topology.golang.go_map_orders`) is tried, up to
+    :data:`MOST_ORDERS`: kubelet refuses in all of them, in some, or in none."""
+    grouped = {n for _, _, mine in held for b in mine if len(b.numa) > 1 for n in b.numa}
+    moving = [(uid, name) for uid, name, mine in held
+              if any(n in grouped for b in mine for n in b.numa)]
+    settled = fresh.snapshot()
+    for uid, name, mine in held:
+        if (uid, name) not in moving:
+            for block in mine:
+                settled._reserve(block.numa, block.type, block.size)
+    by_name = {(uid, name): mine for uid, name, mine in held}
+    pods = list(dict.fromkeys(uid for uid, _ in moving))
+    # Pods first, then each pod's containers: every map has an order of its own.
+    maps = [(pods, len(state.entries))] + [
+        ([n for u, n in moving if u == uid], len(state.entries[uid])) for uid in pods]
+    total = math.prod(go_map_order_count(len(keys), size) for keys, size in maps)
+    tried = refused = 0
+    first: list[str] = []
+    for pod_order, *containers in itertools.islice(_every_order(maps), MOST_ORDERS):
+        tried += 1
+        replay = settled.snapshot()
+        named = dict(zip(pods, containers, strict=True))
+        for uid in pod_order:
+            for name in named[uid]:
+                for block in by_name[(uid, name)]:
+                    replay._reserve(block.numa, block.type, block.size)
+        found = _differences(replay, state, where, minor)
+        if found:
+            refused += 1
+            first = first or found
+    if not refused:
+        return
+    shown = first[0] + (f" (and {len(first) - 1} more)" if len(first) > 1 else "")
+    if refused == tried == total:
+        warnings.append(
+            f"{where}: kubelet would refuse to restart with this file (the expected machine "
+            f"state is different from the real one): {shown}; the node runs with it, and "
+            "numaspec keeps the recorded state")
+        return
+    orders = (f"{refused} of the {total} orders its maps can take" if tried == total else
+              f"{refused} of the first {tried} of the {total} orders its maps can take "
+              "(numaspec tries no more)")
+    warnings.append(
+        f"{where}: kubelet may refuse to restart with this file (the expected machine state "
+        "is different from the real one): its start-up check reserves the recorded blocks "
+        f"again in Go's map order, and in {orders} the result differs, e.g. {shown}; the "
+        "node runs with it, and numaspec keeps the recorded state")
+
+
+def _every_order(maps: Sequence[tuple[list[str], int]]) -> Iterator[tuple[tuple[str, ...], ...]]:
+    """Each combination of one order per map (its keys, its size), generated lazily."""
+    if not maps:
+        yield ()
+        return
+    (keys, size), rest = maps[0], maps[1:]
+    for order in go_map_orders(keys, size):
+        for others in _every_order(rest):
+            yield (order, *others)
+
+
+def _differences(expected: MemoryManager, state: MemoryManagerState, where: str,
+                 minor: int) -> list[str]:
+    """OPS-2: the recorded machine state against the fresh one with the blocks reserved
     again.  What the machine and configuration fix (the NUMA nodes, the memory types, each
     table's total, system reservation and allocatable, and each type's reserved memory summed
     must agree: otherwise the files describe another node (an error).  What a running kubelet
-    can have written and still refuse when it restarts (findings 9, 22 and 24: assignment
+    can have written and still refuse when it restarts (findings 9, 22, 24 and 59: assignment
     counts, groups, reserved and free memory per node, or from 1.32 per group, and reserved
-    memory no block accounts for) is a warning, and the recorded state is kept."""
+    memory no block accounts for) is returned, one sentence each."""
     found = dict(state.machine_state)
     if set(found) != set(expected.nodes):
         raise StateConflictError(
@@ -419,15 +502,7 @@ def _compare_machine_state(expected: MemoryManager, state: MemoryManagerState,
             # reserved that no block accounts for (finding 24): kubelet runs with it.
             differences.insert(0, f"{where}: machineState: {recorded} bytes of {kind} are "
                                   f"reserved, the blocks add up to {recomputed}")
-    if differences:
-        warnings.append(
-            f"{where}: kubelet would refuse to restart with this file (the expected machine "
-            f"state is different from the real one): {differences[0]}"
-            + (f" (and {len(differences) - 1} more)" if len(differences) > 1 else "")
-            + "; the node runs with it, and numaspec keeps the recorded state")
-    expected.nodes = {n: NodeState(found[n].assignments, tuple(found[n].cells), {
-        kind: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
-        for kind, t in found[n].tables.items()}) for n in expected.nodes}
+    return differences
 
 
 # --- Device Manager ------------------------------------------------------------------------

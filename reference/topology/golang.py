@@ -1,5 +1,6 @@
 """Go's ``strconv`` and ``fmt``, as far as kubelet's option values and messages use them (spec
-chapter ``options.md``, OPT-3, OPT-4; the CPU Manager's options, CPU-14).
+chapter ``options.md``, OPT-3, OPT-4; the CPU Manager's options, CPU-14), and the orders Go's
+``range`` can take over a map (OPS-2).
 
 kubelet reads a policy option's value with ``strconv.ParseBool`` or ``strconv.Atoi`` and quotes
 values in its messages with ``%q`` (``strconv.Quote``); a map in a message is printed with
@@ -9,9 +10,18 @@ kubelet's word for word (RUN-11).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TypeVar
 
-__all__ = ["GoSyntaxError", "go_atoi", "go_map", "go_parse_bool", "go_quote"]
+__all__ = ["GoSyntaxError", "go_atoi", "go_map", "go_map_order_count", "go_map_orders",
+           "go_parse_bool", "go_quote"]
+
+_K = TypeVar("_K")
+
+#: Entries a Go map holds in its first bucket (one group of a Swiss table from Go 1.24).
+GO_MAP_SMALL = 8
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -69,3 +79,20 @@ def go_atoi(text: str) -> int:
 def go_map(raw: Mapping[str, str]) -> str:
     """Go's ``%v`` of a ``map[string]string``: keys sorted, ``map[k:v k:v]``."""
     return "map[" + " ".join(f"{k}:{raw[k]}" for k in sorted(raw)) + "]"
+
+
+def go_map_orders(keys: Sequence[_K], size: int) -> Iterator[tuple[_K, ...]]:
+    """OPS-2: the orders in which ``range`` can visit ``keys`` (in the order they were put in)
+    of a map of ``size`` entries, the others' places left out.  Up to eight entries a map is
+    one bucket (before Go 1.24) or one group (from 1.24), filled in the order the keys were
+    put in, and each ``range`` starts at a random slot and wraps around, so the orders are the
+    rotations of that order.  A bigger map places its keys by a hash with a seed of its own,
+    so any order is taken as possible.  The first order given is ``keys`` as they are."""
+    if size <= GO_MAP_SMALL:
+        return (tuple(keys[i:]) + tuple(keys[:i]) for i in range(max(len(keys), 1)))
+    return itertools.permutations(keys)
+
+
+def go_map_order_count(keys: int, size: int) -> int:
+    """How many orders :func:`go_map_orders` gives for ``keys`` keys of a map of ``size``."""
+    return max(keys, 1) if size <= GO_MAP_SMALL else math.factorial(keys)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
 
 from numaspec.protocols.serve import answer_merge_line
-from numaspec.topology.golang import go_atoi, go_parse_bool
+from numaspec.topology.golang import go_atoi, go_map_order_count, go_map_orders, go_parse_bool
 
 BASE: dict[str, Any] = {"kubelet_version": "1.30", "numa_nodes": [0, 1], "policy": "restricted",
                         "providers": [{"cpu": [{"numa_affinity": [0], "preferred": True}]}]}
@@ -132,3 +133,20 @@ def test_go_atoi(text: str, value: int) -> None:
 def test_go_atoi_rejects(text: str, tail: str) -> None:
     with pytest.raises(ValueError, match=tail):
         go_atoi(text)
+
+
+def test_go_map_orders_small_maps_rotate() -> None:
+    """OPS-2: a map of up to eight entries is ranged from a random slot, wrapping around: the
+    rotations of the order the keys were put in, whatever other keys share the map."""
+    assert list(go_map_orders(["a", "b", "c"], 8)) == [
+        ("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
+    assert list(go_map_orders(["a"], 3)) == [("a",)]
+    assert list(go_map_orders([], 0)) == [()]
+    assert go_map_order_count(3, 8) == 3
+
+
+def test_go_map_orders_big_maps_take_any_order() -> None:
+    """OPS-2: past eight entries the hash places the keys: every permutation counts."""
+    assert sorted(go_map_orders(["a", "b", "c"], 9)) == sorted(
+        itertools.permutations(["a", "b", "c"]))
+    assert go_map_order_count(3, 9) == 6

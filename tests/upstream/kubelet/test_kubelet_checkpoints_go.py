@@ -21,7 +21,11 @@ and run:
   on every file of every release's fixtures, unchanged and edited (checksum off by one,
   checksum 0, ``dataChecksum`` off by one, cut in half), numaspec's reader and the release
   must agree on accepting it and, when both accept, on what it holds.  numaspec's verdict for
-  a release is ``read_*`` plus ``FORMAT_READ_BY`` (which formats the release reads).
+  a release is ``read_*`` plus ``FORMAT_READ_BY`` (which formats the release reads);
+* restarts (OPS-2, findings 22 and 59): ``checkpoints restart DIR N`` starts the release's own
+  Memory Manager N times on the files numaspec writes for each session of
+  ``tests/fixtures/restarts.json``; it must always start, always refuse, or do both (its
+  check ranges over Go maps), as numaspec's restart verdict says.
 
 The programs build from the same module cache as the node adapters and share most compiled
 packages with them (the build cache); each is its own link.  Skipped, saying why, when Go is
@@ -42,6 +46,7 @@ from typing import Any
 import pytest
 
 from numaspec.errors import CorruptCheckpointError, InputFileError
+from numaspec.node.admission import Node
 from numaspec.node.nodeconfig import parse_cpuset
 from numaspec.operators.importers.checkpoints import (
     FORMAT_READ_BY,
@@ -53,10 +58,17 @@ from numaspec.operators.importers.checkpoints import (
     read_memory_manager_state,
     read_state_dir,
 )
+from numaspec.operators.restore import RunningPod, restore_state
 from numaspec_tools import FIXTURES
 from numaspec_tools.builds import NO_DWARF
 from numaspec_tools.builds import kubelet as kubelet_builds
 from numaspec_tools.builds.go import built
+from numaspec_tools.testing.restarts import (
+    RESTARTS,
+    restart_session,
+    restart_verdict,
+    write_restart,
+)
 
 STATE = FIXTURES / "state"
 OPERATOR = FIXTURES / "operator"
@@ -411,3 +423,42 @@ def test_kubelet_and_numaspec_refuse_the_same_files(minor: str, tmp_path: Path) 
     assert found == []
     # POD_LEVEL_GATE explains differences on the pod-level fixtures only
     assert all("/guaranteed-podlevel " in line for line in gated), gated
+
+
+# --- restarts ------------------------------------------------------------------------------
+
+#: How many times kubelet's Memory Manager is started on one case's files: a check that
+#: depends on Go's map order answers both ways in far fewer (finding 59: 57 starts of 200).
+STARTS = 100
+
+
+@pytest.mark.parametrize("case", RESTARTS, ids=[c["name"] for c in RESTARTS])
+def test_kubelet_restarts_as_numaspec_says(case: dict[str, Any], tmp_path: Path) -> None:
+    """OPS-2, findings 22 and 59: ``checkpoints restart`` starts the release's own Memory
+    Manager (Static policy, the case's machine and reservations) on the files numaspec
+    writes for the session, again and again: it always starts when numaspec says it starts,
+    always refuses when numaspec says it would refuse, and does both when numaspec says it
+    may refuse (its check ranges over Go maps)."""
+    node = restart_session(case)
+    minor = f"1.{node.version.minor}"
+    if minor not in MINORS:
+        pytest.fail(f"{case['name']}: kubelet {minor} has no checkpoints program ({MINORS})")
+    write_restart(node, tmp_path)
+    done = subprocess.run([str(program(minor)), "restart", str(tmp_path), str(STARTS)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers: dict[str, int] = json.loads(done.stdout)["answers"]
+    started = answers.pop("started", 0)
+    assert set(answers) <= {"[memorymanager] the expected machine state is different from "
+                            "the real one"}, answers
+    kubelet = ("starts" if started == STARTS else "would refuse" if not started else
+               "may refuse")
+    assert kubelet == case["restart"] == restart_verdict(_warnings(node, tmp_path)), answers
+
+
+def _warnings(node: Node, directory: Path) -> list[str]:
+    """numaspec's restart warnings on the files in ``directory``."""
+    cpu, memory, devices = read_state_dir(directory)
+    fresh = Node(node.machine, node.config)
+    return list(restore_state(fresh, [RunningPod(p) for p in node.pods.values()], cpu=cpu,
+                              memory=memory, devices=devices).restart_warnings)

@@ -62,13 +62,21 @@ type memManager struct{ m memorymanager.Manager }
 // NewMemManager is memorymanager.NewManager (its release's form:
 // newMemoryManager) with the Static policy on a machine of one core per NUMA
 // node.
-func (*Release) NewMemManager(dir string, nodes []uint64, nodeAllocatable v1.ResourceList,
-	reserved []kubeletconfig.MemoryReservation, affinity map[string][]int) (scenarios.MemManager, error) {
+func (*Release) NewMemManager(dir string, nodes []uint64, hugepages [][]scenarios.HugePages,
+	nodeAllocatable v1.ResourceList, reserved []kubeletconfig.MemoryReservation,
+	affinity map[string][]int) (scenarios.MemManager, error) {
 	mi := &machineinfo.MachineInfo{NumCores: len(nodes)}
 	for id, size := range nodes {
 		mi.MemoryCapacity += size
-		mi.Topology = append(mi.Topology, machineinfo.Node{Id: id, Memory: size,
-			Cores: []machineinfo.Core{{Id: id, Threads: []int{id}, SocketID: 0}}})
+		node := machineinfo.Node{Id: id, Memory: size,
+			Cores: []machineinfo.Core{{Id: id, Threads: []int{id}, SocketID: 0}}}
+		if id < len(hugepages) {
+			for _, h := range hugepages[id] {
+				node.HugePages = append(node.HugePages,
+					machineinfo.HugePagesInfo{PageSize: h.PageSizeKiB, NumPages: h.Pages})
+			}
+		}
+		mi.Topology = append(mi.Topology, node)
 	}
 	m, err := newMemoryManager(mi, nodeAllocatable, reserved, dir, store(affinity))
 	if err != nil {

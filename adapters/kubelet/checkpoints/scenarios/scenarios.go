@@ -48,10 +48,10 @@ type Release interface {
 	// ForHash is the release's go-spew rendering used by its checksums.
 	ForHash(v any) string
 	// NewMemManager is the release's memorymanager.NewManager with the Static policy on a
-	// machine of nodes (NUMA node i has nodes[i] bytes, no hugepages), state file under dir,
-	// and a Topology Manager store answering affinity[podUID+"/"+container] (NUMA ids,
-	// preferred) for every container.
-	NewMemManager(dir string, nodes []uint64, nodeAllocatable v1.ResourceList,
+	// machine of nodes (NUMA node i has nodes[i] bytes and the hugepages hugepages[i], if
+	// hugepages has an entry i), state file under dir, and a Topology Manager store answering
+	// affinity[podUID+"/"+container] (NUMA ids, preferred) for every container.
+	NewMemManager(dir string, nodes []uint64, hugepages [][]HugePages, nodeAllocatable v1.ResourceList,
 		reserved []kubeletconfig.MemoryReservation, affinity map[string][]int) (MemManager, error)
 }
 
@@ -247,7 +247,7 @@ func writeMemoryGroupRelease(r Release, dir string) {
 	big := guaranteedPod(podBig, "big", "500m", "15Gi")
 	small := guaranteedPod(podSmall, "small", "500m", "3Gi")
 
-	mm, err := r.NewMemManager(dir, nodes, allocatable, reserved, affinity)
+	mm, err := r.NewMemManager(dir, nodes, nil, allocatable, reserved, affinity)
 	Must(err)
 	active := []*v1.Pod{big, small}
 	Must(mm.Start(func() []*v1.Pod { return active }))
@@ -261,7 +261,7 @@ func writeMemoryGroupRelease(r Release, dir string) {
 	statePath := filepath.Join(dir, "memory_manager_state")
 	before, err := os.ReadFile(statePath)
 	Must(err)
-	restarted, err := r.NewMemManager(dir, nodes, allocatable, reserved, affinity)
+	restarted, err := r.NewMemManager(dir, nodes, nil, allocatable, reserved, affinity)
 	Must(err)
 	answer := "started"
 	if err := restarted.Start(func() []*v1.Pod { return []*v1.Pod{small} }); err != nil {
@@ -279,7 +279,8 @@ func writeMemoryGroupRelease(r Release, dir string) {
 // Main is each release's program: usage `go run . OUTDIR [SCENARIO...]`; writes
 // OUTDIR/<scenario>/... for empty, guaranteed, memory-group-release and, where the release
 // has the PodLevelResourceManagers gate, guaranteed-podlevel (only the SCENARIOs named, if
-// any are); `go run . read DIR` reads DIR's state files instead (read.go).
+// any are); `go run . read DIR` reads DIR's state files instead (read.go); `go run .
+// restart DIR N` starts a Memory Manager on them N times (restart.go).
 func Main(r Release) {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: checkpoints OUTDIR [SCENARIO...]")
@@ -288,6 +289,10 @@ func Main(r Release) {
 	out := os.Args[1]
 	if out == "read" && len(os.Args) == 3 { // read.go
 		ReadMain(r, os.Args[2])
+		return
+	}
+	if out == "restart" && len(os.Args) == 4 { // restart.go
+		RestartMain(r, os.Args[2], os.Args[3])
 		return
 	}
 	wanted := map[string]bool{}
