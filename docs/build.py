@@ -31,9 +31,10 @@ commit it was built from (``git rev-parse HEAD``; "unknown" outside a checkout).
 works where it is opened: every internal link is a file link (``merge.html#MERGE-8``), search
 runs from ``file://`` (the theme's offline plugin inlines the index; ``docs/assets/`` has the
 shim that runs the search worker in a frame, since browsers refuse a worker script from
-disk), and nothing is loaded from the network.  For the published site's older addresses
-(``merge/#MERGE-8``, which earlier citations use) each page also has a folder whose index
-sends the reader on, anchor kept.
+disk, and the fix appended to the worker for a lunr bug that made some searches find nothing,
+``lunr-tokenset.js``), and nothing is loaded from the network.  For the published site's
+older addresses (``merge/#MERGE-8``, which earlier citations use) each page also has a folder
+whose index sends the reader on, anchor kept.
 
 Strict: a rule ID of a known prefix that is not a rule, a link to a page, a file or an anchor
 that does not exist, and any MkDocs warning stop the build with one line per problem.
@@ -127,6 +128,7 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         if keep:
             shutil.copytree(tmp, keep, dirs_exist_ok=True)
         _mkdocs(config_file)
+        _patch_search_worker(out.resolve())
         _forwarders(out.resolve())
         return sum(1 for _ in source.rglob("*.md"))
 
@@ -164,6 +166,19 @@ def _footer(theme: Path, version: str, commit: str) -> None:
         f"    numaspec {html.escape(version)} at {at} \u00b7 "
         "<a href=\"{{ 'cite.html' | url }}\">How to cite</a> \u00b7 Apache-2.0\n"
         "  </div>\n</div>\n", encoding="utf-8")
+
+
+def _patch_search_worker(site: Path) -> None:
+    """Append ``assets/javascripts/lunr-tokenset.js`` (why: its comment) to the theme's search
+    worker, so the lunr it bundles merges only equal nodes of its term automaton."""
+    workers = sorted((site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    if len(workers) != 1:
+        raise SiteError(f"expected one search worker in {site}/assets/javascripts/workers, "
+                        f"found {[w.name for w in workers]}: the theme changed, so check "
+                        "docs/assets/javascripts/lunr-tokenset.js against its lunr")
+    patch = (ASSETS / "javascripts" / "lunr-tokenset.js").read_text(encoding="utf-8")
+    with workers[0].open("a", encoding="utf-8") as worker:
+        worker.write("\n" + patch)
 
 
 def _forwarders(site: Path) -> None:

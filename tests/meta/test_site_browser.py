@@ -3,7 +3,8 @@ into a temporary folder by docs/build.py and read through file:// by headless Ch
 (tools/numaspec_tools/testing/browser.py installs Debian's package when it is missing).  A
 chapter's rule links lead
 to the rule, an anchor lands on its rule, the matrix's MERGE-8 row says where it holds, and
-search finds a rule by its ID."""
+search finds a rule by its ID, with the worker's lunr patched (docs/assets/javascripts/
+lunr-tokenset.js)."""
 
 from __future__ import annotations
 
@@ -123,3 +124,24 @@ def test_search_finds_a_rule_by_its_id_from_disk(site: Path, browser: WebDriver)
         "return a && a.getAttribute('href')")
     assert first is not None
     assert "merge.html" in first
+
+
+def test_search_merges_only_equal_nodes_of_its_term_automaton(site: Path,
+                                                               browser: WebDriver) -> None:
+    """docs/assets/javascripts/lunr-tokenset.js, appended to the theme's search worker: two
+    nodes of lunr's term automaton whose edges are digits must not read alike ("1" to node
+    23 then "4" to node 5; "1" to node 2 then "3" to node 45).  Unpatched, lunr 2.3.9 reads
+    both as "012345" and merges them, and at a700bf0 the site's search for MERGE-8 stopped
+    with "Cannot read properties of undefined (reading '_index')"."""
+    browser.get((site / "index.html").as_uri())
+    _wait(browser, "document.readyState === 'complete'", "index.html did not load")
+    _wait(browser, "[...document.querySelectorAll('iframe')].some(f => f.contentWindow.lunr)",
+          "the search worker's frame did not load lunr")
+    read = browser.execute_script(
+        "const L = [...document.querySelectorAll('iframe')]"
+        "  .map(f => f.contentWindow.lunr).find(l => l);"
+        "function node(edges) { const n = new L.TokenSet();"
+        "  for (const [c, id] of edges) { const m = new L.TokenSet(); m.id = id; n.edges[c] = m; }"
+        "  return n.toString(); }"
+        "return [node([['1', 23], ['4', 5]]), node([['1', 2], ['3', 45]])];")
+    assert read[0] != read[1], read
