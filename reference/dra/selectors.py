@@ -14,6 +14,7 @@ reported as not modelled.
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Any
@@ -31,7 +32,25 @@ from numaspec.dra.cel_library import (
 from numaspec.dra.objects import LIST_KINDS, Device
 from numaspec.errors import NotModelledError
 
-__all__ = ["SelectorError", "device_matches"]
+__all__ = ["COST_LIMIT", "SelectorError", "cost_bound", "device_matches"]
+
+#: DRA-3: the runtime limit on one selector's CEL cost (``CELSelectorExpressionMaxCost``,
+#: 1.33-1.38), past which cel-go stops: ``operation cancelled: actual cost limit exceeded``.
+COST_LIMIT = 1_000_000
+#: DRA-3: CEL's tokens (strings whole, two-character operators whole), as far as counting
+#: them bounds the nodes of the expression's tree.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|==|!=|<=|>=|&&|\|\||\w+|\S')
+_LOOPS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+#: Operations whose cost is a tenth of a string's length (cel-go's ``StringTraversalCostFactor``;
+#: Kubernetes' library for quantities and versions).
+_TRAVERSE = frozenset({"==", "!=", "<", "<=", ">", ">=", "+", "startsWith", "endsWith",
+                       "quantity", "isQuantity", "semver", "isSemver"})
+_QUADRATIC = frozenset({"matches", "contains"})
+#: cel-go's cost of building a list or a map (``ListCreateBaseCost``, ``MapCreateBaseCost``).
+_BUILD = {"[": 10, "{": 30}
+#: A bound on one step of a macro's loop besides its body (the condition and the step's own
+#: nodes).
+_LOOP_STEP = 8
 
 _ENV = cel.NewEnv(variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                   functions=FUNCTIONS)
@@ -166,6 +185,73 @@ def _refuse_mixed_equality(expression: str, versions: frozenset[str]) -> None:
                                    where=expression)
 
 
+@lru_cache(maxsize=256)
+def _shape(expression: str) -> tuple[tuple[tuple[int, int, int, int, int], ...], int, int,
+                                      int]:
+    """DRA-3: per number of macro loops around them, the expression's nodes' fixed cost (1
+    a token, 10 a list built, 30 a map), its ``in``, its string traversals, its ``matches``
+    and ``contains``, and the loops that open there; the longest list literal; the number
+    of ``+``; the longest string literal."""
+    tokens = _TOKEN.findall(expression)
+    levels: list[list[int]] = []
+    opened: list[list[Any]] = []  # per open bracket: [whether a macro's, bracket, commas]
+    literal = 1
+    for i, token in enumerate(tokens):
+        depth = sum(1 for loop, _b, _c in opened if loop)
+        while len(levels) <= depth + 1:
+            levels.append([0, 0, 0, 0, 0])
+        level = levels[depth]
+        level[0] += _BUILD.get(token, 1)
+        level[1] += token == "in"
+        level[2] += token in _TRAVERSE
+        level[3] += token in _QUADRATIC
+        if token in "([{":
+            loop = token == "(" and i >= 2 and tokens[i - 1] in _LOOPS and tokens[i - 2] == "."
+            level[4] += loop
+            opened.append([loop, token, 0])
+        elif token == "," and opened:
+            opened[-1][2] += 1
+        elif token in ")]}" and opened:
+            _loop, bracket, commas = opened.pop()
+            if bracket == "[":
+                literal = max(literal, commas + 1)
+    quoted = max([0, *(len(t) for t in tokens if t[:1] in "\"'")])
+    return (tuple((b, n, t, q, lo) for b, n, t, q, lo in levels), literal,
+            tokens.count("+"), quoted)
+
+
+def cost_bound(expression: str, device: Device, driver: str) -> int:
+    """DRA-3: an upper bound on cel-go's runtime cost of ``expression`` over ``device``.
+    Each node of the tree (at most one per token) costs at most 1, 10 to build a list or 30
+    a map, a list's length for ``in``, a tenth of a string's length for a comparison, a
+    concatenation or reading a quantity or a version, and the product of two strings'
+    lengths for ``matches`` or ``contains``; it is evaluated at most once per step of each
+    macro loop around it, and a loop has at most as many steps as the widest list or map it
+    can range over (a list literal, a list-typed attribute, a domain's attributes or
+    capacities) plus one, each with a few nodes of its own.  A string or a list is at most
+    one read whole (a literal, a name, an attribute, a number written out; the widest list)
+    for each ``+`` and one more."""
+    levels, literal, plus, quoted = _shape(expression)
+    longest = max([20, len(driver), quoted,
+                   *(len(name) for name in [*device.attributes, *device.capacity])])
+    widest = max(literal, len(device.attributes), len(device.capacity), 4)
+    for kind, value in device.attributes.values():
+        if kind in LIST_KINDS:
+            widest = max(widest, len(value))
+            longest = max([longest, *(len(str(v)) for v in value)])
+        else:
+            longest = max(longest, len(str(value)))
+    strings = longest * (1 + plus)
+    traverse = math.ceil(strings / 10)
+    search = math.ceil((1 + strings) / 10) * math.ceil(strings / 4)
+    total = 0
+    for depth, (fixed, ins, traversals, searches, loops) in enumerate(levels):
+        steps = (widest + 1) ** depth
+        total += steps * (fixed + ins * widest * (1 + plus) + traversals * traverse
+                          + searches * search + loops * _LOOP_STEP * (widest + 1))
+    return total
+
+
 def device_matches(expression: str, device: Device, driver: str,
                    release_minor: int, *, lists: bool = False) -> bool:
     """DRA-3: whether one selector accepts the device.  Raises :class:`SelectorError` with
@@ -174,6 +260,13 @@ def device_matches(expression: str, device: Device, driver: str,
     a list-typed attribute cannot be read at all: ``attribute NAME: unsupported attribute
     value``."""
     program = _compiled(expression)
+    bound = cost_bound(expression, device, driver)
+    if bound > COST_LIMIT:
+        raise NotModelledError(
+            f"on device {device.name} this selector's CEL cost may pass Kubernetes' runtime "
+            f"limit of {COST_LIMIT:,} (numaspec bounds it by {bound:,}), where the allocator "
+            "stops with 'operation cancelled: actual cost limit exceeded'; numaspec does not "
+            "count CEL's cost exactly (DRA-3)", where=expression)
     _refuse_mixed_equality(expression, frozenset(
         name.rpartition("/")[2] for name, (kind, _v) in device.attributes.items()
         if kind in ("version", "versions")))
@@ -189,7 +282,11 @@ def device_matches(expression: str, device: Device, driver: str,
         activation[key].setdefault(domain, {})
     MISTYPED.clear()
     RAISED.clear()
-    value = program.eval(data={"device": activation})
+    try:
+        value = program.eval(data={"device": activation})
+    except RuntimeError as exc:  # cel-expr-python's own budget: never reached under the bound
+        raise NotModelledError(f"CEL in Python stopped: {exc} (DRA-3)",
+                               where=expression) from None
     if MISTYPED:
         raise NotModelledError(f"a CEL library function given a value of a kind it does not "
                                f"take ({MISTYPED[0]}): Go refuses it where CEL in Python may "

@@ -415,6 +415,41 @@ def test_cel_over_capacity_and_versions_refuses_what_go_answers_otherwise(
     assert "DRA-22" in str(raised.value)
 
 
+def _nested_loops(depth: int, width: int) -> str:
+    literal = "[" + ",".join(str(i) for i in range(width)) + "]"
+    body = 'device.attributes["gpu.example.com"].idx >= 0'
+    for name in reversed("abcd"[:depth]):
+        body = f"{literal}.all({name}, {name} >= 0 && {body})"
+    return body
+
+
+@pytest.mark.parametrize(("depth", "width", "words"), [
+    (3, 50, "runtime limit of 1,000,000"),  # the real allocator stops at the limit here
+    (3, 30, "runtime limit of 1,000,000"),  # under it, but past numaspec's bound
+    (2, 100, "Iteration budget exceeded")])  # cel-expr-python's own budget
+def test_a_selector_that_may_pass_the_cost_limit_is_refused(depth: int, width: int,
+                                                             words: str) -> None:
+    """DRA-3: a selector whose cost numaspec cannot bound under CEL's runtime limit, or that
+    cel-expr-python stops, is refused by name, never answered
+    (tests/upstream/dra/test_dra_adapters.py meets the real allocator's limit)."""
+    case = copy.deepcopy(next(v for v in load_vectors()
+                              if v.id == "dra-cel-exists-over-a-list-literal").case)
+    case["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": _nested_loops(depth, width)}}]
+    with pytest.raises(NotModelledError, match=words) as raised:
+        reference_allocate(case)
+    assert "DRA-3" in str(raised.value)
+
+
+def test_a_selector_well_under_the_cost_limit_is_answered() -> None:
+    """DRA-3: three loops over 20 numbers stay under the bound, and are answered."""
+    case = copy.deepcopy(next(v for v in load_vectors()
+                              if v.id == "dra-cel-exists-over-a-list-literal").case)
+    case["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": _nested_loops(3, 20)}}]
+    assert reference_allocate(case)["outcome"] == "allocated"
+
+
 def test_cel_keys_of_a_capacity_map_and_scalar_results_are_not_refused() -> None:
     """DRA-22: ``in`` over a capacity map's keys and ``==`` on what compareTo or major()
     give are plain values, answered."""

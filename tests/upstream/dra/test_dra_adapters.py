@@ -24,6 +24,7 @@ from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
 from numaspec.conformance.running.runner import RunConfig, run_conformance
 from numaspec.dra.variants import FEATURES, supported
+from numaspec.protocols.adapter_protocol import reference_result
 from numaspec_tools.builds.dra import PAIRS, RELEASES, binary, manifest
 
 #: random cases per release and variant in the test run (the campaign of the closing note:
@@ -85,3 +86,53 @@ def test_the_start_answer_declares_release_and_features(minor: str, variant: str
     number = int(minor.split(".")[1])
     want = FEATURES[number] if variant == "auto" else supported(number, variant)
     assert set(who.allocate_features or ()) == set(want)
+
+
+def _nested(depth: int, width: int) -> str:
+    """A selector of ``depth`` nested ``all`` loops over a list literal of ``width`` numbers."""
+    literal = "[" + ",".join(str(i) for i in range(width)) + "]"
+    body = 'device.attributes["gpu.example.com"].idx >= 0'
+    for name in reversed("abcd"[:depth]):
+        body = f"{literal}.all({name}, {name} >= 0 && {body})"
+    return body
+
+
+def _selected_by(expression: str, minor: str) -> dict[str, object]:
+    """An allocate case: one device, one request whose selector is ``expression``."""
+    return {
+        "release": minor, "features": [], "node": {"name": "n1", "labels": {}},
+        "slices": [{"metadata": {"name": "s"}, "spec": {
+            "driver": "gpu.example.com", "nodeName": "n1",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "g0", "attributes": {"idx": {"int": 0}}}]}}],
+        "classes": [{"metadata": {"name": "gpu"}, "spec": {}}], "allocated": [],
+        "claims": [{"metadata": {"name": "c", "namespace": "default"}, "spec": {"devices": {
+            "requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "selectors": [
+                {"cel": {"expression": expression}}]}}]}}}]}
+
+
+@pytest.mark.parametrize("minor", sorted(RELEASES))
+def test_the_cel_cost_limit_is_refused_before_it_is_met(minor: str) -> None:
+    """DRA-3: where the real allocator stops a selector at CEL's runtime cost limit
+    (``operation cancelled: actual cost limit exceeded``), the reference refuses it by name
+    first (its bound passes the limit); well below the limit both answer, and agree."""
+    connection = connect(f"exec:{binary(minor)}", timeout=120.0, strict=True)
+    seen: dict[str, tuple[str, str]] = {}
+    try:
+        for depth, width in ((2, 100), (3, 20), (3, 40), (3, 50), (3, 100), (4, 20)):
+            case = _selected_by(_nested(depth, width), minor)
+            theirs = connection.run("allocate", case).result or {}
+            ours = reference_result("allocate", case)
+            stopped = "actual cost limit exceeded" in json.dumps(theirs)
+            refused = ours.get("error", {}).get("kind") == "not-modelled"
+            seen[f"{depth}x{width}"] = (
+                "cost limit" if stopped else str(theirs.get("outcome")),
+                "refused" if refused else str(ours.get("outcome")))
+            assert refused or not stopped, (depth, width, theirs, ours)
+            if not refused:
+                assert ours["outcome"] == theirs.get("outcome") == "allocated", (theirs, ours)
+    finally:
+        connection.close()
+    # the sweep meets both sides of the limit, and the bound answers below it
+    assert seen["3x100"] == ("cost limit", "refused"), seen
+    assert seen["3x20"] == ("allocated", "allocated"), seen
