@@ -25,7 +25,7 @@ from numaspec.conformance.cases.vectors import stored_case
 from numaspec.conformance.properties.allocate_cases import allocate_cases
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["AllocateImplementation", "soundness_problems"]
+__all__ = ["AllocateImplementation", "allocate_releases", "soundness_problems"]
 
 class AllocateImplementation(Protocol):
     name: str
@@ -45,7 +45,7 @@ def _features(impl: object) -> tuple[str, ...] | None:
     return None if declared is None else tuple(declared)
 
 
-def _releases(impl: object) -> tuple[str, ...]:
+def allocate_releases(impl: object) -> tuple[str, ...]:
     from numaspec.protocols.allocate_protocol import ALLOCATE_RELEASES
 
     declared = tuple(getattr(impl, "allocate_versions", ()) or ())
@@ -64,11 +64,11 @@ def allocation_matches_reference(impl: AllocateImplementation,
     from numaspec.protocols.adapter_protocol import reference_result
 
     if data is None:
-        if "1.33" not in _releases(impl):
+        if "1.33" not in allocate_releases(impl):
             return
         case = stored_case(FIXED_EXAMPLE, ("1.33",))
     else:
-        case = data.draw(allocate_cases(_releases(impl), _features(impl)))
+        case = data.draw(allocate_cases(allocate_releases(impl), _features(impl)))
     expected = reference_result("allocate", case)
     if "error" in expected:
         event("refused by the reference")
@@ -318,7 +318,7 @@ def allocation_is_sound(impl: AllocateImplementation, data: st.DataObject) -> No
     claim's constraints, and each request gets as many as it asks for."""
     # Until 1.35 an All subrequest can leave devices of two alternatives in one result
     # (DRA-4, finding 35): soundness is the allocator's from 1.36.
-    releases = tuple(r for r in _releases(impl) if int(r.split(".")[1]) >= 36)
+    releases = tuple(r for r in allocate_releases(impl) if int(r.split(".")[1]) >= 36)
     if not releases:
         return
     case = data.draw(allocate_cases(releases, _features(impl)))

@@ -522,6 +522,9 @@ def subsets(impl: MergeImplementation, nodes: tuple[int, ...]) -> None:
 # here makes PROPERTIES the whole table, merge properties first.
 from numaspec.conformance.properties import affinity as _affinity  # noqa: E402,F401
 from numaspec.conformance.properties import allocate as _allocate  # noqa: E402,F401
+from numaspec.conformance.properties import (  # noqa: E402,F401
+    allocate_malformed as _allocate_malformed,
+)
 from numaspec.conformance.properties import cpus as _cpus  # noqa: E402,F401
 from numaspec.conformance.properties import node_corners as _node_corners  # noqa: E402,F401
 from numaspec.conformance.properties import node_malformed as _node_malformed  # noqa: E402,F401

@@ -19,6 +19,7 @@ from numaspec.conformance.properties.allocate import (
     allocation_is_sound,
     allocation_matches_reference,
 )
+from numaspec.conformance.properties.allocate_malformed import malformed_cases_refused
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
 from numaspec.errors import InvalidFieldError, NotModelledError
@@ -292,6 +293,19 @@ def _check(prop: Any, impl: object) -> None:
     """Run a property against ``impl`` at _QUICK's settings (a fresh @given each time: the
     property's own is left as registered)."""
     _QUICK(given(data=st.data())(prop.hypothesis.inner_test))(impl)
+
+
+@pytest.mark.parametrize(("mutation", "words"), [("answers_malformed", "not refused"),
+                                                  ("refuses_at_the_top", "refused as")])
+def test_p_allocate_malformed_catches_a_lenient_or_vague_decoder(mutation: str,
+                                                                 words: str) -> None:
+    """P-ALLOCATE-MALFORMED fails an allocator that answers a case the API server would
+    refuse, and one that refuses it without pointing at what is wrong; the reference passes
+    (every fault, its explicit example)."""
+    run_every_fault = malformed_cases_refused.hypothesis.inner_test  # type: ignore[attr-defined]
+    with pytest.raises(AssertionError, match=words):
+        run_every_fault(MutantAllocator(mutation), None, None)
+    run_every_fault(ReferenceImplementation(), None, None)
 
 
 def test_p_allocate_catches_a_mutant_that_reorders_picks() -> None:

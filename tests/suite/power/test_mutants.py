@@ -45,6 +45,7 @@ ELSEWHERE = {"P-NODE-SESSION": "tests/suite/power/test_mutants_exec.py",
              "P-PREDICT": "tests/node/test_predict.py",
              "P-ALLOCATE": "tests/dra/test_dra.py",
              "P-ALLOCATE-SOUND": "tests/dra/test_dra.py",
+             "P-ALLOCATE-MALFORMED": "tests/dra/test_dra.py",
              "P-CPUS": "tests/protocols/test_cpus_op.py",
              "P-CPUS-SOUND": "tests/protocols/test_cpus_op.py"}
 

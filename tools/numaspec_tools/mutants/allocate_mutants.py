@@ -175,13 +175,33 @@ def ignores_quantities(case: Any, answer: Any) -> Any:
     return reference_result("allocate", free) if found else answer
 
 
+def answers_malformed(_case: Any, answer: Any) -> Any:
+    """Answers a case the API server would refuse as if it were valid (DRA-0): nothing to
+    allocate there."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(error, dict) and error.get("kind") == "invalid-field":
+        return {"outcome": "unschedulable", "variant": "stable",
+                "message": "cannot allocate all claims"}
+    return answer
+
+
+def refuses_at_the_top(_case: Any, answer: Any) -> Any:
+    """Refuses what the reference refuses, with the kind, but points at the whole case
+    (DRA-0: where an error points is part of numaspec's line format)."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(error, dict):
+        return {"error": {**error, "where": ""}}
+    return answer
+
+
 MUTATIONS = {"reversed_picks": reversed_picks, "ignores_constraints": ignores_constraints,
              "times_out": times_out, "first_listed": first_listed,
              "ignores_taints": ignores_taints, "admin_as_any": admin_as_any,
              "lists_as_scalars": lists_as_scalars, "ignores_counters": ignores_counters,
              "allocated_consume_nothing": allocated_consume_nothing,
              "shares_ignored": shares_ignored, "never_shared": never_shared,
-             "ignores_distinct": ignores_distinct, "ignores_quantities": ignores_quantities}
+             "ignores_distinct": ignores_distinct, "ignores_quantities": ignores_quantities,
+             "answers_malformed": answers_malformed, "refuses_at_the_top": refuses_at_the_top}
 
 
 class MutantAllocator:
