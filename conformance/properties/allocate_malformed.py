@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from numaspec.conformance.properties.allocate import AllocateImplementation, allocate_releases
 from numaspec.conformance.properties.registry import register
 
-__all__ = ["FAULTS", "AllocateFault", "well_formed"]
+__all__ = ["COST_THRESHOLDS", "FAULTS", "AllocateFault", "cost_threshold", "nested_loops",
+           "well_formed"]
 
 Case = dict[str, Any]
 
@@ -118,13 +119,46 @@ def _selector(expression: str) -> Callable[[Case], object]:
     return lambda case: _exactly(case).update(selectors=[{"cel": {"expression": expression}}])
 
 
-def _nested_loops(depth: int, width: int) -> str:
+def nested_loops(depth: int, width: int) -> str:
     """``depth`` nested ``all`` loops over a list literal of ``width`` numbers."""
     literal = "[" + ",".join(str(i) for i in range(width)) + "]"
     body = 'device.attributes["gpu.example.com"].idx >= 0'
     for name in reversed("abcd"[:depth]):
         body = f"{literal}.all({name}, {name} >= 0 && {body})"
     return body
+
+
+def _numbers(width: int) -> str:
+    return "[" + ",".join(str(i % 10) for i in range(width)) + "]"
+
+
+def _pads(count: int) -> str:
+    return " && true" * count
+
+
+_LONG = '"' + "x" * 998 + '"'
+#: DRA-3: selectors over the well-formed device whose cost bound is the limit's, within two
+#: (``cost_threshold``): each term of the bound (a loop's steps and body, ``in`` over a list,
+#: string comparisons and concatenation, ``matches``) sized to come near the limit, then
+#: ``&& true`` added at the top until one more would pass it.  The vectors
+#: ``dra-cel-cost-just-under-*`` are answered, by numaspec and every pinned allocator; one
+#: more ``&& true`` is refused (:data:`FAULTS`).  A change to the bound moves one or the other.
+COST_THRESHOLDS: dict[str, tuple[Callable[[int, int], str], int, int]] = {
+    "loop-body": (lambda n, p: f"{_numbers(1000)}.all(a, a >= 0{_pads(n)}){_pads(p)}",
+                  490, 495),
+    "in-list": (lambda n, p: f"{_numbers(560)}.all(a, a in {_numbers(560)}{_pads(n)})"
+                             f"{_pads(p)}", 38, 424),
+    "string-compare": (lambda n, p: f'{_numbers(n)}.all(a, ({_LONG} + "") == {_LONG} && '
+                                    f"{_LONG} == {_LONG}){_pads(p)}", 1601, 170),
+    "matches": (lambda n, p: f'{_numbers(n)}.all(a, "{"x" * 198}".matches("x+")){_pads(p)}',
+                934, 237),
+}
+
+
+def cost_threshold(name: str, *, over: bool) -> str:
+    """DRA-3: the selector of :data:`COST_THRESHOLDS` ``name`` at the limit, or one past it."""
+    template, size, pads = COST_THRESHOLDS[name]
+    return template(size, pads + over)
 
 
 def _counters(*sets: dict[str, Any]) -> Callable[[Case], object]:
@@ -272,9 +306,12 @@ FAULTS: tuple[AllocateFault, ...] = (
     AllocateFault("counter sets beside devices", "invalid-field", "slices[0].spec",
                   _counters({"name": "cs", "counters": _COUNTERS})),
     AllocateFault("a selector past CEL's cost limit", "not-modelled", "[0,",
-                  _selector(_nested_loops(3, 50))),
+                  _selector(nested_loops(3, 50))),
     AllocateFault("a selector past CEL in Python's loop budget", "not-modelled", "[0,",
-                  _selector(_nested_loops(2, 100))),
+                  _selector(nested_loops(2, 100))),
+    *(AllocateFault(f"a selector just past the cost bound ({name})", "not-modelled", "[",
+                    _selector(cost_threshold(name, over=True)))
+      for name in COST_THRESHOLDS),
     AllocateFault("an attribute named twice, read before 1.38", "not-modelled",
                   'device.attributes["gpu.example.com"].idx',
                   lambda case: (_device(case)["attributes"].update(

@@ -19,7 +19,10 @@ from numaspec.conformance.properties.allocate import (
     allocation_is_sound,
     allocation_matches_reference,
 )
-from numaspec.conformance.properties.allocate_malformed import malformed_cases_refused
+from numaspec.conformance.properties.allocate_malformed import (
+    malformed_cases_refused,
+    nested_loops,
+)
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
 from numaspec.errors import InvalidFieldError, NotModelledError
@@ -429,14 +432,6 @@ def test_cel_over_capacity_and_versions_refuses_what_go_answers_otherwise(
     assert "DRA-22" in str(raised.value)
 
 
-def _nested_loops(depth: int, width: int) -> str:
-    literal = "[" + ",".join(str(i) for i in range(width)) + "]"
-    body = 'device.attributes["gpu.example.com"].idx >= 0'
-    for name in reversed("abcd"[:depth]):
-        body = f"{literal}.all({name}, {name} >= 0 && {body})"
-    return body
-
-
 @pytest.mark.parametrize(("depth", "width", "words"), [
     (3, 50, "runtime limit of 1,000,000"),  # the real allocator stops at the limit here
     (3, 30, "runtime limit of 1,000,000"),  # under it, but past numaspec's bound
@@ -449,7 +444,7 @@ def test_a_selector_that_may_pass_the_cost_limit_is_refused(depth: int, width: i
     case = copy.deepcopy(next(v for v in load_vectors()
                               if v.id == "dra-cel-exists-over-a-list-literal").case)
     case["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
-        {"cel": {"expression": _nested_loops(depth, width)}}]
+        {"cel": {"expression": nested_loops(depth, width)}}]
     with pytest.raises(NotModelledError, match=words) as raised:
         reference_allocate(case)
     assert "DRA-3" in str(raised.value)
@@ -460,7 +455,7 @@ def test_a_selector_well_under_the_cost_limit_is_answered() -> None:
     case = copy.deepcopy(next(v for v in load_vectors()
                               if v.id == "dra-cel-exists-over-a-list-literal").case)
     case["claims"][0]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
-        {"cel": {"expression": _nested_loops(3, 20)}}]
+        {"cel": {"expression": nested_loops(3, 20)}}]
     assert reference_allocate(case)["outcome"] == "allocated"
 
 

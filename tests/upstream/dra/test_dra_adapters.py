@@ -19,6 +19,7 @@ import pytest
 from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.connection import connect
 from numaspec.conformance.properties import PROPERTIES
+from numaspec.conformance.properties.allocate_malformed import nested_loops
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
 from numaspec.conformance.running.reports import read_report
@@ -88,15 +89,6 @@ def test_the_start_answer_declares_release_and_features(minor: str, variant: str
     assert set(who.allocate_features or ()) == set(want)
 
 
-def _nested(depth: int, width: int) -> str:
-    """A selector of ``depth`` nested ``all`` loops over a list literal of ``width`` numbers."""
-    literal = "[" + ",".join(str(i) for i in range(width)) + "]"
-    body = 'device.attributes["gpu.example.com"].idx >= 0'
-    for name in reversed("abcd"[:depth]):
-        body = f"{literal}.all({name}, {name} >= 0 && {body})"
-    return body
-
-
 def _selected_by(expression: str, minor: str) -> dict[str, object]:
     """An allocate case: one device, one request whose selector is ``expression``."""
     return {
@@ -120,7 +112,7 @@ def test_the_cel_cost_limit_is_refused_before_it_is_met(minor: str) -> None:
     seen: dict[str, tuple[str, str]] = {}
     try:
         for depth, width in ((2, 100), (3, 20), (3, 40), (3, 50), (3, 100), (4, 20)):
-            case = _selected_by(_nested(depth, width), minor)
+            case = _selected_by(nested_loops(depth, width), minor)
             theirs = connection.run("allocate", case).result or {}
             ours = reference_result("allocate", case)
             stopped = "actual cost limit exceeded" in json.dumps(theirs)
