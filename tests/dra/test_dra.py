@@ -15,13 +15,16 @@ from hypothesis import strategies as st
 from numaspec.conformance.cases.allocations import allocation_differences
 from numaspec.conformance.cases.vectors import load_vectors
 from numaspec.conformance.implementations.adapter import ReferenceImplementation
+from numaspec.conformance.implementations.strict import StrictChecker
 from numaspec.conformance.properties.allocate import (
     allocation_is_sound,
     allocation_matches_reference,
 )
 from numaspec.conformance.properties.allocate_malformed import (
+    FAULTS,
     malformed_cases_refused,
     nested_loops,
+    well_formed,
 )
 from numaspec.conformance.properties.random_cases import CaseShape
 from numaspec.conformance.running.differential import differential
@@ -296,6 +299,17 @@ def _check(prop: Any, impl: object) -> None:
     """Run a property against ``impl`` at _QUICK's settings (a fresh @given each time: the
     property's own is left as registered)."""
     _QUICK(given(data=st.data())(prop.hypothesis.inner_test))(impl)
+
+
+def test_p_allocate_malformed_sends_only_what_the_protocol_schema_takes() -> None:
+    """PROTO-6: every fault of P-ALLOCATE-MALFORMED is a request the protocol's schema
+    accepts (strict mode checks numaspec's own requests: a fault the schema refuses, such as
+    an unknown variant's name, stops the run as numaspec's bug)."""
+    checker = StrictChecker()
+    for fault in FAULTS:
+        case = well_formed(fault.releases[0])
+        fault.edit(case)
+        checker.check_request({"cmd": "run", "seq": 1, "op": "allocate", "case": case})
 
 
 @pytest.mark.parametrize(("mutation", "words"), [("answers_malformed", "not refused"),
