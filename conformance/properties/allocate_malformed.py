@@ -366,12 +366,10 @@ def malformed_cases_refused(impl: AllocateImplementation, fault: AllocateFault |
     modelled = allocate_releases(impl)
     if fault is None or data is None:
         for each in FAULTS:
-            at = [r for r in each.releases if r in modelled]
-            if at:
+            if at := [r for r in each.releases if r in modelled]:
                 _check(impl, each, at[0])
         return
-    at = [r for r in fault.releases if r in modelled]
-    if not at:
+    if not (at := [r for r in fault.releases if r in modelled]):
         return
     release = data.draw(st.sampled_from(at), label="release")
     note(f"{fault.name} at {release}")

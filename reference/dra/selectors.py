@@ -198,7 +198,7 @@ def _shape(expression: str) -> tuple[tuple[tuple[int, int, int, int, int], ...],
     literal = 1
     for i, token in enumerate(tokens):
         depth = sum(1 for loop, _b, _c in opened if loop)
-        while len(levels) <= depth + 1:
+        while len(levels) <= depth:
             levels.append([0, 0, 0, 0, 0])
         level = levels[depth]
         level[0] += _BUILD.get(token, 1)

@@ -307,7 +307,7 @@ def _restore_memory(node: Node, active: Mapping[str, RunningPod],
             raise StateConflictError("the machine state is empty but memory is assigned",
                                      where=f"{where}: machineState")
         return
-    fresh = manager.snapshot()  # the default machine state, before any block
+    fresh = manager  # the default machine state: restored below, after the check
     recorded: list[tuple[str, str, list[Block]]] = []  # in the file's order
     for uid, containers in state.entries.items():
         for name, records in containers.items():

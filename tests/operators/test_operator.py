@@ -40,7 +40,7 @@ from numaspec.operators.questions import (
     parse_change,
     what_if,
 )
-from numaspec.operators.restore import RestoreReport, RunningPod, restore_state, state_files
+from numaspec.operators.restore import RunningPod, restore_state, state_files
 from numaspec.protocols.node_protocol import decode_machine, decode_node, decode_pod
 from numaspec_tools import FIXTURES
 from numaspec_tools.mutants.restore_mutants import RESTORE_MUTANTS
@@ -53,7 +53,12 @@ from numaspec_tools.testing.operator_cli import (
     seed_args,
     two_socket_args,
 )
-from numaspec_tools.testing.restarts import RESTARTS, restart_session, restart_verdict
+from numaspec_tools.testing.restarts import (
+    RESTARTS,
+    restart_session,
+    restart_verdict,
+    round_trip,
+)
 
 
 def seed_files(seed: str, version: str, state: Path | None = None) -> NodeFiles:
@@ -522,20 +527,6 @@ def test_without_the_pods_the_state_speaks_for_them(capsys: pytest.CaptureFixtur
 
 
 # --- OPS-9 / OPS-2: the round trip, for any node a session reaches ----------------------------
-
-
-def round_trip(node: Node, directory: Path, write: Callable[..., Any] = state_files,
-               restore: Callable[..., Any] = restore_state) -> tuple[Node, RestoreReport]:
-    """Write the node's state files into ``directory``, read them back and restore them, with
-    the node's pods, onto a fresh node of the same machine and configuration."""
-    for path, text in write(node).items():
-        (directory / path).parent.mkdir(parents=True, exist_ok=True)
-        (directory / path).write_text(text, encoding="utf-8")
-    cpu, memory, devices = read_state_dir(directory)
-    fresh = Node(node.machine, node.config)
-    report = restore(fresh, [RunningPod(p) for p in node.pods.values()], cpu=cpu,
-                     memory=memory, devices=devices)
-    return fresh, report
 
 
 def _in_group(block: Any) -> bool:

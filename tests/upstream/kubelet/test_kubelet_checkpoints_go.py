@@ -46,7 +46,6 @@ from typing import Any
 import pytest
 
 from numaspec.errors import CorruptCheckpointError, InputFileError
-from numaspec.node.admission import Node
 from numaspec.node.nodeconfig import parse_cpuset
 from numaspec.operators.importers.checkpoints import (
     FORMAT_READ_BY,
@@ -58,7 +57,6 @@ from numaspec.operators.importers.checkpoints import (
     read_memory_manager_state,
     read_state_dir,
 )
-from numaspec.operators.restore import RunningPod, restore_state
 from numaspec_tools import FIXTURES
 from numaspec_tools.builds import NO_DWARF
 from numaspec_tools.builds import kubelet as kubelet_builds
@@ -67,7 +65,8 @@ from numaspec_tools.testing.restarts import (
     RESTARTS,
     restart_session,
     restart_verdict,
-    write_restart,
+    round_trip,
+    write_restart_machine,
 )
 
 STATE = FIXTURES / "state"
@@ -443,7 +442,8 @@ def test_kubelet_restarts_as_numaspec_says(case: dict[str, Any], tmp_path: Path)
     minor = f"1.{node.version.minor}"
     if minor not in MINORS:
         pytest.fail(f"{case['name']}: kubelet {minor} has no checkpoints program ({MINORS})")
-    write_restart(node, tmp_path)
+    _, report = round_trip(node, tmp_path)
+    write_restart_machine(node, tmp_path)
     done = subprocess.run([str(program(minor)), "restart", str(tmp_path), str(STARTS)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -453,12 +453,5 @@ def test_kubelet_restarts_as_numaspec_says(case: dict[str, Any], tmp_path: Path)
                             "the real one"}, answers
     kubelet = ("starts" if started == STARTS else "would refuse" if not started else
                "may refuse")
-    assert kubelet == case["restart"] == restart_verdict(_warnings(node, tmp_path)), answers
+    assert kubelet == case["restart"] == restart_verdict(report.restart_warnings), answers
 
-
-def _warnings(node: Node, directory: Path) -> list[str]:
-    """numaspec's restart warnings on the files in ``directory``."""
-    cpu, memory, devices = read_state_dir(directory)
-    fresh = Node(node.machine, node.config)
-    return list(restore_state(fresh, [RunningPod(p) for p in node.pods.values()], cpu=cpu,
-                              memory=memory, devices=devices).restart_warnings)

@@ -2,17 +2,20 @@
 ``tests/fixtures/restarts.json``, the node each reaches, its files, and numaspec's verdict on
 them.  ``tests/operators/test_operator.py`` checks the verdict; the kubelet checkpoint programs'
 test (``tests/upstream/kubelet/test_kubelet_checkpoints_go.py``) starts each release's own
-Memory Manager on the same files and compares."""
+Memory Manager on the same files and compares.  :func:`round_trip` is the operator tests'
+way of writing a node's files and restoring them."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from numaspec.node.admission import Node
 from numaspec.node.machine import HUGEPAGE_SIZES
-from numaspec.operators.restore import state_files
+from numaspec.operators.importers.checkpoints import read_state_dir
+from numaspec.operators.restore import RestoreReport, RunningPod, restore_state, state_files
 from numaspec.protocols.node_protocol import decode_node, decode_pod
 from numaspec_tools import FIXTURES
 
@@ -42,12 +45,24 @@ def restart_verdict(warnings: tuple[str, ...] | list[str]) -> str:
     return "may refuse" if "kubelet may refuse to restart" in warning else "would refuse"
 
 
-def write_restart(node: Node, directory: Path) -> None:
-    """The node's state files, and ``restart.json`` (the machine and reservations the
-    checkpoint programs' ``restart`` mode starts a Memory Manager with), into ``directory``."""
-    for path, text in state_files(node).items():
+def round_trip(node: Node, directory: Path, write: Callable[..., Any] = state_files,
+               restore: Callable[..., Any] = restore_state) -> tuple[Node, RestoreReport]:
+    """Write the node's state files into ``directory``, read them back and restore them, with
+    the node's pods, onto a fresh node of the same machine and configuration."""
+    for path, text in write(node).items():
         (directory / path).parent.mkdir(parents=True, exist_ok=True)
         (directory / path).write_text(text, encoding="utf-8")
+    cpu, memory, devices = read_state_dir(directory)
+    fresh = Node(node.machine, node.config)
+    report = restore(fresh, [RunningPod(p) for p in node.pods.values()], cpu=cpu,
+                     memory=memory, devices=devices)
+    return fresh, report
+
+
+def write_restart_machine(node: Node, directory: Path) -> None:
+    """``restart.json`` into ``directory``: the machine and reservations the checkpoint
+    programs' ``restart`` mode starts a Memory Manager with, beside the node's state files
+    (:func:`round_trip` writes those)."""
     sizes = node.machine.hugepage_sizes
     reserved = [{"numaNode": numa, "limits": dict(limits)}
                 for numa, limits in node.config.reserved_memory]
