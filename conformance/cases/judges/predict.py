@@ -41,6 +41,8 @@ FACTS = {
     "case.pod_init_containers": "predict: the pod asked about has init containers that are "
                                 "not sidecars",
     "case.pod_zero_device_request": "predict: the pod asked about requests zero of a device",
+    "case.pod_sidecars": "predict: the pod asked about has sidecars (restartable init "
+                         "containers)",
 }
 
 
@@ -77,6 +79,7 @@ def _facts(case: Mapping[str, Any], expected: Any, actual: Any) -> dict[str, Any
         "case.live_sidecars": any(_init_containers(p, True) for p in live.values()),
         "case.pod_init_containers": _init_containers(pod, False),
         "case.pod_zero_device_request": zero,
+        "case.pod_sidecars": _init_containers(pod, True),
     }
 
 

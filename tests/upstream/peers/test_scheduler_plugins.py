@@ -120,13 +120,16 @@ def explain(stored: dict[str, Any], verdict: str, message: str) -> str | None:
                       for c in stored["pod"].get("initContainers", []))
         if sidecar and config.get("topologyManagerScope") == "pod" and \
                 "TopologyAffinityError" in message:
-            return "SCHEDPLUG-7"  # a sidecar counted as a regular init container (lead)
+            return "SCHEDPLUG-7"  # a sidecar counted as a regular init container
         held = any(c.get("restartPolicy") != "Always" and _quantity(
             c["resources"].get("limits", {}).get("cpu", "0")).denominator == 1
             for c in stored["pod"].get("initContainers", []))
         if held and config.get("topologyManagerScope") == "container" and \
                 "TopologyAffinityError" in message:
             return "SCHEDPLUG-2"  # an app container placed without its init container's node
+        if sidecar and config.get("topologyManagerScope") == "container" and \
+                "TopologyAffinityError" in message:
+            return "SCHEDPLUG-8"  # a sidecar forgotten once aligned
         return None
     native = {r for r, v in asked.items() if v > 0 and "/" not in r}
     if config.get("memoryManagerPolicy") != "Static" and native - {"cpu"}:
