@@ -213,6 +213,30 @@ def _build_parser() -> argparse.ArgumentParser:
                        "The language-neutral vectors of spec/vectors (spec/vectors/README.md).")
     add_subcommands(vectors, export=True)
 
+    findings = _command(
+        sub, "findings", "the findings about upstream code, as their maintainers would take them",
+        "Each finding numaspec made about kubelet, a peer, the DRA allocator or a driver that "
+        "still holds at its pinned release: a failing Go test in the upstream package, a fix "
+        "under which it passes, and a report ready to file (RUN-23).")
+    findings_sub = findings.add_subparsers(dest="findings_command", required=True,
+                                           metavar="ACTION")
+    _command(findings_sub, "list", "list the exported findings, and how many triage places")
+    show = _command(findings_sub, "show", "print a finding's report, ready to file (markdown)")
+    show.add_argument("ids", nargs="+", metavar="FINDING", help="a finding ID such as DRACPU-1")
+    export = _command(findings_sub, "export", "write a finding's Go test or fix",
+                      "Writes the Go test to drop into the upstream package (--go), or the "
+                      "proposed fix as a patch (--fix), for each FINDING (an ID, or a family "
+                      "such as scheduler-plugins).")
+    which = export.add_mutually_exclusive_group(required=True)
+    which.add_argument("--go", dest="export_what", action="store_const", const="go",
+                       help="the Go test, in the upstream package's own style")
+    which.add_argument("--fix", dest="export_what", action="store_const", const="fix",
+                       help="numaspec's proposed fix, a unified diff against the module's root")
+    export.add_argument("ids", nargs="+", metavar="FINDING",
+                        help="a finding ID such as DRACPU-1, or a family")
+    export.add_argument("--out", default=None, metavar="DIR",
+                        help="write into DIR (default: the current directory)")
+
     rule = _command(sub, "rule", "print a rule of the spec: statement, releases, upstream, "
                                  "checks",
                     "Prints each named rule as the spec states it: the kubelet releases where "

@@ -46,6 +46,17 @@ def dispatch(args: argparse.Namespace) -> int:
             from numaspec.conformance.cases.vectors import run as vectors_run
 
             return vectors_run(args)
+        if args.command == "findings":
+            from numaspec.conformance.cases import upstream_findings
+
+            if args.findings_command == "show":
+                for ident in args.ids:
+                    print(upstream_findings.page(upstream_findings.finding(ident)))
+                return 0
+            return upstream_findings.main(getattr(args, "ids", ()),
+                                          what=getattr(args, "export_what", "go"),
+                                          out=getattr(args, "out", None),
+                                          listing=args.findings_command == "list")
         if args.command == "rule":
             return _rule(args)
         if args.command == "check":

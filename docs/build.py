@@ -298,11 +298,48 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
     if comparison.is_file():
         (docs / "comparison.md").write_text(site.comparison(comparison), encoding="utf-8")
         nav.append({"Implementations compared": "comparison.md"})
+    nav.append({"Findings upstream": _findings_pages(docs / "findings", version, commit)})
     (docs / "cite.md").write_text(site.cite_page(), encoding="utf-8")
     nav.append({"How to cite": "cite.md"})
     if site.problems:
         raise SiteError("\n".join(sorted(set(site.problems))))
     return nav
+
+
+def _findings_pages(folder: Path, version: str, commit: str) -> list[str]:
+    """One page per finding about upstream code, ready to file, and an index placing every
+    finding numaspec has made (RUN-23: adapters/findings); the pages' names, index first."""
+    from numaspec.conformance.cases import upstream_findings as uf
+
+    folder.mkdir()
+    found = uf.findings()
+    names = [f"findings/{f.id}.md" for f in found]
+    stamp = f"{version}, commit {commit[:12]}" if commit != "unknown" else version
+    for f in found:
+        (folder / f"{f.id}.md").write_text(uf.page(f, numaspec_version=stamp),
+                                           encoding="utf-8")
+    pages = {f.id: f for f in found}
+    lines = ["# Findings upstream", "",
+             "Each finding numaspec made about someone else's code that still holds at the "
+             "release numaspec pins has a page ready to file: what happens, the impact, the "
+             "versions read, a failing Go test in the upstream package's own style, a minimal "
+             "fix under which it passes, and where it stands upstream, dated "
+             "(`numaspec findings show ID`; `adapters/findings/README.md`).", "",
+             "| finding | code | what | upstream, checked |", "|---|---|---|---|"]
+    for f in found:
+        lines.append(f"| [{f.id}]({f.id}.md) | `{f.module}` {f.version} | {f.title} | "
+                     f"{f.checked} |")
+    lines += ["", "## Every finding, placed", "",
+              "The numbered findings of the specification's findings page and each peer's "
+              "findings: why a finding without a page has none.", "",
+              "| finding | placed | why |", "|---|---|---|"]
+    for row in uf.triage():
+        ident = f"[{row.id}]({row.id}.md)" if row.id in pages else row.id
+        lines.append(f"| {ident} | {row.kind} | {row.why.replace(chr(10), ' ')} |")
+    lines += ["", "| placed | meaning |", "|---|---|"]
+    lines += [f"| {kind} | {meaning} |" for kind, meaning in uf.TRIAGE_KINDS.items()]
+    (folder / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["findings/index.md", *names]
 
 
 def _guides(folder: Path) -> list[str]:

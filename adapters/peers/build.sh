@@ -13,8 +13,15 @@
 # pkg/driver (dra-driver-cpu/export/), wired in by go.mod's replace.
 # Usage: ./build.sh [koordinator | katalyst | volcano | scheduler-plugins[/<tag>] | dra-driver-cpu ...]
 #        (default: all; scheduler-plugins alone builds every tag, scheduler-plugins/v0.33.5 one)
+#        ./build.sh --patch FILE PEER
+#                    the peer's adapter over its pinned module with FILE applied (a
+#                    unified diff against the module's root, such as a finding's fix:
+#                    adapters/findings/<ID>/fix.patch): bin/<peer>-adapter-<version>+<NAME>,
+#                    NAME the patch's folder and file name (DRACPU-1-fix). The module is
+#                    copied to <peer>/build/patched/<NAME>; nothing else changes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+origin="$PWD"
 cd "$here"
 export GOTOOLCHAIN=local
 mkdir -p bin
@@ -54,6 +61,53 @@ build() {
   (cd "$dir" && go build -trimpath -buildvcs=false -gcflags=all=-dwarf=false -ldflags="-s -w" -o "$here/bin/$prefix-$ver" .)
   echo "   built bin/$prefix-$ver in $(( $(date +%s) - start ))s" >&2
 }
+# module_of <peer dir>: the Go module the peer's adapter pins.
+module_of() {
+  case "$1" in
+    koordinator) echo github.com/koordinator-sh/koordinator ;;
+    katalyst) echo github.com/kubewharf/katalyst-core ;;
+    volcano) echo volcano.sh/volcano ;;
+    scheduler-plugins/v*) echo sigs.k8s.io/scheduler-plugins ;;
+    dra-driver-cpu) echo github.com/kubernetes-sigs/dra-driver-cpu ;;
+    *) echo "unknown peer $1 (koordinator, katalyst, volcano, scheduler-plugins/<tag> or dra-driver-cpu)" >&2; exit 2 ;;
+  esac
+}
+# patched <patch> <peer dir>: the adapter over a copy of the pinned module with the patch
+# applied, built with a go.mod whose replace points at the copy.
+patched() {
+  local file="$1" dir="${2%/}" mod ver json src work name prefix err
+  case "$file" in /*) ;; *) file="$origin/$file" ;; esac
+  [ -f "$file" ] || { echo "--patch $file: no such file" >&2; exit 2; }
+  file="$(cd "$(dirname "$file")" && pwd)/$(basename "$file")"
+  mod="$(module_of "$dir")"
+  [ -f "$dir/go.mod" ] || { echo "no $dir/go.mod" >&2; exit 2; }
+  name="$(basename "$(dirname "$file")")-$(basename "$file")"; name="${name%.patch}"; name="${name%.diff}"
+  ver="$(awk -v m="$mod" '$1==m && $2 ~ /^v/ {print $2; exit}' "$dir/go.mod")"
+  json="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$mod@$ver")" || { echo "$json" >&2; exit 1; }
+  src="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$json")"
+  work="$here/$dir/build/patched/$name"
+  chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; mkdir -p "$work"
+  cp -r "$src" "$work/module"; chmod -R u+w "$work/module"
+  if [ -d "$dir/export" ]; then cp "$dir"/export/*.go "$work/module/pkg/driver/"; fi
+  if ! err="$(cd "$work/module" && GIT_CEILING_DIRECTORIES="$work" git apply -p1 "$file" 2>&1)"; then
+    echo "$(basename "$file") does not apply to $mod $ver: $(head -1 <<<"$err")" >&2
+    rm -rf "$work"; exit 1
+  fi
+  # the adapter's go.mod without its own replace of the module, then one to the copy
+  grep -v "^[[:space:]]*${mod//./\.} $ver =>" "$dir/go.mod" | grep -v "^replace ${mod//./\.} " >"$work/go.mod"
+  printf '\nreplace %s => %s\n' "$mod" "$work/module" >>"$work/go.mod"
+  cp "$dir/go.sum" "$work/go.sum"
+  prefix="${dir%%/*}-adapter"
+  echo "== $dir: $mod $ver+$name" >&2
+  (cd "$dir" && go build -modfile="$work/go.mod" -trimpath -buildvcs=false -gcflags=all=-dwarf=false -ldflags="-s -w" \
+     -o "$here/bin/$prefix-$ver+$name" .)
+  echo "   built bin/$prefix-$ver+$name" >&2
+}
+if [ "${1:-}" = "--patch" ]; then
+  [ $# -eq 3 ] || { echo "usage: $0 --patch FILE PEER" >&2; exit 2; }
+  patched "$2" "$3"
+  exit 0
+fi
 for p in "${peers[@]}"; do
   p="${p%/}"
   case "$p" in

@@ -4,6 +4,7 @@
     numaspec-dev build [kubelet | peers | dra]...   # what the test run would build (warms caches)
     numaspec-dev mutation init | run | report        # the suite's mutation campaign
     numaspec-dev reach [--profile P] [--compare A B] # branch reach of the suite's cases
+    numaspec-dev findings check [FINDING...]         # each finding's Go test, with its fixes
 
 Each verb's ``--help`` says the rest; CONTRIBUTING.md says when to run which."""
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-VERBS = ("regenerate", "build", "mutation", "reach")
+VERBS = ("regenerate", "build", "mutation", "reach", "findings")
 
 
 def _build(argv: Sequence[str]) -> int:
@@ -58,6 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return reach.main(rest)
     if verb == "build":
         return _build(rest)
+    if verb == "findings":
+        if rest[:1] != ["check"]:
+            print("numaspec-dev findings: the one action is check", file=sys.stderr)
+            return 2
+        from numaspec_tools.builds import findings
+        return findings.main(rest[1:])
     print(f"numaspec-dev: unknown command {verb!r} (choose from {', '.join(VERBS)})",
           file=sys.stderr)
     return 2

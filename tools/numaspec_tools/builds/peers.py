@@ -120,3 +120,20 @@ def start_answer(adapter: Path) -> dict[str, Any]:
         return dict(connection.implementation.raw)
     finally:
         connection.close()
+
+
+def patched_binary(peer: str, patch: Path) -> Path:
+    """The peer's adapter over its pinned module with ``patch`` applied (``build.sh --patch``:
+    a finding's fix, or another change it names): ``<peer>-adapter-<version>+<folder>-<name>``.
+    Skips as :func:`binary` does when the peer is not selected or cannot be built."""
+    binary(peer)
+    where = f"{peer}/{PREDICT_TAG[peer]}" if peer in PREDICT_TAG else peer
+    problem = run_build(ROOT, ["--patch", str(patch), where], f"{peer} adapter with {patch.name}")
+    name = f"{patch.parent.name}-{patch.name.removesuffix('.patch').removesuffix('.diff')}"
+    return built(BIN / f"{peer}-adapter-{VERSIONS[peer]}+{name}", problem,
+                 "adapters/peers/build.sh --patch")
+
+
+def manifest(peer: str) -> Path:
+    """The peer's expectations manifest at its pinned version."""
+    return ROOT / "expectations" / f"{peer}-{VERSIONS[peer]}.json"

@@ -1,0 +1,363 @@
+"""``numaspec findings``: the findings about upstream code, each as its maintainers would take
+it (RUN-23).
+
+A finding numaspec made about someone else's code (kubelet's, a peer's, the DRA allocator's,
+a driver's) is a paragraph, a vector and a numaspec command; a maintainer acts on a failing
+test in their own package and a patch they can review.  Each such finding has a folder in
+``adapters/findings/<ID>/`` (installed as the data package ``numaspec.findings``):
+
+* ``finding.toml``: what it is about (the Go module, the pinned version, the package), the
+  test (its file, its function, a line its failure prints), the proposed fix, the report
+  (what happens, impact, the fix in words, the versions read, numaspec's own command) and
+  where it stands upstream, dated;
+* the Go test, in the package's own test style, to drop into that package of a copy of the
+  module at the pinned version: it fails there;
+* ``fix.patch``, numaspec's minimal fix (a unified diff against the module's root), under
+  which the test passes; and any other change checked the same way (an upstream pull
+  request, reconstructed), each with what it fixes.
+
+``adapters/findings/triage.toml`` places every finding numaspec has made (the numbered
+findings of ``spec/conformance/findings.md`` and each peer's ``FINDINGS.md``): an upstream
+defect still open at the pinned release has a folder; the others say why not (fixed
+upstream, deliberate behaviour, numaspec's own error, or not yet exported, with why).
+
+The test command runs every folder's test in a copy of the pinned module, without and with
+the fix (``tests/upstream/findings``); ``docs/build.py`` writes one page per finding from the
+same files.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from numaspec.errors import InputFileError, InvalidFieldError
+
+__all__ = [
+    "FAMILIES",
+    "TRIAGE_KINDS",
+    "Change",
+    "Finding",
+    "Link",
+    "Triage",
+    "export",
+    "finding",
+    "findings",
+    "main",
+    "page",
+    "triage",
+]
+
+#: The families of upstream code a finding can be about, as the site groups them.
+FAMILIES = {
+    "kubelet": "kubelet (k8s.io/kubernetes)",
+    "apimachinery": "apimachinery (k8s.io/apimachinery)",
+    "cadvisor": "cadvisor (github.com/google/cadvisor), as kubelet reads the machine",
+    "dra": "the DRA structured allocator (k8s.io/dynamic-resource-allocation)",
+    "dra-driver-cpu": "dra-driver-cpu (kubernetes-sigs)",
+    "dra-drivers": "DRA device drivers",
+    "scheduler-plugins": "scheduler-plugins NodeResourceTopology (kubernetes-sigs)",
+    "koordinator": "Koordinator",
+    "katalyst": "Katalyst",
+    "volcano": "Volcano",
+}
+#: How triage.toml may place a finding.
+TRIAGE_KINDS = {
+    "exported": "an upstream defect open at the pinned release: test, fix and page",
+    "pending": "an upstream defect open at the pinned release, not yet exported (why given)",
+    "fixed": "an upstream defect fixed upstream at or before the pinned release",
+    "behaviour": "deliberate or harmless behaviour worth knowing: nothing to fix",
+    "numaspec": "numaspec's own error, fixed in numaspec",
+    "outside": "about code numaspec does not pin (a driver's documentation, an API), reported "
+               "in words only",
+}
+_ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)*-[0-9]+$")
+_GO_NAME = re.compile(r"^Test[A-Za-z0-9_]+$")
+_DATE = re.compile(r"^20[0-9]{2}-[01][0-9]-[0-3][0-9]$")
+
+
+@attrs.frozen
+class Link:
+    title: str
+    url: str
+
+
+@attrs.frozen
+class Change:
+    """A change checked against a finding's test: numaspec's fix, or another (an upstream pull
+    request, reconstructed)."""
+
+    name: str
+    patch: str
+    title: str
+    #: whether the finding's test passes with the change applied
+    test_passes: bool
+    #: what the change fixes and what it leaves, in words
+    says: str = ""
+
+
+@attrs.frozen
+class Finding:
+    id: str
+    title: str
+    family: str
+    module: str
+    version: str
+    package: str
+    test_file: str
+    test: str
+    fails_with: str
+    fix: Change
+    others: tuple[Change, ...]
+    report: Mapping[str, Any]
+    checked: str
+    status: str
+    links: tuple[Link, ...]
+    #: a folder of this repository whose go.mod pins the module's dependencies (a module
+    #: such as k8s.io/kubernetes, whose own go.mod points into a tree the module lacks)
+    host: str = ""
+    #: the Go toolchain the module needs when it is newer than the machine's (GOTOOLCHAIN)
+    toolchain: str = ""
+    folder: Traversable | None = attrs.field(default=None, eq=False, repr=False)
+
+    def file(self, name: str) -> str:
+        """A file of the finding's folder, as text."""
+        if self.folder is None:
+            raise InputFileError("the finding has no folder", where=self.id)
+        path = self.folder / name
+        if not path.is_file():
+            raise InputFileError(f"no file {name} in the finding's folder", where=self.id)
+        return path.read_text(encoding="utf-8")
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        return (self.fix, *self.others)
+
+    def run_line(self) -> str:
+        """The command that runs the test in the module's copy, from the module's root."""
+        return f"go test -count=1 -run '^{self.test}$' ./{self.package}/"
+
+
+@attrs.frozen
+class Triage:
+    id: str
+    kind: str
+    why: str
+    #: the page of numaspec's that tells it (findings.md's number, a peer's FINDINGS.md)
+    source: str
+
+
+def _root() -> Traversable:
+    return resources.files("numaspec.findings")
+
+
+def _text(table: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str:
+    value = table.get(key, "" if not required else None)
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise InvalidFieldError(f"expected a non-empty string for {key!r}", where=where)
+    return value
+
+
+def _change(table: Mapping[str, Any], where: str, *, fix: bool) -> Change:
+    name = "fix" if fix else _text(table, "name", where)
+    passes = table.get("test_passes", True) if not fix else True
+    if not isinstance(passes, bool):
+        raise InvalidFieldError("expected true or false for 'test_passes'", where=where)
+    return Change(name=name, patch=_text(table, "patch", where),
+                  title=_text(table, "title", where, required=not fix) or "numaspec's fix",
+                  test_passes=passes, says=_text(table, "says", where, required=False))
+
+
+def _load(folder: Traversable) -> Finding:
+    where = f"adapters/findings/{folder.name}/finding.toml"
+    toml = folder / "finding.toml"
+    try:
+        data = tomllib.loads(toml.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputFileError(f"not TOML: {exc}", where=where) from None
+    known = {"id", "title", "family", "module", "version", "package", "test_file", "test",
+             "fails_with", "fix", "host", "toolchain", "report", "upstream", "change"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise InvalidFieldError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})",
+                                where=where)
+    ident = _text(data, "id", where)
+    if ident != folder.name or not _ID.match(ident):
+        raise InvalidFieldError(f"id {ident!r} must be the folder's name, such as DRACPU-1",
+                                where=where)
+    family = _text(data, "family", where)
+    if family not in FAMILIES:
+        raise InvalidFieldError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})",
+                                where=where)
+    test = _text(data, "test", where)
+    if not _GO_NAME.match(test):
+        raise InvalidFieldError(f"{test!r} is not a Go test function's name", where=where)
+    upstream = data.get("upstream") or {}
+    checked = _text(upstream, "checked", where + " [upstream]")
+    if not _DATE.match(checked):
+        raise InvalidFieldError(f"checked {checked!r} is not a date such as 2026-11-30",
+                                where=where + " [upstream]")
+    links = tuple(Link(title=_text(link, "title", where), url=_text(link, "url", where))
+                  for link in upstream.get("links", ()))
+    report = data.get("report") or {}
+    for key in ("what", "impact", "fix", "read"):
+        if not report.get(key):
+            raise InvalidFieldError(f"the report needs {key!r}", where=where + " [report]")
+    found = Finding(
+        id=ident, title=_text(data, "title", where), family=family,
+        module=_text(data, "module", where), version=_text(data, "version", where),
+        package=_text(data, "package", where).strip("/"),
+        test_file=_text(data, "test_file", where), test=test,
+        fails_with=_text(data, "fails_with", where),
+        fix=_change({"patch": _text(data, "fix", where)}, where, fix=True),
+        others=tuple(_change(change, f"{where} [[change]]", fix=False)
+                     for change in data.get("change", ())),
+        report=report, checked=checked, status=_text(upstream, "status", where + " [upstream]"),
+        links=links, host=_text(data, "host", where, required=False),
+        toolchain=_text(data, "toolchain", where, required=False), folder=folder)
+    for name in (found.test_file, *(change.patch for change in found.changes)):
+        if not (folder / name).is_file():
+            raise InputFileError(f"names {name}, which the folder lacks", where=where)
+    if not found.test_file.endswith("_test.go"):
+        raise InvalidFieldError(f"{found.test_file!r}: a Go test file ends in _test.go",
+                                where=where)
+    return found
+
+
+def findings() -> tuple[Finding, ...]:
+    """Every exported finding, by ID."""
+    folders = sorted((f for f in _root().iterdir()
+                      if f.is_dir() and (f / "finding.toml").is_file()),
+                     key=lambda f: _sort_key(f.name))
+    return tuple(_load(folder) for folder in folders)
+
+
+def _sort_key(ident: str) -> tuple[str, int]:
+    stem, _, number = ident.rpartition("-")
+    return (stem, int(number) if number.isdigit() else 0)
+
+
+def finding(ident: str) -> Finding:
+    """One exported finding by its ID (any case)."""
+    wanted = ident.strip().upper()
+    for found in findings():
+        if found.id == wanted:
+            return found
+    raise InvalidFieldError(
+        f"no exported finding {ident!r} (numaspec findings list shows them; "
+        f"adapters/findings/triage.toml says why a finding has no test)", where="FINDING")
+
+
+def triage() -> tuple[Triage, ...]:
+    """How every finding numaspec has made is placed (adapters/findings/triage.toml)."""
+    where = "adapters/findings/triage.toml"
+    try:
+        data = tomllib.loads((_root() / "triage.toml").read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputFileError(f"not TOML: {exc}", where=where) from None
+    rows = []
+    for i, row in enumerate(data.get("finding", ())):
+        at = f"{where} finding[{i}]"
+        kind = _text(row, "kind", at)
+        if kind not in TRIAGE_KINDS:
+            raise InvalidFieldError(f"unknown kind {kind!r} (known: {', '.join(TRIAGE_KINDS)})",
+                                    where=at)
+        rows.append(Triage(id=_text(row, "id", at), kind=kind,
+                           why=_text(row, "why", at, required=kind != "exported"),
+                           source=_text(row, "source", at)))
+    return tuple(rows)
+
+
+def export(found: Finding, what: str, out: Path) -> Path:
+    """Write the finding's Go test (``go``) or fix (``fix``) into the folder ``out`` (made if
+    missing); returns the file written."""
+    name = found.test_file if what == "go" else f"{found.id.lower()}-fix.patch"
+    text = found.file(found.test_file if what == "go" else found.fix.patch)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _family(name: str) -> list[Finding]:
+    return [f for f in findings() if f.family == name]
+
+
+def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> int:
+    """``numaspec findings list``, ``findings export --go|--fix FINDING...``."""
+    import sys
+
+    if listing:
+        rows = findings()
+        width = max((len(f.id) for f in rows), default=2)
+        for f in rows:
+            print(f"{f.id:<{width}}  {f.module}@{f.version} {f.package}: {f.title}")
+        counts: dict[str, int] = {}
+        for row in triage():
+            counts[row.kind] = counts.get(row.kind, 0) + 1
+        print(f"{len(rows)} exported; triage.toml places {sum(counts.values())} findings: "
+              + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+        return 0
+    chosen: list[Finding] = []
+    for name in names:
+        chosen.extend(_family(name) if name in FAMILIES else [finding(name)])
+    if not chosen:
+        raise InvalidFieldError("name a finding (such as DRACPU-1) or a family "
+                                f"({', '.join(FAMILIES)})", where="FINDING")
+    for found in chosen:
+        target = Path(out) if out else Path(".")
+        path = export(found, what, target)
+        if what == "go":
+            print(f"{found.id}: wrote {path}; copy it into {found.package}/ of "
+                  f"{found.module}@{found.version} and run, from the module's root: "
+                  f"{found.run_line()}  (it fails: {found.fails_with})")
+        else:
+            print(f"{found.id}: wrote {path}; apply it to {found.module}@{found.version} "
+                  f"with: git apply -p1 {path.name}")
+    sys.stdout.flush()
+    return 0
+
+
+def page(found: Finding, *, numaspec_version: str = "") -> str:
+    """The finding's report, ready to file (markdown): the site's page and ``findings show``."""
+    report = found.report
+    read = report["read"]
+    lines = [f"# {found.id}: {found.title}", "",
+             f"**{FAMILIES[found.family]}**, `{found.module}` `{found.package}` · "
+             f"upstream status checked {found.checked}", "",
+             "## What happens", "", str(report["what"]).strip(), "",
+             "## Impact", "", str(report["impact"]).strip(), "",
+             "## Versions read", ""]
+    lines += [f"- {item}" for item in (read if isinstance(read, list) else [read])]
+    lines += ["", "## Reproduce", "",
+              f"A Go test in the package's own style, `{found.test_file}`: put it in "
+              f"`{found.package}/` of `{found.module}` at `{found.version}`, then, from the "
+              "module's root:", "",
+              "```sh", found.run_line(), "```", "",
+              f"It fails there, printing `{found.fails_with}`.  numaspec writes the file with "
+              f"`numaspec findings export --go {found.id}`.", ""]
+    if report.get("numaspec"):
+        lines += ["With numaspec itself:", "", "```sh", str(report["numaspec"]).strip(), "```",
+                  ""]
+    lines += ["```go", found.file(found.test_file).rstrip(), "```", "",
+              "## The fix", "", str(report["fix"]).strip(), "",
+              f"Under this patch the test passes (`numaspec findings export --fix {found.id}`; "
+              "`git apply -p1` from the module's root):", "",
+              "```diff", found.file(found.fix.patch).rstrip(), "```", ""]
+    for change in found.others:
+        verdict = "the test passes" if change.test_passes else "the test still fails"
+        lines += [f"### {change.title}", "", f"Checked the same way: {verdict}.  "
+                  + change.says.strip(), ""]
+    lines += ["## Where it stands upstream", "", f"*Checked {found.checked}.*  "
+              + found.status.strip(), ""]
+    lines += [f"- [{link.title}]({link.url})" for link in found.links]
+    if numaspec_version:
+        lines += ["", f"*numaspec {numaspec_version}*"]
+    return "\n".join(lines).rstrip() + "\n"

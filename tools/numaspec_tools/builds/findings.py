@@ -1,0 +1,205 @@
+"""A finding's Go test run in a copy of the upstream module at its pinned version, as is or with a
+change applied (``numaspec-dev findings check``; tests/upstream/findings).
+
+The module is the one the Go module proxy serves at the finding's version (``go mod download``,
+checksum verified by the go command); the copy links the cache's files and copies those a change
+rewrites, so nothing is written into the module cache.  A finding with a ``host`` (a folder of
+this repository whose go.mod pins the module's dependencies, as kubelet's adapters do for
+k8s.io/kubernetes) is tested from that folder with a go.mod that replaces the module by the
+copy; the others from the copy's own root.  The copy is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from numaspec.conformance.cases.upstream_findings import Change, Finding
+from numaspec_tools import REPO
+
+ROOT = REPO / "adapters" / "findings"
+#: What a test may take, compile included (a cold module cache downloads the module first).
+TIMEOUT = 1800
+
+
+@attrs.frozen
+class Outcome:
+    finding: str
+    change: str
+    #: "failed" (the test ran and failed), "passed", or "broken" (it did not run: a build
+    #: error, a patch that does not apply, no such test)
+    result: str
+    output: str
+
+    def line(self) -> str:
+        """The outcome in one line, with the failure's first line when the test failed."""
+        first = next((ln.strip() for ln in self.output.splitlines()
+                      if ln.strip().startswith(("zz_", "numaspec", "--- FAIL"))
+                      or "_test.go:" in ln), "")
+        return f"{self.finding} with {self.change}: {self.result}" + (
+            f" ({first})" if self.result != "passed" and first else "")
+
+
+class CheckError(Exception):
+    """The check could not be set up (no Go, the module not served, a patch that does not
+    apply); the message names what."""
+
+
+class Unavailable(CheckError):
+    """What the check needs cannot be had here (no Go, the module not served): a skip, or a
+    failure when the run requires Go."""
+
+
+def _go_env(found: Finding | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GOTOOLCHAIN", "local")
+    if found is not None and found.toolchain:
+        env["GOTOOLCHAIN"] = found.toolchain
+    env["GOFLAGS"] = "-mod=mod"
+    return env
+
+
+def _download(found: Finding, where: Path) -> Path:
+    done = subprocess.run(["go", "mod", "download", "-json", f"{found.module}@{found.version}"],
+                          cwd=where, capture_output=True, text=True, env=_go_env(found),
+                          timeout=TIMEOUT)
+    try:
+        info = json.loads(done.stdout or "{}")
+    except json.JSONDecodeError:
+        info = {}
+    source = Path(info.get("Dir", "")) if info.get("Dir") else None
+    if done.returncode != 0 or source is None or not source.is_dir():
+        why = info.get("Error") or done.stderr.strip().splitlines()[-1:] or ["no Dir"]
+        raise Unavailable(f"{found.id}: {found.module}@{found.version} could not be had from "
+                         f"the module proxy: {why if isinstance(why, str) else why[0]}")
+    return source
+
+
+def _patched_files(patch: str) -> set[str]:
+    return set(re.findall(r"^(?:\+\+\+|---) [ab]/(\S+)", patch, flags=re.M))
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system than the module cache's
+        shutil.copy2(source, target)
+
+
+def _copy(source: Path, target: Path, rewritten: set[str]) -> None:
+    shutil.copytree(source, target, copy_function=_link_or_copy, symlinks=True)
+    for path in sorted({target} | {p for p in target.rglob("*") if p.is_dir()}):
+        path.chmod(0o755)
+    for name in rewritten:
+        path = target / name
+        if path.is_file():
+            text = path.read_bytes()
+            path.unlink()
+            path.write_bytes(text)
+            path.chmod(0o644)
+
+
+def check(found: Finding, change: Change | None = None) -> Outcome:
+    """Run the finding's test in a copy of its module, with ``change`` applied when given."""
+    if shutil.which("go") is None:
+        raise Unavailable("Go is not installed")
+    name = change.name if change else "the pinned release"
+    (ROOT / "build").mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{found.id}-", dir=ROOT / "build"))
+    try:
+        host = REPO / found.host if found.host else None
+        source = _download(found, host or work)
+        module = work / "module"
+        patch = found.file(change.patch) if change else ""
+        _copy(source, module, _patched_files(patch))
+        package = module / found.package
+        if not package.is_dir():
+            raise CheckError(f"{found.id}: {found.module}@{found.version} has no package "
+                             f"{found.package}")
+        stand_in = re.compile(r"^\s*k8s\.io/ktesting => \.", flags=re.M)
+        if host is not None and stand_in.search((host / "go.mod").read_text(encoding="utf-8")):
+            # the release's go.mod replaces k8s.io/ktesting by a stand-in (1.38: the module
+            # proxy does not serve it; adapters/kubelet/build.sh does the same): the package's
+            # own tests import it and cannot compile, so the copy keeps only the finding's
+            for path in package.glob("*_test.go"):
+                path.unlink()
+        (package / found.test_file).write_text(found.file(found.test_file), encoding="utf-8")
+        if change:
+            (work / "change.patch").write_text(patch, encoding="utf-8")
+            applied = subprocess.run(["git", "apply", "-p1", str(work / "change.patch")],
+                                     cwd=module, capture_output=True, text=True,
+                                     env={**os.environ, "GIT_CEILING_DIRECTORIES": str(work)})
+            if applied.returncode != 0:
+                first = (applied.stderr.strip().splitlines() or ["git apply failed"])[0]
+                raise CheckError(f"{found.id}: {change.patch} does not apply to "
+                                 f"{found.module}@{found.version}: {first}")
+        # the flags the adapters build with, so that the dependencies come from the build cache
+        run = ["go", "test", "-count=1", "-v", "-trimpath", "-buildvcs=false",
+               "-gcflags=all=-dwarf=false", "-run", f"^{found.test}$"]
+        if host is not None:
+            modfile = work / "go.mod"
+            modfile.write_text((host / "go.mod").read_text(encoding="utf-8")
+                               + f"\nreplace {found.module} => {module}\n", encoding="utf-8")
+            shutil.copy(host / "go.sum", work / "go.sum")
+            done = subprocess.run([*run, f"-modfile={modfile}", f"{found.module}/{found.package}"],
+                                  cwd=host, capture_output=True, text=True,
+                                  env=_go_env(found), timeout=TIMEOUT)
+        else:
+            done = subprocess.run([*run, f"./{found.package}/"], cwd=module, capture_output=True,
+                                  text=True, env=_go_env(found), timeout=TIMEOUT)
+        output = done.stdout + done.stderr
+        if f"--- FAIL: {found.test}" in output and done.returncode != 0:
+            result = "failed"
+        elif done.returncode == 0 and f"--- PASS: {found.test}" in output:
+            result = "passed"
+        else:
+            result = "broken"
+        return Outcome(finding=found.id, change=name, result=result, output=output)
+    finally:
+        for path in (work, *work.rglob("*")):
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    """``numaspec-dev findings check [FINDING...] [--change NAME]``: each finding's test at its
+    pinned release, then with each of its changes; prints one line per run."""
+    import argparse
+
+    from numaspec.conformance.cases.upstream_findings import finding, findings
+
+    parser = argparse.ArgumentParser(prog="numaspec-dev findings check",
+                                     description=main.__doc__)
+    parser.add_argument("ids", nargs="*", metavar="FINDING", help="default: every finding")
+    parser.add_argument("--change", default=None, metavar="NAME",
+                        help="only this change (fix, or another change's name); 'none': only "
+                             "the pinned release")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print go test's output")
+    args = parser.parse_args(argv)
+    chosen = [finding(i) for i in args.ids] if args.ids else list(findings())
+    status = 0
+    for found in chosen:
+        runs: list[Change | None] = [None] if args.change in (None, "none") else []
+        runs += [c for c in found.changes if args.change in (None, c.name)]
+        for change in runs:
+            try:
+                outcome = check(found, change)
+            except CheckError as exc:
+                print(exc)
+                status = 1
+                continue
+            want = "failed" if change is None or not change.test_passes else "passed"
+            mark = "as expected" if outcome.result == want else f"UNEXPECTED (expected {want})"
+            print(f"{outcome.line()}: {mark}", flush=True)
+            if args.verbose or outcome.result != want:
+                print(outcome.output[-4000:])
+            status |= outcome.result != want
+    return status
