@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,11 +87,13 @@ def this_commits(items: Sequence[T], groups: int) -> list[T]:
             if group is None or index % groups == group]
 
 
-def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
+def rotated(items: Sequence[T], groups: int, what: str,
+            key: Callable[[T], int] | None = None) -> list[Any]:
     """``items`` as pytest parameters, a share of them run on this commit: item ``i`` runs
     when ``i % groups`` is the commit's group (:func:`commit_seed` modulo ``groups``), the rest
     are skipped saying which commits run them; ``NUMASPEC_ROTATION=all`` runs every item.
-    Over the commits of every group each item runs; a commit always runs the same share."""
+    Over the commits of every group each item runs; a commit always runs the same share.
+    ``key`` numbers the items instead of their position (items of one number run together)."""
     import pytest
 
     group = _group(groups)
@@ -101,4 +103,4 @@ def rotated(items: Sequence[T], groups: int, what: str) -> list[Any]:
         *(item if isinstance(item, tuple) else (item,)), marks=pytest.mark.skip(
         reason=f"{what} rotate by commit: this one runs on commits of group {index % groups} "
                f"of {groups} (this is {group}); NUMASPEC_ROTATION=all runs every one"))
-            for index, item in enumerate(items)]
+            for index, item in ((key(item) if key else i, item) for i, item in enumerate(items))]

@@ -66,7 +66,7 @@ func merge(c *common.MergeCase) (any, *common.Skip) {
 	}
 	var policy topology.Policy
 	switch c.Policy {
-	case topology.PolicyNone:
+	case topology.PolicyNone, "": // "" reaches here only where NewManager reads it as none (KATALYST-1 fixed)
 		policy = topology.NewNonePolicy()
 	case topology.PolicyBestEffort:
 		policy = topology.NewBestEffortPolicy(c.NUMANodes)

@@ -23,20 +23,40 @@ RUNS = [(found, change) for found in uf.findings() if found.family in PEER_FAMIL
         for change in found.changes]
 
 
-def _verdicts(adapter: Path, manifest: Path, out: Path) -> dict[str, dict[str, Any]]:
-    """The suite's vector cases against ``adapter`` (no properties), by case ID."""
-    subprocess.run([*CLI, "conformance", "--impl", f"exec:{adapter}", "--expectations",
-                    str(manifest), "--no-properties", "--out", str(out), "--no-progress"],
-                   capture_output=True, text=True, timeout=1800)
-    records = [json.loads(line) for line in
-               (out / "report.jsonl").read_text(encoding="utf-8").splitlines()]
-    return {r["id"]: r for r in records if r.get("type") == "case" and "verdict" in r}
+def _verdicts(adapter: Path, manifest: Path, out: Path, peer: str) -> dict[str, dict[str, Any]]:
+    """The suite's vector cases against ``adapter`` (no properties), and the peer's minimal
+    vectors (``adapters/peers/<peer>/findings.json``), by case ID."""
+    found: dict[str, dict[str, Any]] = {}
+    minimal = peers.ROOT / peer / "findings.json"
+    for name, extra in (("suite", []), ("minimal", ["--vectors", str(minimal)])):
+        if name == "minimal" and not minimal.is_file():
+            continue
+        # the minimal vectors are judged without the manifest, whose entries name the suite's
+        judged = ["--expectations", str(manifest)] if name == "suite" else []
+        subprocess.run([*CLI, "conformance", "--impl", f"exec:{adapter}", *judged,
+                        "--no-properties", "--out", str(out / name), "--no-progress", *extra],
+                       capture_output=True, text=True, timeout=1800)
+        report = out / name / "report.jsonl"
+        assert report.is_file(), f"no report from {adapter.name} ({name})"
+        for line in report.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("type") == "case" and "verdict" in record:
+                found[f"{name}:{record['id']}"] = record
+    return found
+
+
+def _vector(record: dict[str, Any]) -> str:
+    return str(record.get("vector") or record["id"]).split("@", 1)[0]
 
 
 def _booked_on(record: dict[str, Any], finding: str) -> bool:
+    """Whether the manifest books the case on ``finding`` (its entry names it first)."""
     expectation = record.get("expectation") or {}
-    return finding in (str(expectation.get("finding", "")), ) or \
-        str(expectation.get("reason", "")).startswith(finding + " ")
+    named = str(expectation.get("reason", "")).split("(", 1)[0]
+    return expectation.get("finding") == finding or finding in named.replace(",", " ").split()
+
+
+PASSING = ("passed", "xpassed")
 
 
 @pytest.mark.parametrize(("found", "change"), RUNS,
@@ -47,24 +67,32 @@ def test_a_fix_changes_only_the_cases_of_its_finding(found: uf.Finding, change: 
     base = peers.binary(found.family)
     patched = peers.patched_binary(found.family, patch)
     manifest = peers.manifest(found.family)
-    before = _verdicts(base, manifest, tmp_path / "base")
-    after = _verdicts(patched, manifest, tmp_path / "patched")
+    before = _verdicts(base, manifest, tmp_path / "base", found.family)
+    after = _verdicts(patched, manifest, tmp_path / "patched", found.family)
     assert before.keys() == after.keys()
     changed = {k: (before[k]["verdict"], after[k]["verdict"]) for k in before
                if before[k]["verdict"] != after[k]["verdict"]}
+    shown = [k for k in before if _vector(before[k]) in found.vectors
+             or _booked_on(before[k], found.id)]
+    # a case the peer answers differently from ask to ask (another finding, such as KOORD-5's
+    # Go map order) is not judged here, as behaviour-diff sets such questions aside (RUN-19)
+    unstable = {k for k in before if k not in shown and "nondeterministic" in
+                str(before[k].get("message", "")) + str(after[k].get("message", ""))}
+    changed = {k: v for k, v in changed.items() if k not in unstable}
     if change.name == "fix":
-        # the finding's own cases now pass, and nothing else moved
-        assert changed, f"{found.id}'s fix changed no case of the suite"
+        # the finding's cases now pass, and no other case moved
+        assert shown, f"no case of the suite or of findings.json shows {found.id}"
+        for case in shown:
+            assert after[case]["verdict"] in PASSING + ("skipped",), (
+                case, after[case]["verdict"], after[case].get("message"))
         for case, (was, now) in changed.items():
-            assert was == "xfailed", (case, was, now)
-            assert _booked_on(before[case], found.id), (case, before[case].get("expectation"))
-            assert now in ("passed", "xpassed"), (case, was, now, after[case].get("message"))
-        assert not [k for k, r in after.items()
-                    if r["verdict"] == "xfailed" and _booked_on(r, found.id)]
+            assert case in shown, (f"{found.id}'s fix changes a case that is not the "
+                                   f"finding's: {case} {was} -> {now}")
+            assert now in PASSING, (case, was, now, after[case].get("message"))
     else:
-        # another change is described, not required to be a fix: its differences are the ones
-        # the finding's page states
-        stated = {case for case in changed if case in change.says}
+        # another change is described, not required to be a fix: every case it changes is
+        # named in what the finding's page says of it
+        stated = {case for case in changed if _vector(before[case]) in change.says}
         assert stated == set(changed), (
             f"{change.patch} changes cases its description does not name: "
             f"{sorted(set(changed) - stated)}")

@@ -9,11 +9,17 @@ import pytest
 from numaspec.conformance.cases import upstream_findings as uf
 from numaspec_tools.builds import findings as runner
 from numaspec_tools.builds.go import built
+from numaspec_tools.rotation import rotated
 
-RUNS = [(found, change) for found in uf.findings() for change in (None, *found.changes)]
+FOUND = uf.findings()
+RUNS = [(found, change) for found in FOUND for change in (None, *found.changes)]
+#: A third of the findings a commit (each with its changes): every one over three commits.
+GROUPS = 3
 
 
-@pytest.mark.parametrize(("found", "change"), RUNS,
+@pytest.mark.parametrize(("found", "change"),
+                         rotated(RUNS, GROUPS, "the findings' Go tests",
+                                 key=lambda run: FOUND.index(run[0])),
                          ids=[f"{f.id}-{c.name if c else 'pinned'}" for f, c in RUNS])
 def test_the_finding_s_test_fails_at_the_pinned_release_and_passes_with_its_fix(
         found: uf.Finding, change: uf.Change | None) -> None:
