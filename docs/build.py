@@ -306,7 +306,7 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
     return nav
 
 
-def _findings_pages(folder: Path, version: str, commit: str) -> list[str]:
+def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
     """One page per finding about upstream code, ready to file, and an index placing every
     finding numaspec has made (RUN-23: adapters/findings); the pages' names, index first."""
     from numaspec.conformance.cases import upstream_findings as uf
@@ -339,7 +339,9 @@ def _findings_pages(folder: Path, version: str, commit: str) -> list[str]:
     lines += ["", "| placed | meaning |", "|---|---|"]
     lines += [f"| {kind} | {meaning} |" for kind, meaning in uf.TRIAGE_KINDS.items()]
     (folder / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return ["findings/index.md", *names]
+    # the navigation names each page by its finding's ID: the titles are sentences
+    return [{"Every finding, placed": "findings/index.md"},
+            *({f.id: name} for f, name in zip(found, names, strict=True))]
 
 
 def _guides(folder: Path) -> list[str]:
