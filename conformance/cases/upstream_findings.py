@@ -128,6 +128,9 @@ class Finding:
     #: the vectors that show the finding against numaspec's adapter of the code, where there
     #: is one (the suite's, or the peer's findings.json): a fix must make them pass
     vectors: tuple[str, ...] = ()
+    #: the fix changes only how refusals are worded (a panic becomes an error, a message is
+    #: readable): any answer it changes is a refusal of the same kind before and after
+    refusals_only: bool = False
     folder: Traversable | None = attrs.field(default=None, eq=False, repr=False)
 
     def file(self, name: str) -> str:
@@ -186,8 +189,8 @@ def _load(folder: Traversable) -> Finding:
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"not TOML: {exc}", where=where) from None
     known = {"id", "title", "family", "module", "version", "package", "test_file", "test",
-             "fails_with", "fix", "host", "toolchain", "vectors", "report", "upstream",
-             "change"}
+             "fails_with", "fix", "host", "toolchain", "vectors", "refusals_only", "report",
+             "upstream", "change"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise InvalidFieldError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})",
@@ -226,7 +229,8 @@ def _load(folder: Traversable) -> Finding:
         report=report, checked=checked, status=_text(upstream, "status", where + " [upstream]"),
         links=links, host=_text(data, "host", where, required=False),
         toolchain=_text(data, "toolchain", where, required=False),
-        vectors=tuple(str(v) for v in data.get("vectors", ())), folder=folder)
+        vectors=tuple(str(v) for v in data.get("vectors", ())),
+        refusals_only=data.get("refusals_only") is True, folder=folder)
     for name in (found.test_file, *(change.patch for change in found.changes)):
         if not (folder / name).is_file():
             raise InputFileError(f"names {name}, which the folder lacks", where=where)

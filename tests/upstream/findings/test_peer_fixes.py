@@ -83,7 +83,7 @@ def test_a_fix_changes_only_the_cases_of_its_finding(found: uf.Finding, change: 
         # the finding's cases now pass, and no other case moved
         assert shown, f"no case of the suite or of findings.json shows {found.id}"
         for case in shown:
-            assert after[case]["verdict"] in PASSING + ("skipped",), (
+            assert after[case]["verdict"] in (*PASSING, "skipped"), (
                 case, after[case]["verdict"], after[case].get("message"))
         for case, (was, now) in changed.items():
             assert case in shown, (f"{found.id}'s fix changes a case that is not the "
