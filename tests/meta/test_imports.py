@@ -29,8 +29,8 @@ from numaspec_tools import REPO
 #: The floors of the house, lowest first: a module is on the floor of the longest prefix
 #: that names it, and imports from its own floor or lower ones only.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("the spec's data: chapters, vectors, schemas, tables (spec/); the findings (adapters/findings); "
-     "no code",
+    ("the spec's data: chapters, vectors, schemas, tables (spec/); the findings "
+     "(adapters/findings); no code",
      ("numaspec.spec", "numaspec.vectors", "numaspec.schemas", "numaspec.data",
       "numaspec.findings")),
     ("base: errors, bounds, strict JSON, the spec's rules, the version",
