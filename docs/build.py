@@ -316,7 +316,10 @@ def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
     names = [f"findings/{f.id}.md" for f in found]
     stamp = f"{version}, commit {commit[:12]}" if commit != "unknown" else version
     for f in found:
-        (folder / f"{f.id}.md").write_text(uf.page(f, numaspec_version=stamp),
+        # the site's search ranks a finding's page below the spec's: a rule ID such as MERGE-8
+        # shares its number with SCHEDPLUG-8, and the rule is what a reader searching it wants
+        (folder / f"{f.id}.md").write_text("---\nsearch:\n  boost: 0.5\n---\n\n"
+                                           + uf.page(f, numaspec_version=stamp),
                                            encoding="utf-8")
     pages = {f.id: f for f in found}
     lines = ["# Findings upstream", "",

@@ -13,7 +13,7 @@ from numaspec_tools import REPO
 TESTS = REPO / "tests"
 #: The folders a test module may live in.
 FOLDERS = {"topology", "node", "dra", "protocols", "operators", "suite", "suite/power",
-           "upstream/kubelet", "upstream/peers", "upstream/dra", "meta"}
+           "upstream/kubelet", "upstream/peers", "upstream/dra", "upstream/findings", "meta"}
 
 
 def _modules() -> list[Path]:
