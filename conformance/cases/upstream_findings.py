@@ -328,8 +328,8 @@ def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> 
                   f"{found.module}@{found.version} and run, from the module's root: "
                   f"{found.run_line()}  (it fails: {found.fails_with})")
         else:
-            print(f"{found.id}: wrote {path}; apply it to {found.module}@{found.version} "
-                  f"with: git apply -p1 {path.name}")
+            print(f"{found.id}: wrote {path}; apply it from the root of "
+                  f"{found.module}@{found.version} with: git apply -p1 {path.resolve()}")
     sys.stdout.flush()
     return 0
 
