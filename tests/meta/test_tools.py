@@ -16,7 +16,8 @@ def test_help_names_every_verb(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(("argv", "complaint"), [
     ([], "numaspec-dev regenerate"),
-    (["regen"], "unknown command 'regen' (choose from regenerate, build, mutation, reach, findings)"),
+    (["regen"], "unknown command 'regen' "
+                "(choose from regenerate, build, mutation, reach, findings)"),
     (["build", "kublet"], "unknown adapters kublet (choose from kubelet, peers, dra)"),
     (["build", "--all"], "unknown adapters --all"),
 ])
