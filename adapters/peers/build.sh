@@ -83,12 +83,17 @@ patched() {
   [ -f "$dir/go.mod" ] || { echo "no $dir/go.mod" >&2; exit 2; }
   name="$(basename "$(dirname "$file")")-$(basename "$file")"; name="${name%.patch}"; name="${name%.diff}"
   ver="$(awk -v m="$mod" '$1==m && $2 ~ /^v/ {print $2; exit}' "$dir/go.mod")"
-  json="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$mod@$ver")" || { echo "$json" >&2; exit 1; }
-  src="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$json")"
+  if [ -f "$dir/module.sum" ]; then
+    # the adapter builds from numaspec's checked copy (its pinned checksum, export/ added)
+    copy_module "$dir" "$mod"
+    src="$dir/build/${mod##*/}@$ver"
+  else
+    json="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$mod@$ver")" || { echo "$json" >&2; exit 1; }
+    src="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$json")"
+  fi
   work="$here/$dir/build/patched/$name"
   chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; mkdir -p "$work"
-  cp -r "$src" "$work/module"; chmod -R u+w "$work/module"
-  if [ -d "$dir/export" ]; then cp "$dir"/export/*.go "$work/module/pkg/driver/"; fi
+  cp -r "$src" "$work/module"; chmod -R u+w "$work/module"; rm -f "$work/module/.numaspec-copy"
   if ! err="$(cd "$work/module" && GIT_CEILING_DIRECTORIES="$work" git apply -p1 "$file" 2>&1)"; then
     echo "$(basename "$file") does not apply to $mod $ver: $(head -1 <<<"$err")" >&2
     rm -rf "$work"; exit 1

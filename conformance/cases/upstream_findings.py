@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -171,14 +173,23 @@ def _text(table: Mapping[str, Any], key: str, where: str, *, required: bool = Tr
     return value
 
 
-def _change(table: Mapping[str, Any], where: str, *, fix: bool) -> Change:
-    name = "fix" if fix else _text(table, "name", where)
-    passes = table.get("test_passes", True) if not fix else True
+def _known(table: Mapping[str, Any], keys: set[str], where: str) -> None:
+    """A misspelled key is an error, never a field silently left out."""
+    unknown = sorted(set(table) - keys)
+    if unknown:
+        raise InvalidFieldError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(keys))})",
+                                where=where)
+
+
+def _change(table: Mapping[str, Any], where: str) -> Change:
+    """Another change a finding names (``[[change]]``)."""
+    _known(table, {"name", "patch", "title", "test_passes", "says"}, where)
+    passes = table.get("test_passes", True)
     if not isinstance(passes, bool):
         raise InvalidFieldError("expected true or false for 'test_passes'", where=where)
-    return Change(name=name, patch=_text(table, "patch", where),
-                  title=_text(table, "title", where, required=not fix) or "numaspec's fix",
-                  test_passes=passes, says=_text(table, "says", where, required=False))
+    return Change(name=_text(table, "name", where), patch=_text(table, "patch", where),
+                  title=_text(table, "title", where), test_passes=passes,
+                  says=_text(table, "says", where, required=False))
 
 
 def _load(folder: Traversable) -> Finding:
@@ -188,13 +199,9 @@ def _load(folder: Traversable) -> Finding:
         data = tomllib.loads(toml.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"not TOML: {exc}", where=where) from None
-    known = {"id", "title", "family", "module", "version", "package", "test_file", "test",
-             "fails_with", "fix", "host", "toolchain", "vectors", "refusals_only", "report",
-             "upstream", "change"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise InvalidFieldError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})",
-                                where=where)
+    _known(data, {"id", "title", "family", "module", "version", "package", "test_file", "test",
+                  "fails_with", "fix", "host", "toolchain", "vectors", "refusals_only",
+                  "report", "upstream", "change"}, where)
     ident = _text(data, "id", where)
     if ident != folder.name or not _ID.match(ident):
         raise InvalidFieldError(f"id {ident!r} must be the folder's name, such as DRACPU-1",
@@ -207,13 +214,17 @@ def _load(folder: Traversable) -> Finding:
     if not _GO_NAME.match(test):
         raise InvalidFieldError(f"{test!r} is not a Go test function's name", where=where)
     upstream = data.get("upstream") or {}
+    _known(upstream, {"checked", "status", "links"}, where + " [upstream]")
     checked = _text(upstream, "checked", where + " [upstream]")
     if not _DATE.match(checked):
         raise InvalidFieldError(f"checked {checked!r} is not a date such as 2026-11-30",
                                 where=where + " [upstream]")
+    for link in upstream.get("links", ()):
+        _known(link, {"title", "url"}, where + " [upstream] links")
     links = tuple(Link(title=_text(link, "title", where), url=_text(link, "url", where))
                   for link in upstream.get("links", ()))
     report = data.get("report") or {}
+    _known(report, {"what", "impact", "fix", "read", "numaspec"}, where + " [report]")
     for key in ("what", "impact", "fix", "read"):
         if not report.get(key):
             raise InvalidFieldError(f"the report needs {key!r}", where=where + " [report]")
@@ -223,9 +234,9 @@ def _load(folder: Traversable) -> Finding:
         package=_text(data, "package", where).strip("/"),
         test_file=_text(data, "test_file", where), test=test,
         fails_with=_text(data, "fails_with", where),
-        fix=_change({"patch": _text(data, "fix", where)}, where, fix=True),
-        others=tuple(_change(change, f"{where} [[change]]", fix=False)
-                     for change in data.get("change", ())),
+        fix=Change(name="fix", patch=_text(data, "fix", where), title="numaspec's fix",
+                   test_passes=True),
+        others=tuple(_change(change, f"{where} [[change]]") for change in data.get("change", ())),
         report=report, checked=checked, status=_text(upstream, "status", where + " [upstream]"),
         links=links, host=_text(data, "host", where, required=False),
         toolchain=_text(data, "toolchain", where, required=False),
@@ -240,8 +251,9 @@ def _load(folder: Traversable) -> Finding:
     return found
 
 
+@cache
 def findings() -> tuple[Finding, ...]:
-    """Every exported finding, by ID."""
+    """Every exported finding, by ID (read once: the folders are installed data)."""
     folders = sorted((f for f in _root().iterdir()
                       if f.is_dir() and (f / "finding.toml").is_file()),
                      key=lambda f: _sort_key(f.name))
@@ -264,6 +276,7 @@ def finding(ident: str) -> Finding:
         f"adapters/findings/triage.toml says why a finding has no test)", where="FINDING")
 
 
+@cache
 def triage() -> tuple[Triage, ...]:
     """How every finding numaspec has made is placed (adapters/findings/triage.toml)."""
     where = "adapters/findings/triage.toml"
@@ -301,16 +314,12 @@ def _family(name: str) -> list[Finding]:
 
 def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> int:
     """``numaspec findings list``, ``findings export --go|--fix FINDING...``."""
-    import sys
-
     if listing:
         rows = findings()
         width = max((len(f.id) for f in rows), default=2)
         for f in rows:
             print(f"{f.id:<{width}}  {f.module}@{f.version} {f.package}: {f.title}")
-        counts: dict[str, int] = {}
-        for row in triage():
-            counts[row.kind] = counts.get(row.kind, 0) + 1
+        counts = Counter(row.kind for row in triage())
         print(f"{len(rows)} exported; triage.toml places {sum(counts.values())} findings: "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
         return 0
@@ -330,7 +339,6 @@ def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> 
         else:
             print(f"{found.id}: wrote {path}; apply it from the root of "
                   f"{found.module}@{found.version} with: git apply -p1 {path.resolve()}")
-    sys.stdout.flush()
     return 0
 
 

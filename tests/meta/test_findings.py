@@ -82,6 +82,18 @@ def test_a_malformed_folder_is_one_error_naming_the_file(tmp_path: Path) -> None
     assert caught.value.where == "adapters/findings/X-1/finding.toml"
 
 
+def test_a_misspelled_key_of_a_section_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "X-1"
+    folder.mkdir()
+    (folder / "finding.toml").write_text(
+        'id = "X-1"\nfamily = "kubelet"\ntest = "TestX"\n[upstream]\nchecked = "2026-11-30"\n'
+        '[report]\nnumaspce = "numaspec replay ..."\n', encoding="utf-8")
+    with pytest.raises(InvalidFieldError) as caught:
+        uf._load(folder)
+    assert "unknown key 'numaspce'" in str(caught.value)
+    assert caught.value.where == "adapters/findings/X-1/finding.toml [report]"
+
+
 def test_an_unknown_finding_is_named() -> None:
     with pytest.raises(InvalidFieldError, match="no exported finding 'NOPE-1'"):
         uf.finding("NOPE-1")

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -95,8 +96,9 @@ def _link_or_copy(source: str, target: str) -> None:
 
 def _copy(source: Path, target: Path, rewritten: set[str]) -> None:
     shutil.copytree(source, target, copy_function=_link_or_copy, symlinks=True)
-    for path in sorted({target} | {p for p in target.rglob("*") if p.is_dir()}):
-        path.chmod(0o755)
+    # the module cache's folders are read-only, and copytree copies their modes
+    for folder, _, _ in os.walk(target):
+        os.chmod(folder, 0o755)
     for name in rewritten:
         path = target / name
         if path.is_file():
@@ -163,10 +165,17 @@ def check(found: Finding, change: Change | None = None) -> Outcome:
             result = "broken"
         return Outcome(finding=found.id, change=name, result=result, output=output)
     finally:
-        for path in (work, *work.rglob("*")):
-            if path.is_dir() and not path.is_symlink():
-                path.chmod(0o755)
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, onerror=_writable_then_retry)
+
+
+def _writable_then_retry(remove: Callable[[str], object], path: str, _: object) -> None:
+    """rmtree's handler: a copy left half made can hold read-only folders of the module
+    cache's; make the parent writable and remove again."""
+    try:
+        os.chmod(os.path.dirname(path), 0o755)
+        remove(path)
+    except OSError:
+        pass
 
 
 def main(argv: list[str]) -> int:
