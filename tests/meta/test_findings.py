@@ -5,6 +5,7 @@ findings`` lists, shows and exports them.  (Running their Go tests: tests/upstre
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,28 @@ def test_the_command_lists_shows_and_exports(tmp_path: Path) -> None:
                    check=True, capture_output=True, timeout=60)
     assert (tmp_path / f"{first.id.lower()}-fix.patch").read_text(encoding="utf-8") == \
         first.file(first.fix.patch)
+
+
+def test_a_full_disk_is_said_so_not_reported_as_a_broken_test(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stop 70's CI: the go command ran out of disk and four findings read 'broken'."""
+    from numaspec_tools.builds import findings as runner
+
+    module = tmp_path / "module"
+    (module / uf.finding("KOORD-4").package).mkdir(parents=True)
+    real_run = subprocess.run
+
+    def go(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        if argv[:2] == ["go", "test"]:
+            return subprocess.CompletedProcess(argv, 1, "", "write /tmp/go-build1/b1/vet.cfg: "
+                                               "no space left on device\n")
+        return real_run(argv, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(runner, "_download", lambda *_: module)
+    monkeypatch.setattr(runner, "ROOT", tmp_path)
+    monkeypatch.setattr(shutil, "which", lambda *_: "/usr/bin/go")
+    monkeypatch.setattr(subprocess, "run", go)
+    with pytest.raises(runner.DiskFull, match=r"KOORD-4 with the pinned release: the go command "
+                       r"ran out of disk \(TMPDIR .*GiB free"):
+        runner.check(uf.finding("KOORD-4"))
+    assert list((tmp_path / "build").iterdir()) == []

@@ -53,6 +53,11 @@ class CheckError(Exception):
     apply); the message names what."""
 
 
+class DiskFull(CheckError):
+    """The go command ran out of disk: the run says where and how much was free, rather than
+    reporting a test that did not build."""
+
+
 class Unavailable(CheckError):
     """What the check needs cannot be had here (no Go, the module not served): a skip, or a
     failure when the run requires Go."""
@@ -157,6 +162,10 @@ def check(found: Finding, change: Change | None = None) -> Outcome:
             done = subprocess.run([*run, f"./{found.package}/"], cwd=module, capture_output=True,
                                   text=True, env=_go_env(found), timeout=TIMEOUT)
         output = done.stdout + done.stderr
+        if "no space left on device" in output:
+            raise DiskFull(f"{found.id} with {name}: the go command ran out of disk "
+                           f"({_free()}); free some (a Go build cache that has grown: "
+                           "go clean -cache) and run again")
         if f"--- FAIL: {found.test}" in output and done.returncode != 0:
             result = "failed"
         elif done.returncode == 0 and f"--- PASS: {found.test}" in output:
@@ -166,6 +175,23 @@ def check(found: Finding, change: Change | None = None) -> Outcome:
         return Outcome(finding=found.id, change=name, result=result, output=output)
     finally:
         shutil.rmtree(work, onerror=_writable_then_retry)
+
+
+def _free() -> str:
+    """Free space where the go command writes: its temporary folder and its build cache."""
+    places = {"TMPDIR": Path(tempfile.gettempdir())}
+    try:
+        cache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True,
+                               env=_go_env(), timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        cache = ""
+    if cache:
+        places["GOCACHE"] = Path(cache)
+    parts = []
+    for what, where in places.items():
+        probe = where if where.exists() else where.parent
+        parts.append(f"{what} {where}: {shutil.disk_usage(probe).free / 2**30:.1f} GiB free")
+    return "; ".join(parts)
 
 
 def _writable_then_retry(remove: Callable[[str], object], path: str, _: object) -> None:
