@@ -220,8 +220,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "under which it passes, and a report ready to file (RUN-23).")
     findings_sub = findings.add_subparsers(dest="findings_command", required=True,
                                            metavar="ACTION")
-    _command(findings_sub, "list", "list the exported findings, and how many triage places")
-    show = _command(findings_sub, "show", "print a finding's report, ready to file (markdown)")
+    _command(findings_sub, "list", "list the exported findings, those reported in words, and "
+             "how many triage places")
+    show = _command(findings_sub, "show", "print a finding's report, ready to file (markdown), "
+                    "or where a finding without one is placed and why")
     show.add_argument("ids", nargs="+", metavar="FINDING", help="a finding ID such as DRACPU-1")
     export = _command(findings_sub, "export", "write a finding's Go test or fix",
                       "Writes the Go test to drop into the upstream package (--go), or the "

@@ -51,7 +51,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
             if args.findings_command == "show":
                 for ident in args.ids:
-                    print(upstream_findings.page(upstream_findings.finding(ident)))
+                    print(upstream_findings.show(ident))
                 return 0
             return upstream_findings.main(getattr(args, "ids", ()),
                                           what=getattr(args, "export_what", "go"),

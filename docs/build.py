@@ -307,8 +307,9 @@ def generate(spec: Path, docs: Path, guides: Path = GUIDES, *, version: str = "u
 
 
 def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
-    """One page per finding about upstream code, ready to file, and an index placing every
-    finding numaspec has made (RUN-23: adapters/findings); the pages' names, index first."""
+    """One page per finding about upstream code, ready to file (an exported one's with its Go
+    test and fix, an outside one's in words), and an index placing every finding numaspec has
+    made (RUN-23: adapters/findings); the pages' names, index first."""
     from numaspec.conformance.cases import upstream_findings as uf
 
     folder.mkdir()
@@ -321,7 +322,12 @@ def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
         (folder / f"{f.id}.md").write_text("---\nsearch:\n  boost: 0.5\n---\n\n"
                                            + uf.page(f, numaspec_version=stamp),
                                            encoding="utf-8")
-    pages = {f.id: f for f in found}
+    words = uf.in_words()
+    for row in words:
+        (folder / f"{row.id}.md").write_text("---\nsearch:\n  boost: 0.5\n---\n\n"
+                                             + uf.page_in_words(row, numaspec_version=stamp),
+                                             encoding="utf-8")
+    pages = {f.id for f in found} | {row.id for row in words}
     lines = ["# Findings upstream", "",
              "Each finding numaspec made about someone else's code that still holds at the "
              "release numaspec pins has a page ready to file: what happens, the impact, the "
@@ -332,6 +338,12 @@ def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
     for f in found:
         lines.append(f"| [{f.id}]({f.id}.md) | `{f.module}` {f.version} | {f.title} | "
                      f"{f.checked} |")
+    lines += ["", "## Reported in words", "",
+              "Findings about code numaspec cannot pin for a Go test (a driver the module proxy "
+              "does not serve, a project's documentation): the same report, with the numaspec "
+              "command that shows it and the fix in words.", "",
+              "| finding | what | upstream, checked |", "|---|---|---|"]
+    lines += [f"| [{row.id}]({row.id}.md) | {row.title} | {row.checked} |" for row in words]
     lines += ["", "## Every finding, placed", "",
               "The numbered findings of the specification's findings page and each peer's "
               "findings: why a finding without a page has none.", "",
@@ -344,7 +356,8 @@ def _findings_pages(folder: Path, version: str, commit: str) -> list[object]:
     (folder / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # the navigation names each page by its finding's ID: the titles are sentences
     return [{"Every finding, placed": "findings/index.md"},
-            *({f.id: name} for f, name in zip(found, names, strict=True))]
+            *({f.id: name} for f, name in zip(found, names, strict=True)),
+            *({row.id: f"findings/{row.id}.md"} for row in words)]
 
 
 def _guides(folder: Path) -> list[str]:

@@ -52,8 +52,11 @@ __all__ = [
     "export",
     "finding",
     "findings",
+    "in_words",
     "main",
     "page",
+    "page_in_words",
+    "show",
     "triage",
 ]
 
@@ -160,6 +163,12 @@ class Triage:
     why: str
     #: the page of numaspec's that tells it (findings.md's number, a peer's FINDINGS.md)
     source: str
+    #: an ``outside`` finding's report in words (no Go test: see ``why``), ready to file
+    title: str = ""
+    report: Mapping[str, Any] = attrs.field(factory=dict)
+    checked: str = ""
+    status: str = ""
+    links: tuple[Link, ...] = ()
 
 
 def _root() -> Traversable:
@@ -192,6 +201,32 @@ def _change(table: Mapping[str, Any], where: str) -> Change:
                   says=_text(table, "says", where, required=False))
 
 
+def _upstream(table: Mapping[str, Any], where: str) -> tuple[str, str, tuple[Link, ...]]:
+    """``[upstream]``: the date it was checked, where it stands, and the links found."""
+    where += " [upstream]"
+    _known(table, {"checked", "status", "links"}, where)
+    checked = _text(table, "checked", where)
+    if not _DATE.match(checked):
+        raise InvalidFieldError(f"checked {checked!r} is not a date such as 2026-11-30",
+                                where=where)
+    for link in table.get("links", ()):
+        _known(link, {"title", "url"}, where + " links")
+    links = tuple(Link(title=_text(link, "title", where), url=_text(link, "url", where))
+                  for link in table.get("links", ()))
+    return checked, _text(table, "status", where), links
+
+
+def _report(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``[report]``: what happens, the impact, the fix and the versions read (required), and
+    numaspec's own command."""
+    where += " [report]"
+    _known(table, {"what", "impact", "fix", "read", "numaspec"}, where)
+    for key in ("what", "impact", "fix", "read"):
+        if not table.get(key):
+            raise InvalidFieldError(f"the report needs {key!r}", where=where)
+    return table
+
+
 def _load(folder: Traversable) -> Finding:
     where = f"adapters/findings/{folder.name}/finding.toml"
     toml = folder / "finding.toml"
@@ -213,21 +248,8 @@ def _load(folder: Traversable) -> Finding:
     test = _text(data, "test", where)
     if not _GO_NAME.match(test):
         raise InvalidFieldError(f"{test!r} is not a Go test function's name", where=where)
-    upstream = data.get("upstream") or {}
-    _known(upstream, {"checked", "status", "links"}, where + " [upstream]")
-    checked = _text(upstream, "checked", where + " [upstream]")
-    if not _DATE.match(checked):
-        raise InvalidFieldError(f"checked {checked!r} is not a date such as 2026-11-30",
-                                where=where + " [upstream]")
-    for link in upstream.get("links", ()):
-        _known(link, {"title", "url"}, where + " [upstream] links")
-    links = tuple(Link(title=_text(link, "title", where), url=_text(link, "url", where))
-                  for link in upstream.get("links", ()))
-    report = data.get("report") or {}
-    _known(report, {"what", "impact", "fix", "read", "numaspec"}, where + " [report]")
-    for key in ("what", "impact", "fix", "read"):
-        if not report.get(key):
-            raise InvalidFieldError(f"the report needs {key!r}", where=where + " [report]")
+    report = _report(data.get("report") or {}, where)
+    checked, status, links = _upstream(data.get("upstream") or {}, where)
     found = Finding(
         id=ident, title=_text(data, "title", where), family=family,
         module=_text(data, "module", where), version=_text(data, "version", where),
@@ -237,8 +259,8 @@ def _load(folder: Traversable) -> Finding:
         fix=Change(name="fix", patch=_text(data, "fix", where), title="numaspec's fix",
                    test_passes=True),
         others=tuple(_change(change, f"{where} [[change]]") for change in data.get("change", ())),
-        report=report, checked=checked, status=_text(upstream, "status", where + " [upstream]"),
-        links=links, host=_text(data, "host", where, required=False),
+        report=report, checked=checked, status=status, links=links,
+        host=_text(data, "host", where, required=False),
         toolchain=_text(data, "toolchain", where, required=False),
         vectors=tuple(str(v) for v in data.get("vectors", ())),
         refusals_only=data.get("refusals_only") is True, folder=folder)
@@ -291,10 +313,48 @@ def triage() -> tuple[Triage, ...]:
         if kind not in TRIAGE_KINDS:
             raise InvalidFieldError(f"unknown kind {kind!r} (known: {', '.join(TRIAGE_KINDS)})",
                                     where=at)
-        rows.append(Triage(id=_text(row, "id", at), kind=kind,
-                           why=_text(row, "why", at, required=kind != "exported"),
-                           source=_text(row, "source", at)))
+        _known(row, {"id", "kind", "why", "source", "title", "report", "upstream"}, at)
+        ident = _text(row, "id", at)
+        placed = Triage(id=ident, kind=kind,
+                        why=_text(row, "why", at, required=kind != "exported"),
+                        source=_text(row, "source", at))
+        if kind == "outside":
+            # outside code numaspec pins: no Go test, so the report in words is all there is
+            for key in ("title", "report", "upstream"):
+                if key not in row:
+                    raise InvalidFieldError(f"an outside finding is reported in words: it "
+                                            f"needs {key!r}", where=f"{at} ({ident})")
+            report = _report(row["report"], f"{at} ({ident})")
+            checked, status, links = _upstream(row["upstream"], f"{at} ({ident})")
+            placed = attrs.evolve(placed, title=_text(row, "title", at), report=report,
+                                  checked=checked, status=status, links=links)
+        elif {"title", "report", "upstream"} & set(row):
+            raise InvalidFieldError(f"only an outside finding has a report here ({ident} is "
+                                    f"{kind}: an exported one has it in its folder)", where=at)
+        rows.append(placed)
     return tuple(rows)
+
+
+def in_words() -> tuple[Triage, ...]:
+    """The findings about code numaspec does not pin, each with a report in words."""
+    return tuple(row for row in triage() if row.report)
+
+
+def show(ident: str) -> str:
+    """``numaspec findings show``: an exported finding's page, an outside finding's report in
+    words, or, for any other finding placed, where it is placed and why."""
+    wanted = ident.strip().upper()
+    for row in triage():
+        if row.id == wanted:
+            if row.kind == "exported":
+                return page(finding(wanted))
+            if row.report:
+                return page_in_words(row)
+            return (f"{row.id} is placed as {row.kind} ({TRIAGE_KINDS[row.kind]}): {row.why}\n"
+                    f"Told in {row.source}.\n")
+    raise InvalidFieldError(
+        f"no finding {ident!r} (numaspec findings list shows them; "
+        f"adapters/findings/triage.toml places every finding)", where="FINDING")
 
 
 def export(found: Finding, what: str, out: Path) -> Path:
@@ -319,6 +379,11 @@ def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> 
         width = max((len(f.id) for f in rows), default=2)
         for f in rows:
             print(f"{f.id:<{width}}  {f.module}@{f.version} {f.package}: {f.title}")
+        words = in_words()
+        if words:
+            print("reported in words (no Go test; numaspec findings show ID):")
+            for row in words:
+                print(f"{row.id:<{width}}  {row.title}")
         counts = Counter(row.kind for row in triage())
         print(f"{len(rows)} exported; triage.toml places {sum(counts.values())} findings: "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
@@ -342,27 +407,43 @@ def main(names: Sequence[str], *, what: str, out: str | None, listing: bool) -> 
     return 0
 
 
-def page(found: Finding, *, numaspec_version: str = "") -> str:
-    """The finding's report, ready to file (markdown): the site's page and ``findings show``."""
-    report = found.report
+def _head(ident: str, title: str, about: str, checked: str,
+          report: Mapping[str, Any]) -> list[str]:
+    """A report's title, what happens, its impact and the versions read."""
     read = report["read"]
-    lines = [f"# {found.id}: {found.title}", "",
-             f"**{FAMILIES[found.family]}**, `{found.module}` `{found.package}` · "
-             f"upstream status checked {found.checked}", "",
+    lines = [f"# {ident}: {title}", "", f"{about} · upstream status checked {checked}", "",
              "## What happens", "", str(report["what"]).strip(), "",
              "## Impact", "", str(report["impact"]).strip(), "",
              "## Versions read", ""]
-    lines += [f"- {item}" for item in (read if isinstance(read, list) else [read])]
-    lines += ["", "## Reproduce", "",
+    return lines + [f"- {item}" for item in (read if isinstance(read, list) else [read])] + [""]
+
+
+def _tail(checked: str, status: str, links: Sequence[Link], stamp: str) -> list[str]:
+    """Where a finding stands upstream, dated, with what was found."""
+    lines = ["## Where it stands upstream", "", f"*Checked {checked}.*  " + status.strip(), ""]
+    lines += [f"- [{link.title}]({link.url})" for link in links]
+    return lines + (["", f"*numaspec {stamp}*"] if stamp else [])
+
+
+def _numaspec(report: Mapping[str, Any]) -> list[str]:
+    if not report.get("numaspec"):
+        return []
+    return ["With numaspec itself:", "", "```sh", str(report["numaspec"]).strip(), "```", ""]
+
+
+def page(found: Finding, *, numaspec_version: str = "") -> str:
+    """The finding's report, ready to file (markdown): the site's page and ``findings show``."""
+    report = found.report
+    lines = _head(found.id, found.title, f"**{FAMILIES[found.family]}**, `{found.module}` "
+                  f"`{found.package}`", found.checked, report)
+    lines += ["## Reproduce", "",
               f"A Go test in the package's own style, `{found.test_file}`: put it in "
               f"`{found.package}/` of `{found.module}` at `{found.version}`, then, from the "
               "module's root:", "",
               "```sh", found.run_line(), "```", "",
               f"It fails there, printing `{found.fails_with}`.  numaspec writes the file with "
               f"`numaspec findings export --go {found.id}`.", ""]
-    if report.get("numaspec"):
-        lines += ["With numaspec itself:", "", "```sh", str(report["numaspec"]).strip(), "```",
-                  ""]
+    lines += _numaspec(report)
     lines += ["```go", found.file(found.test_file).rstrip(), "```", "",
               "## The fix", "", str(report["fix"]).strip(), "",
               f"Under this patch the test passes (`numaspec findings export --fix {found.id}`; "
@@ -372,9 +453,20 @@ def page(found: Finding, *, numaspec_version: str = "") -> str:
         verdict = "the test passes" if change.test_passes else "the test still fails"
         lines += [f"### {change.title}", "", f"Checked the same way: {verdict}.  "
                   + change.says.strip(), ""]
-    lines += ["## Where it stands upstream", "", f"*Checked {found.checked}.*  "
-              + found.status.strip(), ""]
-    lines += [f"- [{link.title}]({link.url})" for link in found.links]
-    if numaspec_version:
-        lines += ["", f"*numaspec {numaspec_version}*"]
+    lines += _tail(found.checked, found.status, found.links, numaspec_version)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def page_in_words(row: Triage, *, numaspec_version: str = "") -> str:
+    """An outside finding's report, ready to file (markdown): no Go test, and why not."""
+    if not row.report:
+        raise InvalidFieldError(f"{row.id} is placed as {row.kind}, with no report in words",
+                                where="adapters/findings/triage.toml")
+    lines = _head(row.id, row.title, "**Reported in words**: no Go test (see Reproduce)",
+                  row.checked, row.report)
+    lines += ["## Reproduce", "", "No Go test: " + row.why.strip() + ".", ""]
+    lines += _numaspec(row.report)
+    lines += ["## The fix", "", str(row.report["fix"]).strip(), ""]
+    lines += _tail(row.checked, row.status, row.links, numaspec_version)
+    lines += ["", f"*Told in numaspec's {row.source}.*"]
     return "\n".join(lines).rstrip() + "\n"

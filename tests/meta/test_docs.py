@@ -292,3 +292,25 @@ def test_a_rule_quoted_in_an_example_is_quoted_as_it_stands() -> None:
                 named = [c.strip() for c in checks.group(1).split(",") if c.strip() != "..."]
                 assert set(named) <= {c.strip() for c in rule.meta["Checked by"].split(",")}
     assert quoted
+
+
+def test_every_finding_with_a_report_has_a_page(site: Path) -> None:
+    """RUN-23: an exported finding's page carries its Go test and fix; an outside finding's,
+    its report in words; the index links both and places every finding."""
+    from numaspec.conformance.cases import upstream_findings as uf
+
+    index = (site / "findings" / "index.html").read_text("utf-8")
+    for found in uf.findings():
+        html = (site / "findings" / f"{found.id}.html").read_text("utf-8")
+        assert found.test in html, found.id
+        assert "git apply -p1" in html, found.id
+        assert f'href="{found.id}.html"' in index
+    words = uf.in_words()
+    assert {row.id for row in words} >= {"FINDING-39", "FINDING-40", "FINDING-41"}
+    for row in words:
+        html = (site / "findings" / f"{row.id}.html").read_text("utf-8")
+        assert "Reported in words" in html, row.id
+        assert f"Checked {row.checked}" in html, row.id
+        assert f'href="{row.id}.html"' in index
+    for row in uf.triage():
+        assert f">{row.id}<" in index, row.id

@@ -56,6 +56,49 @@ def test_every_placement_but_exported_says_why() -> None:
             assert len(row.why) > 20, row
 
 
+def test_an_outside_finding_is_reported_in_words() -> None:
+    """The findings about code numaspec cannot pin (FINDING-39, 40, 41): a page ready to file
+    without a Go test, saying why there is none, with the numaspec command that shows it."""
+    outside = [row for row in uf.triage() if row.kind == "outside"]
+    assert outside
+    assert outside == list(uf.in_words())
+    for row in outside:
+        shown = uf.show(row.id)
+        assert shown.startswith(f"# {row.id}: {row.title}\n")
+        assert "No Go test: " + row.why.strip() in shown
+        assert f"*Checked {row.checked}.*" in shown
+        assert "## The fix" in shown
+        assert "numaspec replay" in shown
+        assert row.links or "not reported" in row.status.lower()
+    # any other finding placed is named with where and why, never 'no such finding'
+    behaviour = next(row for row in uf.triage() if row.kind == "behaviour")
+    assert uf.show(behaviour.id.lower()).startswith(f"{behaviour.id} is placed as behaviour")
+
+
+def _triage_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    (tmp_path / "triage.toml").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(uf, "_root", lambda: tmp_path)
+    uf.triage.cache_clear()
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ('kind = "outside"\nwhy = "a driver not served"\n',
+     "an outside finding is reported in words: it needs 'title'"),
+    ('kind = "fixed"\nwhy = "fixed in 1.36"\ntitle = "t"\n',
+     "only an outside finding has a report here"),
+    ('kind = "fixed"\nwhy = "fixed in 1.36"\nsoruce = "x"\n', "unknown key 'soruce'"),
+])
+def test_a_malformed_triage_row_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         row: str, message: str) -> None:
+    _triage_with(tmp_path, monkeypatch, '[[finding]]\nid = "X-1"\nsource = "here"\n' + row)
+    try:
+        with pytest.raises(InvalidFieldError, match=re.escape(message)) as caught:
+            uf.triage()
+        assert caught.value.where.startswith("adapters/findings/triage.toml finding[0]")
+    finally:
+        uf.triage.cache_clear()
+
+
 @pytest.mark.parametrize("found", uf.findings(), ids=lambda f: f.id)
 def test_a_folder_is_well_formed(found: uf.Finding) -> None:
     test = found.file(found.test_file)
