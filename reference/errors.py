@@ -39,6 +39,7 @@ __all__ = [
     "UnknownPolicyOptionError",
     "UnknownResourceError",
     "UnsupportedVersionError",
+    "NumaspecWarning",
 ]
 
 
@@ -239,3 +240,21 @@ class AdapterError(NumaspecError):
     """An implementation under test could not be loaded or misbehaved outside of a case."""
 
     kind = "adapter-error"
+
+
+# --- warnings ----------------------------------------------------------------------------------
+
+
+class NumaspecWarning(UserWarning):
+    """Something numaspec read and went on past, as the component it models does (an unknown
+    field kubelet's lenient decoding ignores, a field no answer depends on): raised with
+    :func:`warnings.warn`, so a library user sees it on stderr and the commands print it with
+    their answer.  ``where`` names the file and the field, as an error's does."""
+
+    def __init__(self, message: str, *, where: str = ""):
+        self.message = message
+        self.where = where
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message

@@ -18,6 +18,7 @@ from numaspec.errors import (
     LimitExceededError,
     NotModelledError,
     NumaspecError,
+    NumaspecWarning,
     UnsupportedVersionError,
 )
 from numaspec.node.admission import Node
@@ -190,10 +191,19 @@ def test_bad_fields_name_the_file_and_field(body: dict[str, Any], where: str,
     assert info.value.where == where
 
 
-def test_unknown_fields_are_ignored() -> None:
-    """KCONF-3: the file is open; fields numaspec does not read change nothing."""
-    assert config_of({"cpuManagerReconcilePeriod": "5s", "enforceNodeAllocatable": ["pods"],
-                      "somethingNew": {"x": 1}}) == config_of({})
+def test_unknown_fields_are_named_and_change_nothing() -> None:
+    """KCONF-3, KCONF-12: fields numaspec does not read change nothing; a field no kubelet
+    has is a warning naming it (kubelet ignores it too), and a near miss names the field."""
+    with pytest.warns(NumaspecWarning) as caught:
+        assert config_of({"cpuManagerReconcilePeriod": "5s", "enforceNodeAllocatable": ["pods"],
+                          "somethingNew": {"x": 1}, "topologyManagerPolicyy": "restricted"}) \
+            == config_of({})
+    said = sorted(str(w.message) for w in caught)
+    assert said[0].startswith("kc.yaml: somethingNew: unknown field 'somethingNew' of a "
+                              "KubeletConfiguration: no kubelet 1.18\u20131.38 has it")
+    assert said[1].startswith("kc.yaml: topologyManagerPolicyy: unknown field "
+                              "'topologyManagerPolicyy' of a KubeletConfiguration (did you "
+                              "mean 'topologyManagerPolicy'?)")
 
 
 @pytest.mark.parametrize(("raw", "where"), [

@@ -94,6 +94,12 @@ def _operator_state() -> None:
     _python("-m", "numaspec_tools.operator_state")
 
 
+def _kube_fields() -> None:
+    from numaspec_tools.kube_fields import write
+
+    write()
+
+
 def _quantity_table() -> None:
     subprocess.run(["bash", str(REPO / "adapters" / "kubelet" / "quantity" / "gen.sh")],
                    cwd=REPO, env={**os.environ, "PYTHON": sys.executable}, check=True)
@@ -188,6 +194,9 @@ STEPS = (
          ("adapters/kubelet/COVERAGE.md",), False, False, _coverage),
     Step("operator-state", "the operator scenarios' state files (tests/fixtures/operator)",
          ("tests/fixtures/operator/*/state/**/*",), False, False, _operator_state),
+    Step("kube-fields", "the fields of the Kubernetes objects operators import, per pinned "
+         "release (spec/data/kube-fields.json)", ("spec/data/kube-fields.json",), True, False,
+         _kube_fields),
     Step("quantity-table", "apimachinery's ParseQuantity table (tests/fixtures/quantity)",
          ("tests/fixtures/quantity/*.json",), True, False, _quantity_table),
     Step("checkpoints", "kubelet's own state files (tests/fixtures/state)",

@@ -32,6 +32,7 @@ from numaspec.errors import (
 from numaspec.limits import MAX_CONTAINERS
 from numaspec.node.pods import Container, Pod, PodResources, parse_resources
 from numaspec.operators.importers.files import MAX_FILE_BYTES, field_at, read_bytes, type_phrase
+from numaspec.operators.importers.known_fields import check_object
 from numaspec.topology.versions import KubeletVersion, parse_version
 
 __all__ = ["ImportedPod", "MAX_FILE_BYTES", "load_documents", "read_kubelet_version",
@@ -40,7 +41,47 @@ __all__ = ["ImportedPod", "MAX_FILE_BYTES", "load_documents", "read_kubelet_vers
 #: KCONF-1: the most objects (mappings and lists) one file may hold.
 MAX_OBJECTS = 2_000_000
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _TwiceError(yaml.constructor.ConstructorError):
+    pass
+
+
+class _Loader(_BASE):  # type: ignore[misc]
+    """KCONF-12: YAML as the API server's strict decoding reads it: a key given twice in one
+    mapping is an error naming its line, never the last one silently winning."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                mark = key_node.start_mark
+                raise _TwiceError(
+                    None, None, f"the key {key!r} is given twice in one mapping (which one "
+                    "counts is a guess numaspec does not make)", mark)
+            if isinstance(key, str):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_LOADER: Any = _Loader
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """KCONF-12: the same for JSON."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(f"the key {key!r} is given twice in one object (which one counts "
+                             "is a guess numaspec does not make)")
+        out[key] = value
+    return out
 
 #: KCONF-6: the kinds whose pod template is read, and where the template sits.
 _TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -102,9 +143,11 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
     assert body is not None
     if body.lstrip()[:1] in ("{", "["):
         try:
-            documents: list[object] = [json.loads(body)]
+            documents: list[object] = [json.loads(body, object_pairs_hook=_no_duplicates)]
         except RecursionError:
             raise LimitExceededError("JSON nested too deeply", where=name) from None
+        except _Duplicate as exc:
+            raise InputFileError(str(exc), where=name) from None
         except ValueError as exc:
             raise InputFileError(f"not JSON: {exc}", where=name) from None
     else:
@@ -113,6 +156,8 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark
             at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            if isinstance(exc, _TwiceError):
+                raise InputFileError(f"{at.strip()}: {exc.problem}", where=name) from None
             raise InputFileError(f"not YAML{at}: {exc.problem or exc}", where=name) from None
         except (yaml.YAMLError, RecursionError, ValueError) as exc:
             raise InputFileError(f"not YAML: {exc}", where=name) from None
@@ -420,6 +465,8 @@ def _pods_of(obj: object, where: str) -> Iterator[ImportedPod]:
     if not isinstance(kind, str):
         raise InputFileError("no kind: expected a Pod, a List of them or a workload",
                              where=field_at(where, "kind"))
+    # KCONF-12: a misspelled field is named before anything is read
+    check_object(body, "List" if kind.endswith("List") else kind, where)
     if kind.endswith("List") and "items" in body:
         for i, item in enumerate(_listed(body["items"], where, "items")):
             yield from _pods_of(item, field_at(where, f"items[{i}]"))
@@ -489,6 +536,7 @@ def read_kubelet_version(path: str | os.PathLike[str]) -> KubeletVersion:
         raise InputFileError(f"{len(nodes)} Node objects: give the one node's (kubectl get "
                              "node NAME -o yaml)", where=os.fspath(path))
     where, node = nodes[0]
+    check_object(node, "Node", where)
     info = _mapping(_mapping(node.get("status"), where, "status").get("nodeInfo"), where,
                     "status.nodeInfo")
     field = field_at(where, "status.nodeInfo.kubeletVersion")

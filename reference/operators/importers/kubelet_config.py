@@ -16,6 +16,7 @@ from typing import Any
 from numaspec.errors import InputFileError, NodeStartupError, NotModelledError, NumaspecError
 from numaspec.node.nodeconfig import NodeConfig, parse_cpuset
 from numaspec.operators.importers.files import field_at, type_phrase
+from numaspec.operators.importers.known_fields import check_kubelet_config
 from numaspec.operators.importers.kube_objects import load_documents, read_kubelet_version
 from numaspec.topology.versions import KubeletVersion, parse_version
 
@@ -76,6 +77,7 @@ def node_config_from_mapping(raw: Mapping[str, Any], *, source: str,
     version = (kubelet_version if isinstance(kubelet_version, KubeletVersion)
                else parse_version(kubelet_version, where="kubeletVersion"))
     body, prefix = _body(raw, source)
+    check_kubelet_config(body, source, prefix)
     try:
         return _config(body, version, source, prefix)
     except NumaspecError as exc:

@@ -4,7 +4,7 @@ read by numaspec's importer and by the kubelet adapter's ``kconf`` mode
 (adapters/kubelet/release/kconf.go: kubelet's ``configfiles`` loader with its strict-then-lenient
 decoding and v1beta1 defaulting, server.go's evictionHard defaulting, the feature gates set from
 the file, ``ValidateKubeletConfiguration``, and server.go's CPU Manager options gate before
-1.33).  Checks KCONF-2, KCONF-3 and KCONF-9:
+1.33).  Checks KCONF-2, KCONF-3, KCONF-9 and KCONF-12 (a KubeletConfiguration's unknown field):
 
 - a file numaspec refuses as not a kubelet configuration (``invalid-input-file``) kubelet
   refuses too, when it reads the file (with one documented divergence, below);
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,13 @@ from typing import Any
 import pytest
 import yaml
 
-from numaspec.errors import InputFileError, NodeStartupError, NotModelledError, NumaspecError
+from numaspec.errors import (
+    InputFileError,
+    NodeStartupError,
+    NotModelledError,
+    NumaspecError,
+    NumaspecWarning,
+)
 from numaspec.node.admission import Node
 from numaspec.node.nodeconfig import NODE_VERSIONS, NodeConfig, parse_cpuset
 from numaspec.node.quantity import parse_quantity
@@ -72,6 +79,10 @@ CHOICES: dict[str, list[Any]] = {
                      {"TopologyManagerPolicyAlphaOptions": True}, {"NoSuchGate": True}],
     "maxPods": [_ABSENT, 0, 50],
     "podsPerCore": [_ABSENT, 0, 10],
+    # KCONF-12: a field no kubelet has, and a misspelling of one numaspec reads: kubelet's
+    # strict decoding fails and its lenient one ignores them; numaspec warns and does the same
+    "somethingNew": [_ABSENT, {"x": 1}],
+    "topologyManagerPolicyy": [_ABSENT, "restricted"],
 }
 #: The header: mostly right, sometimes another kind or version, or none.
 HEADERS = [("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration")] * 8 + [
@@ -204,9 +215,14 @@ def test_drawn_configs_as_kubelet_reads_them(tmp_path: Path, minor: str) -> None
     """KCONF-2, KCONF-3, KCONF-9: drawn configurations, accepted and refused."""
     files = draw_configs(tmp_path)
     answers = kubelet_reads(minor, files)
-    outcomes = [judge(p, minor, a) for p, a in answers.items()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumaspecWarning)  # KCONF-12's, checked elsewhere
+        outcomes = [judge(p, minor, a) for p, a in answers.items()]
     # the draw reaches every outcome
     assert {"both read the same values", "both refuse to read"} <= set(outcomes)
+    # KCONF-12: kubelet reads past a misspelled field, as numaspec does
+    assert any(o == "both read the same values" and "topologyManagerPolicyy" in
+               p.read_text("utf-8") for p, o in zip(answers, outcomes, strict=True))
     assert any(o.startswith("both refuse at start-up") for o in outcomes)
 
 
