@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
-from numaspec.errors import InputFileError, InvalidFieldError, NumaspecError
+from numaspec.errors import InputFileError, InvalidFieldError, NumaspecError, NumaspecWarning
 
 __all__ = ["add_parser", "run"]
 
@@ -89,7 +90,17 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        answer = _answer(args)
+        with warnings.catch_warnings(record=True) as caught:
+            # KCONF-12: what the importers went on past is part of the answer, first
+            warnings.simplefilter("always", NumaspecWarning)
+            answer = _answer(args)
+        read = [w.message.describe() for w in caught if isinstance(w.message, NumaspecWarning)]
+        for other in caught:
+            if not isinstance(other.message, NumaspecWarning):
+                warnings.warn_explicit(other.message, other.category, other.filename,
+                                       other.lineno)
+        if read:
+            answer["warnings"] = [*dict.fromkeys(read), *answer.get("warnings", [])]
     except NumaspecError as exc:
         print(f"numaspec explain: {exc.kind}: {exc.describe()}{_no_numa_folder(args)}"
               f"{_no_plugin_hint(args, exc)}", file=err)
@@ -119,10 +130,11 @@ def _no_numa_folder(args: argparse.Namespace) -> str:
     if not args.sysfs or not Path(args.sysfs).is_dir():
         return ""
     folder = Path(args.sysfs) / "devices" / "system" / "node"
-    if folder.is_dir():
-        return ""
-    return (f" (note: {folder} is missing, so the machine was read as a kernel built "
-            "without NUMA is: one node per socket; if the copy left it out, copy it too)")
+    if folder.is_dir() or not folder.parent.joinpath("cpu").is_dir():
+        return ""  # no devices/system/cpu: not a sysfs root, which the error says itself
+    return (f" (note: {folder} is missing, so the machine was read the way cadvisor reads a "
+            "kernel built without NUMA: one NUMA node per socket; if the copy left the "
+            "folder out, copy it too)")
 
 
 def _final_decision(answer: dict[str, Any]) -> bool:

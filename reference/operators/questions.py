@@ -180,7 +180,7 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
             "the state files, each at what it holds exclusively; pods that hold nothing "
             "exclusive are not counted by the resource-fit check (ADMIT-8), so a pod shown "
             "admitted may still be refused for capacity")
-    from numaspec.operators.reason import asked, reason
+    from numaspec.operators.reason import asked, reason, verdict
 
     answer: dict[str, Any] = {
         "kind": "explanation", "node": _node_summary(node, files),
@@ -189,7 +189,8 @@ def explain_pod(files: NodeFiles, pod: Pod, *, node: Node | None = None,
                 "containers": [_container_json(c, pod) for c in pod.all_containers()]},
         "notes": notes, **({"dra": dra_answer} if dra_answer is not None else {}),
         **_explain_on(node, pod)}
-    return {"reason": reason(answer), **answer}  # OPS-12: the reason first
+    # OPS-12: the verdict first, then why
+    return {"verdict": verdict(answer), "reason": reason(answer), **answer}
 
 
 def _container_json(container: Container, pod: Pod) -> dict[str, Any]:
@@ -376,9 +377,11 @@ def _differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
             if x.get("hint") != y.get("hint"):
                 out.append(f"{x.get('container') or 'pod'}: merged hint "
                            f"{_brief(x.get('hint'))} -> {_brief(y.get('hint'))}")
-    if set(before.get("rules") or []) != set(after.get("rules") or []):
-        out.append(f"rules: {', '.join(before.get('rules') or []) or '-'} -> "
-                   f"{', '.join(after.get('rules') or []) or '-'}")
+    from numaspec.operators.reason import deciding
+
+    ruled = deciding(before.get("rules") or []), deciding(after.get("rules") or [])
+    if set(ruled[0]) != set(ruled[1]):
+        out.append(f"rules: {', '.join(ruled[0]) or '-'} -> {', '.join(ruled[1]) or '-'}")
     return out
 
 
@@ -426,9 +429,29 @@ def what_if(files: NodeFiles, pod: Pod, changes: Sequence[Change], *,
 
         answer["after"] = {"kind": "explanation", "startup_error": encode_error(exc)["error"]}
         answer["differences"] = [f"kubelet would not start: {exc}"]
-        return answer
+        return {"verdict": f"With {', '.join(answer['changes'])}: kubelet would not start",
+                **answer}
     answer["differences"] = _differences(before, answer["after"])
-    return answer
+    return {"verdict": _what_if_verdict(answer["changes"], before, answer["after"]), **answer}
+
+
+def _what_if_verdict(changes: Sequence[str], before: Mapping[str, Any],
+                     after: Mapping[str, Any]) -> str:
+    """OPS-7: the what-if's outcome first, against the answer without the change: ``With
+    topologyManagerPolicy=restricted: still rejected (TopologyAffinityError): ...``."""
+    def state(answer: Mapping[str, Any]) -> str:
+        if ((answer.get("dra") or {}).get("scheduled")) is False:
+            return "not scheduled on this node"
+        decision = answer.get("decision") or {}
+        return "admitted" if decision.get("admitted") else \
+            f"rejected ({decision.get('reason')})"
+
+    was, now = state(before), state(after)
+    outcome = str(after.get("verdict") or now)
+    outcome = outcome[:1].lower() + outcome[1:]
+    if was == now:
+        return f"With {', '.join(changes)}: still {outcome}"
+    return f"With {', '.join(changes)}: {outcome}; without the change: {was}"
 
 
 def _request_text(before: Pod, after: Pod, change: PodChange) -> str:
@@ -472,10 +495,12 @@ def largest_pod(files: NodeFiles, pod: Pod, resource: str, *, container: str | N
     container unless named) can ask for, the rest of the pod unchanged, with the node still
     admitting the pod; and where it lands.
 
-    CPUs, devices and hugepages are tried one unit at a time from one upwards, because
+    CPUs, devices and hugepages are tried one unit at a time from none upwards, because
     admission is not monotone in them (full-pcpus-only refuses odd counts); memory is
     bisected in MiB, since a larger memory request never fits where a smaller one does not
-    (MEM-4)."""
+    (MEM-4).  None at all is an answer too (the rest of the pod fits, with none of it),
+    unless it changes the pod's QoS class (no memory or CPU makes a Guaranteed pod
+    Burstable, which the managers treat otherwise)."""
     node, _ = build_node(files)
     names = [c.name for c in pod.all_containers()]
     target = container or pod.containers[0].name
@@ -489,6 +514,8 @@ def largest_pod(files: NodeFiles, pod: Pod, resource: str, *, container: str | N
         nonlocal tried
         tried += 1
         candidate = _scaled(pod, target, resource, Fraction(units * unit))
+        if qos_class(candidate) is not qos_class(pod):
+            return None  # none at all makes another QoS class: another question (QOS-1)
         try:
             found = _explain_on(node, candidate)
         except NumaspecError:
@@ -505,12 +532,17 @@ def largest_pod(files: NodeFiles, pod: Pod, resource: str, *, container: str | N
                 low, best = mid, (mid, found)
             else:
                 high = mid - 1
+        if best is None:
+            found = admits(0)
+            best = None if found is None else (0, found)
     else:
-        for units in range(1, top + 1):
+        for units in range(0, top + 1):
             found = admits(units)
             if found is not None:
                 best = (units, found)
+    without = qos_class(_scaled(pod, target, resource, Fraction(0)))
     return {"kind": "largest", "resource": resource, "container": target,
+            "qos_without": None if without is qos_class(pod) else without.value,
             "unit": _unit_text(resource, unit), "searched": tried,
             "largest": None if best is None else _amount_text(resource, best[0] * unit),
             "decision": None if best is None else best[1]["decision"],

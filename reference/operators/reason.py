@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from numaspec.node.admission import Node
     from numaspec.node.pods import Container, Pod
 
-__all__ = ["CHOSEN", "asked", "reason", "size_text"]
+__all__ = ["CHOSEN", "FORCED", "asked", "deciding", "reason", "size_text", "verdict"]
 
 #: OPS-12: why the merge chose its set, in words, by the rule that decided (EXPLAIN-2).
 CHOSEN = {
@@ -30,6 +30,17 @@ CHOSEN = {
     "MERGE-9": "the closest (by NUMA distance) of the equally narrow sets",
     "MERGE-10": "no set holds every resource, so the whole machine, not preferred",
 }
+
+
+#: OPS-12: the merge rules that say the choice was forced (one candidate, or one left once the
+#: empty ones are dropped): the hints decided, and the answer shows them; nothing an operator
+#: can act on, so not listed among the rules that decided.
+FORCED = frozenset({"MERGE-1", "MERGE-4"})
+
+
+def deciding(rules: Sequence[str]) -> list[str]:
+    """OPS-12: the rules an answer lists as deciding, for an operator: without :data:`FORCED`."""
+    return [rule for rule in rules if rule not in FORCED]
 
 
 def _amounts(node: Node, pod: Pod, container: Container | None) -> dict[str, int]:
@@ -144,59 +155,172 @@ def _asks(step: Mapping[str, Any], policy: str, scope: str,
     return text
 
 
-def _refusal(answer: Mapping[str, Any], policy: str) -> str:
+def _refused_step(answer: Mapping[str, Any]) -> int:
+    """The index of the admission step that was refused (the last one the trace has)."""
+    steps = (answer.get("trace") or {}).get("steps") or []
+    return max(len(steps) - 1, 0)
+
+
+def _verdict(answer: Mapping[str, Any], policy: str) -> str:
+    """OPS-12: the outcome, in the answer's first sentence."""
     decision = answer.get("decision") or {}
+    dra = answer.get("dra") or {}
+    if dra and dra.get("scheduled") is False:
+        allocation = dra.get("allocation") or {}
+        return ("Not scheduled on this node: the scheduler cannot allocate the pod's DRA claims "
+                f"here ({allocation.get('message') or allocation.get('outcome', '')}), so "
+                "kubelet never sees the pod")
+    if decision.get("admitted"):
+        if policy == "none":
+            return "Admitted: the none policy aligns nothing"
+        containers = decision.get("containers") or []
+        scope = str(((answer.get("node") or {}).get("topology_manager") or {}).get("scope"))
+        def on(container: Mapping[str, Any]) -> str:
+            hint = container.get("hint") or {}
+            late = "" if hint.get("preferred", True) else " (not preferred)"
+            return f"{_nodes(hint.get('numa'))}{late}"
+
+        if scope == "pod" and containers:
+            return "Admitted on " + on(containers[0])
+        placed = [f"container {c.get('name')} on {on(c)}" for c in containers]
+        return "Admitted: " + "; ".join(placed) if placed else "Admitted"
     refused = answer.get("refused") or {}
-    rule = refused.get("rule")
-    if rule == "ADMIT-3":
-        steps = (answer.get("trace") or {}).get("steps") or []
-        merge = next((s.get("merge") for s in reversed(steps) if s.get("merge")), None) or {}
-        hint = (merge.get("result") or {}).get("hint") or {}
-        numa = hint.get("numa")
-        where = "the whole machine" if numa is None else _nodes(numa)
+    if refused.get("rule") == "ADMIT-3":
+        steps = answer.get("asked") or []
+        who = ""
+        if len(steps) > 1:
+            step = steps[min(_refused_step(answer), len(steps) - 1)]
+            who = f" for container {step.get('container')}"
         if policy == "single-numa-node":
-            why = "no single NUMA node holds all of it"
+            why = "no single NUMA node has room for all of it"
         else:
-            why = "no set of NUMA nodes that every resource prefers holds all of it"
-        return (f"refused ({decision.get('reason')}): {why}; the merged hint is {where}, "
-                f"not preferred, which the {policy} policy refuses")
-    return (f"refused ({decision.get('reason')}) by {refused.get('by')}: "
+            why = ("no set of NUMA nodes has room for all of it where every resource prefers "
+                   "to be")
+        return f"Rejected ({decision.get('reason')}){who}: {why}"
+    return (f"Rejected ({decision.get('reason')}) by {refused.get('by')}: "
             f"{decision.get('message')}")
 
 
-def reason(answer: Mapping[str, Any]) -> str:
-    """OPS-12: the explanation's reason in plain words (see the module's docstring)."""
+def _where(numa: Sequence[int]) -> str:
+    return ("NUMA node " if len(numa) == 1 else "NUMA nodes ") + ",".join(map(str, numa))
+
+
+def _refusal_split(answer: Mapping[str, Any]) -> str | None:
+    """OPS-12: why nothing fit, across resources: which NUMA nodes have enough of each, from the
+    free table (before admission, so said only for the first step admitted)."""
+    if (answer.get("refused") or {}).get("rule") != "ADMIT-3" or _refused_step(answer) != 0:
+        return None
+    steps = answer.get("asked") or []
+    amounts: Mapping[str, int] = (steps[0].get("amounts") or {}) if steps else {}
+    free = answer.get("free") or {}
+    if len(amounts) < 2 or not free:
+        return None
+    parts = []
+    for resource, need in amounts.items():
+        per = {int(numa): _free_of(entry, resource) for numa, entry in free.items()}
+        enough = sorted(n for n, have in per.items() if have >= need)
+        what = _what(resource, need)
+        if not enough:
+            most = max(per.values())
+            at = [n for n, have in per.items() if have == most]
+            parts.append(f"no {_label_of(resource)} is free on any NUMA node" if most == 0 else
+                         f"no NUMA node has {what} free (the most is "
+                         f"{_shown(resource, most)}, on {_where(at)})")
+        elif len(enough) < len(per):
+            parts.append(f"{what} {'is' if need == 1 else 'are'} free only on {_where(enough)}")
+    if not parts:
+        return None
+    return "Across resources: " + _and(parts)
+
+
+def _placed_on(container: Mapping[str, Any], free: Mapping[str, Mapping[str, Any]]
+               ) -> dict[str, tuple[int, ...]]:
+    """Where each resource of an admitted container landed: its CPUs and devices by the
+    NUMA node they were free on, its memory by its blocks."""
+    where: dict[str, set[int]] = {}
+    owner = {}
+    for numa, entry in free.items():
+        for cpu in entry.get("cpus") or []:
+            owner[("cpu", cpu)] = int(numa)
+        for resource, ids in (entry.get("devices") or {}).items():
+            for ident in ids:
+                owner[(resource, ident)] = int(numa)
+    for cpu in container.get("cpus") or []:
+        if ("cpu", cpu) in owner:
+            where.setdefault("cpu", set()).add(owner[("cpu", cpu)])
+    for block in container.get("memory") or []:
+        where.setdefault(str(block.get("type")), set()).update(block.get("numa") or [])
+    for resource, ids in (container.get("devices") or {}).items():
+        for ident in ids:
+            if (resource, ident) in owner:
+                where.setdefault(resource, set()).add(owner[(resource, ident)])
+    return {r: tuple(sorted(n)) for r, n in where.items() if n}
+
+
+def _label_of(resource: str) -> str:
+    return {"cpu": "CPU", "memory": "memory"}.get(resource, resource)
+
+
+def _admitted_split(answer: Mapping[str, Any]) -> str | None:
+    """OPS-12: an admitted pod whose resources landed on different NUMA nodes, said plainly:
+    the Topology Manager's (best-effort, none, or a hint wider than one node) and DRA's."""
+    free = answer.get("free") or {}
+    said = []
+    for container in (answer.get("decision") or {}).get("containers") or []:
+        placed = _placed_on(container, free)
+        if len(set(placed.values())) > 1:
+            listed = _and([f"{'CPUs' if r == 'cpu' else r} on {_where(n)}"
+                           for r, n in placed.items()])
+            said.append(f"container {container.get('name')} has {listed}")
+    for container in (answer.get("dra") or {}).get("containers") or []:
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for item in container.get("placed") or []:
+            numa = item.get("numa")
+            if numa is not None:
+                name = "CPUs" if item.get("name") == "cpus" else str(item.get("name"))
+                groups.setdefault(tuple(numa), []).append(name)
+        if len(groups) > 1 and any(p.get("as_placed") == "apart" and not p.get("aligned_by")
+                                   for p in container.get("pairs") or []):
+            listed = _and([f"{_and(names)} on {_where(numa)}" for numa, names in groups.items()])
+            said.append(f"container {container.get('name')} has {listed}: nothing aligns DRA's "
+                        "devices with what the Topology Manager places (DEV-8)")
+    if not said:
+        return None
+    return "Not aligned: " + "; ".join(said)
+
+
+def verdict(answer: Mapping[str, Any]) -> str:
+    """OPS-12: the outcome in one sentence, the answer's first line."""
     if "startup_error" in answer:
         return f"kubelet would not start: {answer['startup_error'].get('message')}"
+    tm = (answer.get("node") or {}).get("topology_manager") or {}
+    return _verdict(answer, str(tm.get("policy")))
+
+
+def reason(answer: Mapping[str, Any]) -> str:
+    """OPS-12: why, in plain words, after the verdict: how the resources split across NUMA
+    nodes (when they do), then what the pod asks for and what each NUMA node had free."""
+    if "startup_error" in answer:
+        return ""
     node = answer.get("node") or {}
     tm = node.get("topology_manager") or {}
     policy, scope = str(tm.get("policy")), str(tm.get("scope"))
     free = answer.get("free") or {}
+    decision = answer.get("decision") or {}
+    split = _admitted_split(answer) if decision.get("admitted") else _refusal_split(answer)
     sentences = [_asks(step, policy, scope, free) for step in answer.get("asked") or []]
     if scope == "container" and len(sentences) > 1:
         sentences.append("free is before admission; each container takes its share before "
                          "the next one is placed")
-    decision = answer.get("decision") or {}
-    if not decision.get("admitted"):
-        sentences.append(_refusal(answer, policy))
-        return "; ".join(sentences)
-    if policy == "none":
-        sentences.append("admitted: the none policy aligns nothing")
-        return "; ".join(sentences)
-    chosen = {s.get("container"): (s.get("merge") or {}).get("chosen_by")
-              for s in (answer.get("trace") or {}).get("steps") or []}
-    placed = []
-    containers = decision.get("containers") or []
-    if scope == "pod" and containers:
-        hint = containers[0].get("hint") or {}
-        rule = chosen.get(None)
-        containers = [{"name": "the pod", "hint": hint}]
-    for container in containers:
-        hint = container.get("hint") or {}
-        rule = chosen.get(container.get("name"), chosen.get(None))
-        who = container.get("name")
-        who = who if who == "the pod" else f"container {who}"
-        placed.append(f"{who} fits on {_nodes(hint.get('numa'))}"
-                      + (f", {CHOSEN[rule]} ({rule})" if rule in CHOSEN else ""))
-    sentences.append("admitted: " + "; ".join(placed) if placed else "admitted")
-    return "; ".join(sentences)
+    if decision.get("admitted") and policy != "none":
+        chosen = {s.get("container"): (s.get("merge") or {}).get("chosen_by")
+                  for s in (answer.get("trace") or {}).get("steps") or []}
+        rules = {chosen.get(c.get("name"), chosen.get(None))
+                 for c in decision.get("containers") or []}
+        why = [CHOSEN[rule] if rule in FORCED else f"{CHOSEN[rule]} ({rule})"
+               for rule in sorted(r for r in rules if r in CHOSEN)]
+        if why:
+            sentences.append("the NUMA set is " + _and(why))
+    text = "; ".join(sentences)
+    text = text[:1].upper() + text[1:]
+    return f"{split}. {text}" if split else text

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from numaspec.node.nodeconfig import format_cpuset
-from numaspec.operators.reason import CHOSEN, size_text
+from numaspec.operators.reason import CHOSEN, deciding, size_text
 from numaspec.protocols.explain import chosen_by
 
 __all__ = ["DEFAULT_WIDTH", "render", "width"]
@@ -107,6 +107,9 @@ def _cpus(cpus: Sequence[int]) -> str:
 
 
 def _rules(console: Console, rules: Sequence[str]) -> None:
+    """The rules that decided, as an operator uses them (OPS-12: without the merge rules
+    that only say the hints left one choice)."""
+    rules = deciding(rules)
     if not rules:
         return
     from numaspec.rules import rule_link, rules_by_id
@@ -325,6 +328,11 @@ def _dra(console: Console, dra: Mapping[str, Any]) -> None:
             what = ", ".join(item.get("items") or [])
             if item.get("name") == "cpus":
                 what = _cpus([int(c) for c in item.get("items") or []])
+            elif item.get("by") == "topology-manager" and (
+                    item.get("name") == "memory" or str(item.get("name")).startswith("hugepages-")):
+                # memory blocks as every other table says them: 16Gi, not 17179869184
+                what = ", ".join(size_text(int(size)) if str(size).isdigit() else str(size)
+                                 for size in item.get("items") or [])
             if item.get("pcie_roots"):
                 what += f" (PCIe root {', '.join(item['pcie_roots'])})"
             table.add_row(f"    {item.get('name')}",
@@ -354,8 +362,11 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
         error = answer["startup_error"]
         console.print(Text(f"kubelet would not start: {error.get('message')}", style="bold red"))
         return
+    if answer.get("verdict"):
+        console.print(Text(str(answer["verdict"]) + ".", style="bold green"
+                           if str(answer["verdict"]).startswith("Admitted") else "bold red"))
     if answer.get("reason"):
-        console.print(Text("Why: ", style="bold") + Text(str(answer["reason"])))
+        console.print(Text("Why: ", style="bold") + Text(str(answer["reason"]) + "."))
         console.print()
     _header(console, answer)
     for note in answer.get("notes") or []:
@@ -374,28 +385,52 @@ def _explanation(console: Console, answer: Mapping[str, Any]) -> None:
 
 
 def _what_if(console: Console, answer: Mapping[str, Any]) -> None:
-    console.print(Text("What if: " + ", ".join(answer.get("changes") or []), style="bold"))
+    """OPS-7: the outcome with the change first, then what changed, then the answer with the
+    change; the answer without it is ``numaspec explain`` without the change (``--json`` has
+    both)."""
+    after = answer.get("after") or {}
+    verdict = str(answer.get("verdict") or "")
+    admitted = bool((after.get("decision") or {}).get("admitted"))
+    console.print(Text(verdict + ".", style="bold green" if admitted else "bold red"))
     if answer.get("note"):
         console.print(Text(f"note: {answer['note']}", style="yellow"))
     differences = answer.get("differences") or []
+    console.print(Text("What changed:", style="bold"))
     if differences:
         for line in differences:
             console.print(f"  {line}")
     else:
-        console.print("  nothing changes in the decision")
+        console.print("  nothing in the decision")
     console.print()
-    console.print(Text("── before ──", style="dim"))
-    _explanation(console, answer.get("before_drained") or answer.get("before") or {})
-    console.print(Text("── after ──", style="dim"))
-    _explanation(console, answer.get("after") or {})
+    if "startup_error" in after:
+        return
+    if after.get("reason"):
+        console.print(Text("Why, with the change: ", style="bold")
+                      + Text(str(after["reason"]) + "."))
+        console.print()
+    _decision(console, after)
+    console.print()
+    _rules(console, after.get("rules") or [])
+    console.print(Text("The whole answer without and with the change: --json (before, after).",
+                       style="dim"))
 
 
 def _largest(console: Console, answer: Mapping[str, Any]) -> None:
     what = f"{answer.get('resource')} of container {answer.get('container')}"
     if answer.get("largest") is None:
-        console.print(Text(f"No amount of {what} is admitted (in steps of "
-                           f"{answer.get('unit')}; {answer.get('searched')} tried): the rest "
+        other = answer.get("qos_without")
+        none = (f"none would make the pod {other}, another question" if other
+                else "none included")
+        console.print(Text(f"No amount of {what} is admitted ({none}; in steps of "
+                           f"{answer.get('unit')}, {answer.get('searched')} tried): the rest "
                            "of the pod does not fit as it is", style="bold red"))
+        return
+    if str(answer.get("largest")) in ("0", "0Mi", "0Gi"):
+        console.print(Text(f"Largest {what} admitted: none (the pod is admitted only without "
+                           f"it; {answer.get('searched')} sizes tried, in steps of "
+                           f"{answer.get('unit')})", style="bold"))
+        _decision(console, {"decision": answer.get("decision")})
+        _rules(console, answer.get("rules") or [])
         return
     console.print(Text(f"Largest {what} admitted: {answer.get('largest')} "
                        f"({answer.get('searched')} sizes tried, in steps of "

@@ -165,55 +165,64 @@ def text_of(args: list[str], capsys: pytest.CaptureFixture[str],
     return capsys.readouterr().out
 
 
+GPU_VERDICT = "Rejected (TopologyAffinityError): no single NUMA node has room for all of it"
 GPU_REFUSAL = (
-    "the pod needs 8 exclusive CPUs, 16Gi of memory and 1 nvidia.com/gpu on one NUMA node "
-    "(single-numa-node, pod scope); the most any NUMA node has free is 8 CPUs: node 0 3, "
-    "node 1 4, node 2 7, node 3 8; the most any NUMA node has free is 15.73Gi of memory: "
-    "node 0 3.44Gi, node 1 12.25Gi, node 2 15.25Gi, node 3 15.73Gi; the most any NUMA node "
-    "has free is 1 nvidia.com/gpu: node 0 0, node 1 0, node 2 1, node 3 0; refused "
-    "(TopologyAffinityError): no single NUMA node holds all of it; the merged hint is the "
-    "whole machine, not preferred, which the single-numa-node policy refuses")
+    "Across resources: 8 exclusive CPUs are free only on NUMA node 3, no NUMA node has 16Gi "
+    "of memory free (the most is 15.73Gi, on NUMA node 3) and 1 nvidia.com/gpu is free only "
+    "on NUMA node 2. The pod needs 8 exclusive CPUs, 16Gi of memory and 1 nvidia.com/gpu on "
+    "one NUMA node (single-numa-node, pod scope); the most any NUMA node has free is 8 CPUs: "
+    "node 0 3, node 1 4, node 2 7, node 3 8; the most any NUMA node has free is 15.73Gi of "
+    "memory: node 0 3.44Gi, node 1 12.25Gi, node 2 15.25Gi, node 3 15.73Gi; the most any NUMA "
+    "node has free is 1 nvidia.com/gpu: node 0 0, node 1 0, node 2 1, node 3 0")
 
 
 def test_a_refusal_s_reason_word_for_word(capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57: the verdict first, then the split across resources, then the figures."""
     args = two_socket(OPERATOR / "two-socket" / "gpu-pod.yaml")
     answer = answer_of(args, capsys)
+    assert answer["verdict"] == GPU_VERDICT
     assert answer["reason"] == GPU_REFUSAL
-    assert next(iter(answer)) == "reason"
+    assert list(answer)[:2] == ["verdict", "reason"]
     assert answer["asked"] == [{"container": None, "amounts": {
         "cpu": 8, "memory": 16 << 30, "nvidia.com/gpu": 1}}]
     text = text_of(args, capsys, monkeypatch)
-    assert text.startswith("Why: the pod needs 8 exclusive CPUs")
+    assert text.startswith(GPU_VERDICT + ".\nWhy: Across resources: 8 exclusive CPUs")
     assert " ".join(text.split()).count(" ".join(GPU_REFUSAL.split())) == 1
     assert "Free for exclusive use, per NUMA node, before admission" in text
     assert "(chosen by MERGE-10: no set holds every resource" in text
 
 
 def test_restricted_refusal_reason(capsys: pytest.CaptureFixture[str]) -> None:
-    reason = answer_of(seed("seed001"), capsys)["reason"]
-    assert reason == (
-        "container numa-aligned-container2 needs 2 exclusive CPUs, 1 gpu-vendor.com/gpu and "
-        "1 nic-vendor.com/nic (restricted, container scope); the most any NUMA node has free "
-        "is 2 CPUs: node 0 1, node 1 2; the most any NUMA node has free is 0 "
-        "gpu-vendor.com/gpu: node 0 0, node 1 0; the most any NUMA node has free is 0 "
-        "nic-vendor.com/nic: node 0 0, node 1 0; refused (TopologyAffinityError): no set of "
-        "NUMA nodes that every resource prefers holds all of it; the merged hint is NUMA node "
-        "1, not preferred, which the restricted policy refuses")
+    answer = answer_of(seed("seed001"), capsys)
+    assert answer["verdict"] == (
+        "Rejected (TopologyAffinityError): no set of NUMA nodes has room for all of it where "
+        "every resource prefers to be")
+    # no NUMA node has any GPU or NIC free: said, across resources, before the figures
+    assert answer["reason"] == (
+        "Across resources: 2 exclusive CPUs are free only on NUMA node 1, no gpu-vendor.com/gpu "
+        "is free on any NUMA node and no nic-vendor.com/nic is free on any NUMA node. "
+        "Container numa-aligned-container2 needs 2 exclusive CPUs, 1 "
+        "gpu-vendor.com/gpu and 1 nic-vendor.com/nic (restricted, container scope); the most "
+        "any NUMA node has free is 2 CPUs: node 0 1, node 1 2; the most any NUMA node has free "
+        "is 0 gpu-vendor.com/gpu: node 0 0, node 1 0; the most any NUMA node has free is 0 "
+        "nic-vendor.com/nic: node 0 0, node 1 0")
 
 
 def test_an_admission_says_where_and_why_that_set(capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     args = two_socket(KUBE / "pod.yaml")
     answer = answer_of(args, capsys)
+    assert answer["verdict"] == "Admitted on NUMA node 2"
     assert answer["reason"] == (
-        "the pod needs 6 exclusive CPUs and 4Gi of memory on one NUMA node (single-numa-node, "
+        "The pod needs 6 exclusive CPUs and 4Gi of memory on one NUMA node (single-numa-node, "
         "pod scope); the most any NUMA node has free is 8 CPUs: node 0 3, node 1 4, node 2 7, "
         "node 3 8; the most any NUMA node has free is 15.73Gi of memory: node 0 3.44Gi, "
-        "node 1 12.25Gi, node 2 15.25Gi, node 3 15.73Gi; admitted: the pod fits on NUMA node "
-        "2, the narrowest set every resource prefers (MERGE-6)")
+        "node 1 12.25Gi, node 2 15.25Gi, node 3 15.73Gi; the NUMA set is the narrowest set "
+        "every resource prefers (MERGE-6)")
     assert "MERGE-4" not in answer["rules"]
     text = text_of(args, capsys, monkeypatch)
+    assert text.startswith("Admitted on NUMA node 2.\nWhy: The pod needs 6 exclusive CPUs")
     assert "merged hint: NUMA 2 (chosen by MERGE-6: the narrowest set every resource prefers)" \
         in text
     assert "devices   -         no preference: it manages nothing this asks (no device)" in text
@@ -237,8 +246,8 @@ def test_no_hints_said_by_case(capsys: pytest.CaptureFixture[str],
     assert "no preference: it manages nothing this asks (no exclusive CPUs)" in text
     assert "no preference: it manages nothing this asks (not a Guaranteed pod" in text
     assert " ".join(text.split()).startswith(
-        "Why: the pod asks for nothing the managers place on NUMA nodes (single-numa-node, "
-        "pod scope); admitted: the pod fits on any NUMA node")
+        "Admitted on any NUMA node. Why: The pod asks for nothing the managers place on NUMA "
+        "nodes (single-numa-node, pod scope)")
 
 
 # --- the width ------------------------------------------------------------------------------
@@ -278,3 +287,33 @@ def test_wide_output_is_not_wrapped(capsys: pytest.CaptureFixture[str],
     assert links
     assert all(line.startswith("https://") for line in links if len(line) > 50)
     assert all(len(line.split()) == 1 for line in links)
+
+
+def test_a_dra_claim_away_from_the_cpus_is_said_first(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 57: the DRA answer's why says where the claim's devices landed against the CPUs
+    (DEV-8), before the figures."""
+    here = OPERATOR / "dra-mixed"
+    answer = answer_of(["explain", "--machine", str(here / "machine.json"),
+                        "--kubelet-config", str(here / "kubelet-config.yaml"),
+                        "--node", str(here / "node.yaml"), "--pod", str(here / "pod.yaml"),
+                        "--dra", str(here / "dra.yaml")], capsys)
+    assert answer["verdict"] == "Admitted: container app on NUMA node 0"
+    assert answer["reason"].startswith(
+        "Not aligned: container app has CPUs and intel.com/sriov_vf on NUMA node 0 and claim "
+        "gpu-nic/gpu and claim gpu-nic/nic on NUMA node 1: nothing aligns DRA's devices with "
+        "what the Topology Manager places (DEV-8). Container app needs")
+
+
+def test_the_dra_table_says_memory_as_every_table_does() -> None:
+    """Issue 57: a memory block the Topology Manager placed reads 16Gi, not 17179869184."""
+    from numaspec.operators.render import render
+
+    out = io.StringIO()
+    render({"kind": "explanation", "dra": {"release": "1.35", "node": "n", "claims": [],
+                                           "containers": [{"name": "app", "placed": [
+                                               {"name": "memory", "by": "topology-manager",
+                                                "numa": [0], "items": [str(16 << 30)]}],
+                                               "pairs": []}]}}, out)
+    assert "16Gi" in out.getvalue()
+    assert str(16 << 30) not in out.getvalue()

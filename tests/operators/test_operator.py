@@ -375,9 +375,29 @@ def test_what_if_best_effort_admits_across_nodes(capsys: pytest.CaptureFixture[s
     assert answer["differences"][:2] == [
         "admitted: False -> True", "train: placed on {2,3} not preferred, CPUs "
         "9,11,13,15,25,27,29,31"]
+    assert answer["verdict"] == ("With topologyManagerPolicy=best-effort: admitted on NUMA "
+                                 "nodes 2,3 (not preferred); without the change: rejected "
+                                 "(TopologyAffinityError)")
     status, text, _ = run(args, capsys)
-    assert "What if: topologyManagerPolicy=best-effort" in text
-    assert "── after ──" in text
+    # issue 57: the outcome first, then what changed, then the answer with the change only
+    lines = text.splitlines()
+    assert " ".join(text.split()).startswith(answer["verdict"] + ". What changed: admitted: "
+                                             "False -> True")
+    assert "── after ──" not in text
+    assert len(lines) < 40
+    # the split said plainly: best-effort put the CPUs and the GPU on different NUMA nodes
+    assert "Not aligned: container train has CPUs on NUMA node 3, memory on NUMA nodes 2,3 " \
+        "and nvidia.com/gpu on NUMA node 2" in " ".join(text.split())
+
+
+def test_what_if_says_still_rejected_first(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 57: a change that changes nothing says so in its first line."""
+    args = two_socket_args(OPERATOR / "two-socket" / "gpu-pod.yaml",
+                           "--set", "topologyManagerPolicy=restricted")
+    status, text, _ = run(args, capsys)
+    assert status == 1
+    assert text.startswith("With topologyManagerPolicy=restricted: still rejected "
+                           "(TopologyAffinityError)")
 
 
 def test_what_if_a_policy_the_state_contradicts_is_answered_drained() -> None:
@@ -441,7 +461,7 @@ def test_the_largest_pod_of_a_shape(capsys: pytest.CaptureFixture[str]) -> None:
     status, answer = run_json(two_socket_args(KUBE / "pod.yaml", "--largest", "cpu"), capsys)
     assert status == 0
     assert answer["largest"] == "8"
-    assert answer["searched"] == 32
+    assert answer["searched"] == 33  # none, then 1..32
     (placed,) = answer["decision"]["containers"]
     assert placed["cpus"] == [9, 11, 13, 15, 25, 27, 29, 31]
     files = seed_files("seed004", "1.33")
@@ -449,6 +469,25 @@ def test_the_largest_pod_of_a_shape(capsys: pytest.CaptureFixture[str]) -> None:
         "largest"] == "7Gi"
     status, text, _ = run(two_socket_args(KUBE / "pod.yaml", "--largest", "cpu"), capsys)
     assert "Largest cpu of container engine admitted: 8" in text
+
+
+def test_the_largest_pod_may_be_none_of_it(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """Issue 57: the search starts at none: a pod admitted only without the GPU says so,
+    rather than "the rest of the pod does not fit"; none that makes the pod Burstable (no
+    memory) is another question, and said to be."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text((OPERATOR / "two-socket" / "gpu-pod.yaml").read_text("utf-8")
+                   .replace("memory: 16Gi", "memory: 4Gi"), "utf-8")
+    status, answer = run_json(two_socket_args(pod, "--largest", "nvidia.com/gpu"), capsys)
+    assert (status, answer["largest"], answer["qos_without"]) == (0, "0", None)
+    status, text, _ = run(two_socket_args(pod, "--largest", "nvidia.com/gpu"), capsys)
+    assert text.startswith("Largest nvidia.com/gpu of container train admitted: none")
+    status, text, _ = run(two_socket_args(pod, "--largest", "memory"), capsys)
+    assert status == 1
+    assert " ".join(text.split()).startswith(
+        "No amount of memory of container train is admitted (none would make the pod "
+        "Burstable, another question;")
 
 
 def test_largest_refuses_what_the_node_does_not_have() -> None:

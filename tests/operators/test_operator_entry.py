@@ -133,5 +133,20 @@ def test_a_sysfs_copy_without_its_numa_folder_is_named(
     status, _, err = run(args, capsys)
     assert status == 2
     assert err.rstrip().endswith(
-        f"(note: {copy}/devices/system/node is missing, so the machine was read as a kernel "
-        "built without NUMA is: one node per socket; if the copy left it out, copy it too)")
+        f"(note: {copy}/devices/system/node is missing, so the machine was read the way "
+        "cadvisor reads a kernel built without NUMA: one NUMA node per socket; if the copy "
+        "left the folder out, copy it too)")
+
+
+def test_a_sysfs_copy_given_one_level_too_high_names_the_root(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 57: a copy of /sys as DIR/sys, given as DIR, names DIR/sys (SYSFS-9), not the
+    NUMA note, which is about a root without devices/system/node."""
+    shutil.copytree(SYSFS, tmp_path / "sys", symlinks=True)
+    args = two_socket_args(OPERATOR / "two-socket" / "gpu-pod.yaml")
+    args[args.index("--sysfs") + 1] = str(tmp_path)
+    status, _, err = run(args, capsys)
+    assert status == 2
+    assert err.strip() == (f"numaspec explain: invalid-input-file: {tmp_path}: not a sysfs "
+                           f"root (no devices/system/cpu), but {tmp_path}/sys is: give "
+                           f"--sysfs {tmp_path}/sys")

@@ -507,6 +507,20 @@ def _cores(groups: list[list[_Cpu]], caches: list[int | None]) -> tuple[Core, ..
     return tuple(sorted(cores, key=lambda core: min(core.threads)))
 
 
+def _not_a_sysfs_root(base: Path) -> None:
+    """SYSFS-9: a folder without ``devices/system/cpu`` is not a sysfs root: name the one
+    below it that is (a copy of ``/sys`` given one level too high), else say what is
+    missing."""
+    below = sorted(child for child in base.iterdir()
+                   if child.is_dir() and (child / "devices" / "system" / "cpu").is_dir()) \
+        if os.access(base, os.R_OK) else []
+    if below:
+        raise InputFileError(f"not a sysfs root (no devices/system/cpu), but {below[0]} is: "
+                             f"give --sysfs {below[0]}", where=str(base))
+    raise InputFileError("not a sysfs root: no devices/system/cpu (give the folder that "
+                         "holds devices/ and bus/, such as /sys or its copy)", where=str(base))
+
+
 def read_sysfs(root: str | os.PathLike[str] = "/sys", *,
                devices: Mapping[str, DeviceSelector] | None = None,
                meminfo: str | os.PathLike[str] | None = None) -> Machine:
@@ -521,6 +535,8 @@ def read_sysfs(root: str | os.PathLike[str] = "/sys", *,
         raise InputFileError("not a directory (a sysfs root such as /sys)", where=str(base))
     cpu_dir = base / "devices" / "system" / "cpu"
     node_root = base / "devices" / "system" / "node"
+    if not cpu_dir.is_dir():
+        _not_a_sysfs_root(base)
     online = _online_cpus(cpu_dir)
     node_names = _numbered(node_root, _NODE_DIR) if node_root.is_dir() else []
     if not node_names:
