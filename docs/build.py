@@ -10,10 +10,16 @@ so nothing in it is written twice.
   ``merge.html``: the site stays flat, and its links are resolved from the chapter's own
   folder), where each rule's heading carries its ID as its anchor (``merge.html#MERGE-8``),
   whatever its title;
-* under each rule, its ``Upstream`` files as permalinks at the pinned kubelet release the rule
-  was checked against (``adapters/kubelet/releases.json``: the newest pinned release inside
-  the rule's ``Holds in``, a released one before a pre-release), and its ``Checked by``
-  entries linked to the vectors, the properties and the tests;
+* under each rule, its ``Upstream`` files and the names it cites in them as permalinks at a
+  pinned kubelet release (``adapters/kubelet/releases.json``), a name's at the line of its
+  definition: the release and line ``docs/upstream-links.json`` gives (generated from the
+  sources in the Go module cache by ``numaspec-dev regenerate --go``, committed so that the
+  site builds without them): the newest pinned release inside the rule's ``Holds in``,
+  narrowed to the name's own releases where the line gives them (``compareHints
+  (1.24-1.25)``), whose file defines the name, a released one before a pre-release.  The line
+  ends with the release the rule was checked against, "(at v1.37.2)", and a link at another
+  release says which, "(1.24-1.25, at v1.25.16)".  Its ``Checked by`` entries are linked to
+  the vectors, the properties and the tests;
 * the version matrix (rule x kubelet minor), the vectors and the properties, read from the
   spec's vector files and the property registry; the vector files themselves at
   ``vectors/<name>.json`` whatever their part's folder, and a file kept in numbered pieces also
@@ -57,7 +63,7 @@ from pathlib import Path
 
 import yaml
 
-from numaspec.rules import Rule, chapter_files, parse_rules, parts
+from numaspec.rules import Cite, Rule, chapter_files, parse_rules, parts, upstream_pieces
 
 REPO = Path(__file__).resolve().parent.parent
 REPOSITORY = "https://github.com/numaspec/numaspec"
@@ -74,7 +80,9 @@ GUIDE_ORDER = ("reference.md", "adapters.md", "operators.md", "fuzzing.md",
 _HEADING = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
 _META = re.compile(r"^(Holds in|Upstream|Judged|Checked by): ?(.*)$")
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
-_GO_FILE = re.compile(r"\b((?:pkg|cmd|staging|plugin)/[\w./-]+\.go)\b")
+#: Where each rule's Upstream citations link (tools/numaspec_tools/upstream_links.py).
+UPSTREAM_LINKS = REPO / "docs" / "upstream-links.json"
+_PULL = re.compile(r"\b(PR|kubernetes)\s?#(\d{4,6})\b")
 
 
 class SiteError(Exception):
@@ -390,6 +398,13 @@ class _Site:
         self.releases = {r["minor"]: r["version"] for r in json.loads(
             (REPO / "adapters" / "kubelet" / "releases.json").read_text(encoding="utf-8"))[
             "releases"]}
+        #: (rule, path, name, its own releases) -> (tag, line), from docs/upstream-links.json
+        self.upstream: dict[tuple[str, str, str | None, str | None],
+                            tuple[str | None, int | None]] = {
+            (rule, path, name, within): (tag, line)
+            for rule, rows in json.loads(UPSTREAM_LINKS.read_text(encoding="utf-8"))[
+                "rules"].items()
+            for path, name, within, tag, line in rows}
         from numaspec.conformance.properties import PROPERTIES
 
         self.properties = PROPERTIES
@@ -459,18 +474,48 @@ class _Site:
                     "  ")
         if key == "Upstream":
             tag = self.checked_at(rule)
-            linked = _GO_FILE.sub(
-                lambda m: f"[{m.group(1)}]({KUBERNETES}{tag}/{m.group(1)})" if tag
-                else m.group(1), value)
-            linked = re.sub(r"\b(PR|kubernetes)\s?#(\d{4,6})\b",
-                            lambda m: f"[{m.group(0)}](https://github.com/kubernetes/kubernetes"
-                                      f"/pull/{m.group(2)})", linked)
-            note = f" (at {tag})" if tag and _GO_FILE.search(value) else ""
-            return f"**Upstream:** {linked}{note}  "
+            out: list[str] = []
+            at_tag = False  # whether a link is at the rule's release, which the line ends with
+            for piece in upstream_pieces(value):
+                if isinstance(piece, str):
+                    out.append(_PULL.sub(lambda m: f"[{m.group(0)}](https://github.com/"
+                                         f"kubernetes/kubernetes/pull/{m.group(2)})", piece))
+                    continue
+                text, at = self.cite(rule, piece, tag, where)
+                out.append(text)
+                at_tag = at_tag or at == tag
+            note = f" (at {tag})" if at_tag else ""
+            return f"**Upstream:** {''.join(out)}{note}  "
         if key == "Judged":
             return f"**Judged:** {value}  "
         items = [item.strip() for item in value.split(",") if item.strip()]
         return "**Checked by:** " + ", ".join(self.check_link(i, depth, where) for i in items)
+
+    def cite(self, rule: str, piece: Cite, tag: str | None, where: str
+             ) -> tuple[str, str | None]:
+        """A cited file, or a name in one, linked at the release docs/upstream-links.json
+        gives it (a name at its definition's line), that release said where it is not the
+        line's ``tag``; and the release (None: not linked).  A name cited in several files at
+        once is left as it is (each file is linked)."""
+        if len(piece.files) > 1:
+            return piece.raw, None
+        cited = (piece.files[0], piece.name, piece.within)
+        found = self.upstream.get((rule, *cited))
+        what = f"{piece.files[0]}" + (f" — {piece.name}" if piece.name else "")
+        if found is None:
+            self.problems.append(f"{where}: {what} is not in docs/upstream-links.json: run "
+                                 "numaspec-dev regenerate --go")
+            return piece.raw, None
+        at, line = found
+        if at is None:
+            self.problems.append(f"{where}: no pinned release in the range of {what} has it "
+                                 "(docs/upstream-links.json; "
+                                 "tests/upstream/kubelet/test_upstream_links.py says more)")
+            return piece.raw, None
+        anchor = f"#L{line}" if line else ""
+        notes = [n for n in (piece.within, None if at == tag else f"at {at}") if n]
+        return (f"[{piece.text}]({KUBERNETES}{at}/{piece.files[0]}{anchor})"
+                + (f" ({', '.join(notes)})" if notes else "")), at
 
     def check_link(self, item: str, depth: str, where: str) -> str:
         if item.startswith("vector "):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from numaspec.rules import chapter_files, parse_rules
-from numaspec_tools import REPO, vector_pieces
+from numaspec.rules import Cite, chapter_files, parse_rules, upstream_pieces
+from numaspec_tools import REPO, upstream_links, vector_pieces
 
 BUILD = [sys.executable, str(REPO / "docs" / "build.py")]
 
@@ -86,6 +86,71 @@ def test_the_generated_pages_link_what_checks_each_rule(site: Path) -> None:
     assert (site / "findings.html").is_file()
     assert (site / "adapter-protocol.html").is_file()
     assert (site / "comparison.html").is_file()
+
+
+def test_each_cited_name_links_where_it_is_defined(site: Path) -> None:
+    """Issue 57: a name the Upstream line gives releases of its own links inside them, at its
+    definition's line, and says at which release; the others at the rule's release."""
+    merge = (site / "merge.html").read_text("utf-8")
+    blob = "https://github.com/kubernetes/kubernetes/blob/"
+    policy = "pkg/kubelet/cm/topologymanager/policy.go"
+    assert re.search(rf'href="{blob}v1\.25\.16/{policy}#L\d+">compareHints</a> '
+                     r"\(1\.24\u20131\.25, at v1\.25\.16\)", merge)
+    assert re.search(rf'href="{blob}v1\.37\.2/{policy}#L\d+">HintMerger\.compare</a> '
+                     r"\(1\.26\+\)", merge)
+    # a file named relative to the one before it links at its own path
+    assert f'href="{blob}v1.37.2/pkg/kubelet/cm/topologymanager/numa_info.go#L' in merge
+    # another project's files are not kubernetes' (the rules citing only katalyst-core)
+    katalyst = [r for r in parse_rules(REPO / "spec")
+                if r.meta["Upstream"].startswith("katalyst-core") and ";" not in r.meta["Upstream"]]
+    assert katalyst
+    for rule in katalyst:
+        page = (site / f"{rule.chapter.removesuffix('.md')}.html").read_text("utf-8")
+        assert "kubernetes/kubernetes/blob/" not in page.split(f'id="{rule.id}"')[1].split(
+            "<h3")[0], rule.id
+
+
+def test_an_upstream_line_reads_as_spec_readme_says() -> None:
+    line = ("pkg/kubelet/cm/topologymanager/policy.go — maxOfMinAffinityCounts, compareHints "
+            "(1.24\u20131.25), HintMerger.compare (1.26+) (PR #108154); numa_info.go, "
+            "bitmask/bitmask.go — Narrowest (only a note); cadvisor utils/sysinfo/sysinfo.go "
+            "— getDistances; pkg/x.go — f; kubernetes pkg/y.go — g; policy_*.go — Merge")
+    pieces = upstream_pieces(line)
+    assert "".join(p if isinstance(p, str) else p.raw for p in pieces) == line
+    cites = [p for p in pieces if isinstance(p, Cite)]
+    folder = "pkg/kubelet/cm/topologymanager/"
+    assert [(c.text, c.files, c.name, c.within) for c in cites] == [
+        ("pkg/kubelet/cm/topologymanager/policy.go", (f"{folder}policy.go",), None, None),
+        ("maxOfMinAffinityCounts", (f"{folder}policy.go",), "maxOfMinAffinityCounts", None),
+        ("compareHints", (f"{folder}policy.go",), "compareHints", "1.24\u20131.25"),
+        ("HintMerger.compare", (f"{folder}policy.go",), "HintMerger.compare", "1.26+"),
+        ("numa_info.go", (f"{folder}numa_info.go",), None, None),
+        ("bitmask/bitmask.go", (f"{folder}bitmask/bitmask.go",), None, None),
+        ("Narrowest", (f"{folder}numa_info.go", f"{folder}bitmask/bitmask.go"), "Narrowest",
+         None),
+        # cadvisor's segment and the one after it are cadvisor's, until one names kubernetes
+        ("pkg/y.go", ("pkg/y.go",), None, None),
+        ("g", ("pkg/y.go",), "g", None)]
+    assert cites[2].citations[0].span() == (24, 25)
+    assert cites[3].citations[0].span() == (26, None)
+
+
+def test_the_upstream_links_table_covers_every_citation() -> None:
+    """docs/upstream-links.json has a row for everything each rule cites, at a release inside
+    the citation's range (what it cannot say without the sources, whether the name is there,
+    tests/upstream/kubelet/test_upstream_links.py checks against the module cache)."""
+    table = upstream_links.load()
+    for rule in parse_rules(REPO / "spec"):
+        rows = {row[:3]: row[3] for row in table.get(rule.id, [])}
+        for citation in upstream_links.citations(rule):
+            key = (citation.path, citation.name, citation.within)
+            assert key in rows, f"{rule.id}: {key} is not in docs/upstream-links.json: run " \
+                                "numaspec-dev regenerate --go"
+            span = upstream_links.span_of(rule, citation)
+            tag = rows[key]
+            assert span is not None, (rule.id, key)
+            assert tag is not None, (rule.id, key)
+            assert span[0] <= int(tag.split(".")[1]) <= span[1], (rule.id, key, tag)
 
 
 def _commit() -> str:

@@ -46,7 +46,8 @@ def test_the_steps_chosen() -> None:
         return [s.name for s in regenerate.chosen(args)]
 
     assert names() == ["parts", "checked-by", "coverage", "operator-state"]
-    assert names("--go") == [*names(), "kube-fields", "quantity-table", "checkpoints", "dracpu"]
+    assert names("--go") == [*names(), "kube-fields", "upstream-links", "quantity-table",
+                             "checkpoints", "dracpu"]
     assert names("--all") == [s.name for s in regenerate.STEPS]
     with pytest.raises(SystemExit, match="no step nope"):
         regenerate.main(["--only", "nope"])

@@ -16,6 +16,10 @@ each step writes and from what:
   (``tools/numaspec_tools/coverage_table.py``);
 * ``operator-state``: ``tests/fixtures/operator/*/state/``, the state files of each operator
   scenario as numaspec writes them (``tools/numaspec_tools/operator_state.py``, OPS-9);
+* ``upstream-links`` (Go): ``docs/upstream-links.json``, the pinned release and line each
+  rule's Upstream citations link at on the site, read from kubernetes' sources in the Go
+  module cache (``tools/numaspec_tools/upstream_links.py``; a release missing there is
+  downloaded);
 * ``quantity-table`` (Go): ``tests/fixtures/quantity/parse-v0.30.14.json``, apimachinery's own
   ``ParseQuantity`` on the strings of ``tools/numaspec_tools/quantity_strings.py``
   (``adapters/kubelet/quantity/gen.sh``);
@@ -98,6 +102,10 @@ def _kube_fields() -> None:
     from numaspec_tools.kube_fields import write
 
     write()
+
+
+def _upstream_links() -> None:
+    _python("-m", "numaspec_tools.upstream_links")
 
 
 def _quantity_table() -> None:
@@ -197,6 +205,9 @@ STEPS = (
     Step("kube-fields", "the fields of the Kubernetes objects operators import, per pinned "
          "release (spec/data/kube-fields.json)", ("spec/data/kube-fields.json",), True, False,
          _kube_fields),
+    Step("upstream-links", "where the site links each rule's Upstream citations "
+         "(docs/upstream-links.json)", ("docs/upstream-links.json",), True, False,
+         _upstream_links),
     Step("quantity-table", "apimachinery's ParseQuantity table (tests/fixtures/quantity)",
          ("tests/fixtures/quantity/*.json",), True, False, _quantity_table),
     Step("checkpoints", "kubelet's own state files (tests/fixtures/state)",
