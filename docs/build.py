@@ -134,17 +134,14 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
 
 
 def provenance() -> tuple[str, str]:
-    """numaspec's version, from the installed distribution's metadata, and the commit of the
-    checkout the site is built from ("unknown" outside a git checkout)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+    """numaspec's version, derived from the checkout (numaspec.about: the release, or the
+    development version that names the distance from it and the commit; never the metadata an
+    editable install wrote when it was installed), and the commit of the checkout the site is
+    built from ("unknown" outside a git checkout)."""
+    from numaspec.about import from_git
+    from numaspec.about import version as numaspec_version
 
-    from numaspec import __version__
-
-    try:
-        version = installed("numaspec")
-    except PackageNotFoundError:  # run from a checkout that is not installed
-        version = __version__
+    version = from_git(REPO) or numaspec_version()
     try:
         done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "HEAD"],
                               capture_output=True, text=True, timeout=30, check=False)
@@ -732,8 +729,16 @@ class _Site:
         example = self.chapter_of.get("MERGE-8")
         rule_line = (f"[MERGE-8]({example}.md#MERGE-8) (its `Holds in`: "
                      f"{self.meta['MERGE-8'].get('Holds in', '')})" if example else "a rule")
-        mismatch = ("" if str(cff.get("version", "")) == self.version else
-                    f"\n!!! warning \"CITATION.cff names version {cff.get('version')}\"\n"
+        from numaspec.about import release_of
+
+        cited = str(cff.get("version", ""))
+        mismatch = ("" if cited == self.version else
+                    f"\n!!! note \"Between releases\"\n"
+                    f"    CITATION.cff names the last release, {cited}; this site is numaspec "
+                    f"{self.version}, a development version after it, whose version names its "
+                    "distance from the release and its commit: cite the version the site "
+                    "names.\n" if release_of(self.version) == cited else
+                    f"\n!!! warning \"CITATION.cff names version {cited}\"\n"
                     f"    This site was built from numaspec {self.version}; cite the version "
                     "the site names.\n")
         return f"""# How to cite
@@ -841,11 +846,15 @@ repository-code: "{url}"
                 produced = json.loads(report.read_text(encoding="utf-8")).get("tool_version")
             except (ValueError, AttributeError):
                 produced = None
+        from numaspec.about import release_of
+
         made = (f"by numaspec {produced}" if produced else "by numaspec")
+        # a version names its commit between releases, so only another release is worth a word
+        older = produced and release_of(produced) != release_of(self.version)
         note = (f"This report was produced {made}; this site is numaspec {self.version}"
                 + (f" at commit `{self.commit[:12]}`" if self.commit != "unknown" else "")
-                + (".  The report predates this version: `numaspec-dev regenerate --all` "
-                   "remakes it." if produced and produced != self.version else ".")
+                + (".  The report predates this release: `numaspec-dev regenerate --all` "
+                   "remakes it." if older else ".")
                 + "  Its table scrolls sideways, the rule column stays in place.")
 
         def link(target: str) -> str:
