@@ -51,6 +51,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -119,6 +120,7 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
         theme = Path(tmp) / "theme"
         _footer(theme, version, commit)
+        _source_link(theme)
         config["theme"]["custom_dir"] = str(theme)
         config.setdefault("extra", {}).update(numaspec_version=version, numaspec_commit=commit)
         config.update(docs_dir=str(source), site_dir=str(out.resolve()), nav=nav,
@@ -130,6 +132,7 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         _mkdocs(config_file)
         _patch_search_worker(out.resolve())
         _forwarders(out.resolve())
+        _relative_404(out.resolve(), str(config.get("site_url") or ""))
         return sum(1 for _ in source.rglob("*.md"))
 
 
@@ -163,6 +166,48 @@ def _footer(theme: Path, version: str, commit: str) -> None:
         f"    numaspec {html.escape(version)} at {at} \u00b7 "
         "<a href=\"{{ 'cite.html' | url }}\">How to cite</a> \u00b7 Apache-2.0\n"
         "  </div>\n</div>\n", encoding="utf-8")
+
+
+def _source_link(theme: Path) -> None:
+    """The theme's repository link (``repo_url``), overridden without its
+    ``data-md-component="source"``: the theme's script would otherwise ask GitHub's API for the
+    repository's stars and forks from the reader's browser, and the site loads nothing from
+    the network.  The link, its icon and the repository's name stay."""
+    (theme / "partials" / "source.html").write_text(
+        '<a href="{{ config.repo_url }}" title="{{ lang.t(\'source\') }}" class="md-source">\n'
+        '  <div class="md-source__icon md-icon">\n'
+        '    {% set icon = config.theme.icon.repo or "fontawesome/brands/git-alt" %}\n'
+        '    {% include ".icons/" ~ icon ~ ".svg" %}\n'
+        "  </div>\n"
+        '  <div class="md-source__repository">{{ config.repo_name }}</div>\n'
+        "</a>\n", encoding="utf-8")
+
+
+def _relative_404(site: Path, site_url: str) -> None:
+    """The theme writes ``404.html`` with absolute paths under ``site_url``'s path
+    (``/numaspec/assets/...``), for a server that answers it at any depth; from disk those
+    name nothing and the page is unstyled.  Its paths become relative to the site's root,
+    where the page is, and where it is served (not ``file:``) a ``<base>`` naming the root is
+    set before any of them is read, so it works at any depth there too."""
+    page = site / "404.html"
+    if not page.is_file():
+        return
+    root = urllib.parse.urlsplit(site_url).path or "/"
+    if not root.endswith("/"):
+        root += "/"
+    text = page.read_text(encoding="utf-8")
+    if root == "/" or f'"{root}' not in text:
+        return
+    text = text.replace(f'"base": "{root}"', '"base": "."')
+    text = text.replace(f'="{root}"', '="index.html"').replace(f'="{root}', '="')
+    text = text.replace(f'"search": "{root}', '"search": "')
+    base = ("<script>if (location.protocol !== \"file:\") {const b = "
+            "document.createElement(\"base\"); b.href = " + json.dumps(root)
+            + "; document.head.appendChild(b)}</script>")
+    head = re.search(r"<head>\s*", text)
+    if head is None:
+        raise SiteError("404.html has no <head>: the theme changed, so check _relative_404")
+    page.write_text(text[:head.end()] + base + "\n" + text[head.end():], encoding="utf-8")
 
 
 def _patch_search_worker(site: Path) -> None:

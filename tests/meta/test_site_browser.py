@@ -3,8 +3,10 @@ into a temporary folder by docs/build.py and read through file:// by headless Ch
 (tools/numaspec_tools/testing/browser.py installs Debian's package when it is missing).  A
 chapter's rule links lead
 to the rule, an anchor lands on its rule, the matrix's MERGE-8 row says where it holds, and
-search finds a rule by its ID, with the worker's lunr patched (docs/assets/javascripts/
-lunr-tokenset.js)."""
+search finds a rule by its ID,
+with the worker's lunr patched (docs/assets/javascripts/lunr-tokenset.js).  No page asks
+anything of the network (every request a page makes is recorded), and 404.html is styled
+from disk too."""
 
 from __future__ import annotations
 
@@ -13,11 +15,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pytest
 
 from numaspec_tools import REPO
-from numaspec_tools.testing.browser import chromium
+from numaspec_tools.testing.browser import chromium, requests
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -108,6 +111,65 @@ def test_the_matrix_row_of_merge_8_says_where_it_holds(site: Path, browser: WebD
     sticky = browser.execute_script(
         "return getComputedStyle(document.getElementById('MERGE-8').closest('td')).position")
     assert sticky == "sticky"
+
+
+def test_no_page_asks_the_network_for_anything(site: Path,
+                                               tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Opened from disk, a page loads everything from disk: every request each page makes
+    (its own, its frames', the theme's scripts' after loading, the search's) is a file://
+    one, or data inside the page.  The theme's repository widget asked GitHub's API for the
+    repository's stars and forks, once a browser session (it keeps the answer in the
+    session's storage): hence a browser of this test's own."""
+    browser = chromium(tmp_path_factory.mktemp("chromium-network"))
+    browser.set_page_load_timeout(60)
+    try:
+        _no_request_leaves_the_disk(site, browser)
+    finally:
+        browser.quit()
+
+
+def _no_request_leaves_the_disk(site: Path, browser: WebDriver) -> None:
+    requests(browser)  # the browser's own start
+    seen: list[str] = []
+    pages = ["index.html", "matrix.html#MERGE-8", "merge.html", "comparison.html", "cite.html",
+             "guides/benchmarks.html", "404.html", "merge/index.html#MERGE-8"]
+    for page in pages:
+        path, _, anchor = page.partition("#")
+        browser.get((site / path).as_uri() + (f"#{anchor}" if anchor else ""))
+        _wait(browser, "document.readyState === 'complete'", f"{page} did not load")
+        if page == "index.html":  # the search, which loads its index and worker
+            field = browser.find_element("css selector", "input.md-search__input")
+            browser.execute_script("arguments[0].focus()", field)
+            field.send_keys("MERGE-8")
+            _wait(browser, "document.querySelector('.md-search-result__item')",
+                  "the search showed no result")
+        browser.execute_script("return new Promise(r => setTimeout(r, 1000))")  # what follows
+        seen += requests(browser)
+    assert len([u for u in seen if u.startswith("file://")]) > 2 * len(pages), seen
+    # data in the page, or the browser's own (chrome://, its new-tab page); nothing else
+    outside = sorted({u for u in seen if urlsplit(u).scheme not in ("file", "data", "blob",
+                                                                      "about", "chrome")})
+    assert not outside, f"the site asked the network for: {outside}"
+
+
+def test_the_404_page_is_styled_from_disk(site: Path, browser: WebDriver) -> None:
+    """404.html's stylesheets and scripts load from disk: the theme's header is sticky and its
+    grid and numaspec.css's width applied, which no browser default gives."""
+    browser.get((site / "404.html").as_uri())
+    _wait(browser, "document.readyState === 'complete'", "404.html did not load")
+    styled = browser.execute_script(
+        "const h = document.querySelector('.md-header');"
+        "const g = document.querySelector('.md-grid');"
+        "return [h && getComputedStyle(h).position, g && getComputedStyle(g).maxWidth,"
+        " [...document.styleSheets].filter(s => s.href).map(s => s.href)]")
+    assert styled[0] == "sticky", styled
+    assert styled[1].endswith("px"), styled  # numaspec.css's 90rem; a browser's is none
+    assert styled[2], styled
+    assert all(href.startswith("file://") for href in styled[2]), styled
+    assert "404" in browser.find_element("css selector", "article").text
+    link = browser.execute_script(
+        "return document.querySelector('a.md-header__button.md-logo').getAttribute('href')")
+    assert link == "index.html"
 
 
 def test_search_finds_a_rule_by_its_id_from_disk(site: Path, browser: WebDriver) -> None:
