@@ -709,9 +709,12 @@ class _Site:
         """Where each rule holds, one row a rule and never a blank one: its ``Holds in``
         range, the pinned kubelet releases inside it, where the test run runs it against
         kubelet (``adapters/kubelet/COVERAGE.md``, when the checkout has it) and a strip of
-        one mark per minor."""
+        one mark per minor, under the minors' numbers, each mark titled with its release.  Each
+        chapter's table is in a ``numaspec-matrix`` block, whose header row stays in view
+        (docs/assets/stylesheets/numaspec.css, docs/assets/javascripts/matrix.js)."""
         minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 39)))
         pinned = {int(m.split(".")[1]) for m in self.releases}
+        version_of = {int(m.split(".")[1]): v for m, v in self.releases.items()}
         run = _coverage(REPO / "adapters" / "kubelet" / "COVERAGE.md")
         first, last = minors[0], minors[-1]
         lines = ["# Where each rule holds", "",
@@ -724,37 +727,47 @@ class _Site:
                  "in` line) and the pinned kubelet releases inside that range "
                  "(`adapters/kubelet/releases.json`).", "",
                  f"The last column has one mark per minor, 1.{first} on the left to 1.{last} "
-                 "on the right: ● the rule holds there and a release of that minor is pinned; "
-                 "○ it holds there and no release of that minor is built; · it does not hold "
-                 "there.", ""]
+                 "on the right, under the minor's number (a mark's tooltip names it): ● the "
+                 "rule holds there and a release of that minor is pinned; ○ it holds there and "
+                 "no release of that minor is built; · it does not hold there.", ""]
         by_chapter: dict[str, list[Rule]] = {}
         for rule in rules:
             by_chapter.setdefault(rule.file, []).append(rule)
         head = ["rule", "holds in", "pinned releases in range"]
         if run:
             head.append("run against kubelet")
-        head.append(f"1.{first} \u2192 1.{last}")
+        head.append(f'kubelet 1.{first}\u20131.{last}<br><span class="numaspec-strip '
+                    f'numaspec-strip-head" aria-hidden="true">'
+                    + "".join(f"<span>{m}</span>" for m in minors) + "</span>")
+
+        def mark(m: int, span: tuple[int, int] | None) -> str:
+            if span is None or not span[0] <= m <= span[1]:
+                return f'<span title="1.{m}: does not hold">\u00b7</span>'
+            if m in pinned:
+                return (f'<span title="1.{m}: holds; kubelet {version_of[m].removeprefix("v")} '
+                        'pinned">\u25cf</span>')
+            return f'<span title="1.{m}: holds; no release pinned">\u25cb</span>'
+
         for chapter in chapters:
             if chapter not in by_chapter:
                 continue
             page = self.page_of(chapter)
             lines += [f"## {page.removesuffix('.md')}", "",
+                      '<div class="numaspec-matrix" markdown>', "",
                       "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
             for rule in by_chapter[chapter]:
                 rid = rule.id
                 span = self.span(rid)
                 holds = rule.meta.get("Holds in", "").replace("|", "\\|") or "(no range)"
                 inside = [m for m in sorted(pinned) if span and span[0] <= m <= span[1]]
-                strip = "".join("·" if span is None or not span[0] <= m <= span[1] else
-                                "●" if m in pinned else "○" for m in minors)
+                strip = "".join(mark(m, span) for m in minors)
                 cells = [f'<span id="{rid}"></span>[{rid}]({page}#{rid})', holds,
                          _minor_ranges(inside) or "none"]
                 if run:
                     cells.append(run.get(rid, "not in COVERAGE.md"))
-                cells.append(f'<span class="numaspec-strip" title="1.{first} to 1.{last}">'
-                             f"{strip}</span>")
+                cells.append(f'<span class="numaspec-strip">{strip}</span>')
                 lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
+            lines += ["", "</div>", ""]
         return "\n".join(lines) + "\n"
 
     def cite_page(self) -> str:
