@@ -28,7 +28,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from numaspec.about import __version__
 from numaspec.conformance import commands
 from numaspec.conformance.cases import shapes as cases
 from numaspec.conformance.cases.vectors import add_subcommands
@@ -45,6 +44,19 @@ from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 from numaspec.protocols.merge_protocol import DEFAULT_MAX_MERGE_STEPS
 
 __all__ = ["SERVE_IMPL", "main", "run_options"]
+
+
+class _Version(argparse.Action):
+    """``--version``: numaspec's version, derived from git in a checkout (numaspec.about), so
+    asked for only when the option is given, not whenever the parser is built."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> NoReturn:
+        del namespace, values, option_string
+        from numaspec.about import version
+
+        print(f"numaspec {version()}")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -123,7 +135,7 @@ def _max_line(args: argparse.Namespace) -> int | None:
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="numaspec", description=_DESCRIPTION, epilog=_EPILOG)
-    parser.add_argument("--version", action="version", version=f"numaspec {__version__}",
+    parser.add_argument("--version", action=_Version, nargs=0,
                         help="print numaspec's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -57,6 +57,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -127,6 +128,7 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         config = yaml.safe_load((REPO / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
         theme = Path(tmp) / "theme"
         _footer(theme, version, commit)
+        _source_link(theme)
         config["theme"]["custom_dir"] = str(theme)
         config.setdefault("extra", {}).update(numaspec_version=version, numaspec_commit=commit)
         config.update(docs_dir=str(source), site_dir=str(out.resolve()), nav=nav,
@@ -138,21 +140,19 @@ def build(spec: Path, out: Path, *, keep: str | None = None, guides: Path = GUID
         _mkdocs(config_file)
         _patch_search_worker(out.resolve())
         _forwarders(out.resolve())
+        _relative_404(out.resolve(), str(config.get("site_url") or ""))
         return sum(1 for _ in source.rglob("*.md"))
 
 
 def provenance() -> tuple[str, str]:
-    """numaspec's version, from the installed distribution's metadata, and the commit of the
-    checkout the site is built from ("unknown" outside a git checkout)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+    """numaspec's version, derived from the checkout (numaspec.about: the release, or the
+    development version that names the distance from it and the commit; never the metadata an
+    editable install wrote when it was installed), and the commit of the checkout the site is
+    built from ("unknown" outside a git checkout)."""
+    from numaspec.about import from_git
+    from numaspec.about import version as numaspec_version
 
-    from numaspec import __version__
-
-    try:
-        version = installed("numaspec")
-    except PackageNotFoundError:  # run from a checkout that is not installed
-        version = __version__
+    version = from_git(REPO) or numaspec_version()
     try:
         done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "HEAD"],
                               capture_output=True, text=True, timeout=30, check=False)
@@ -174,6 +174,48 @@ def _footer(theme: Path, version: str, commit: str) -> None:
         f"    numaspec {html.escape(version)} at {at} \u00b7 "
         "<a href=\"{{ 'cite.html' | url }}\">How to cite</a> \u00b7 Apache-2.0\n"
         "  </div>\n</div>\n", encoding="utf-8")
+
+
+def _source_link(theme: Path) -> None:
+    """The theme's repository link (``repo_url``), overridden without its
+    ``data-md-component="source"``: the theme's script would otherwise ask GitHub's API for the
+    repository's stars and forks from the reader's browser, and the site loads nothing from
+    the network.  The link, its icon and the repository's name stay."""
+    (theme / "partials" / "source.html").write_text(
+        '<a href="{{ config.repo_url }}" title="{{ lang.t(\'source\') }}" class="md-source">\n'
+        '  <div class="md-source__icon md-icon">\n'
+        '    {% set icon = config.theme.icon.repo or "fontawesome/brands/git-alt" %}\n'
+        '    {% include ".icons/" ~ icon ~ ".svg" %}\n'
+        "  </div>\n"
+        '  <div class="md-source__repository">{{ config.repo_name }}</div>\n'
+        "</a>\n", encoding="utf-8")
+
+
+def _relative_404(site: Path, site_url: str) -> None:
+    """The theme writes ``404.html`` with absolute paths under ``site_url``'s path
+    (``/numaspec/assets/...``), for a server that answers it at any depth; from disk those
+    name nothing and the page is unstyled.  Its paths become relative to the site's root,
+    where the page is, and where it is served (not ``file:``) a ``<base>`` naming the root is
+    set before any of them is read, so it works at any depth there too."""
+    page = site / "404.html"
+    if not page.is_file():
+        return
+    root = urllib.parse.urlsplit(site_url).path or "/"
+    if not root.endswith("/"):
+        root += "/"
+    text = page.read_text(encoding="utf-8")
+    if root == "/" or f'"{root}' not in text:
+        return
+    text = text.replace(f'"base": "{root}"', '"base": "."')
+    text = text.replace(f'="{root}"', '="index.html"').replace(f'="{root}', '="')
+    text = text.replace(f'"search": "{root}', '"search": "')
+    base = ("<script>if (location.protocol !== \"file:\") {const b = "
+            "document.createElement(\"base\"); b.href = " + json.dumps(root)
+            + "; document.head.appendChild(b)}</script>")
+    head = re.search(r"<head>\s*", text)
+    if head is None:
+        raise SiteError("404.html has no <head>: the theme changed, so check _relative_404")
+    page.write_text(text[:head.end()] + base + "\n" + text[head.end():], encoding="utf-8")
 
 
 def _patch_search_worker(site: Path) -> None:
@@ -712,9 +754,12 @@ class _Site:
         """Where each rule holds, one row a rule and never a blank one: its ``Holds in``
         range, the pinned kubelet releases inside it, where the test run runs it against
         kubelet (``adapters/kubelet/COVERAGE.md``, when the checkout has it) and a strip of
-        one mark per minor."""
+        one mark per minor, under the minors' numbers, each mark titled with its release.  Each
+        chapter's table is in a ``numaspec-matrix`` block, whose header row stays in view
+        (docs/assets/stylesheets/numaspec.css, docs/assets/javascripts/matrix.js)."""
         minors = sorted({int(m.split(".")[1]) for m in self.releases} | set(range(18, 39)))
         pinned = {int(m.split(".")[1]) for m in self.releases}
+        version_of = {int(m.split(".")[1]): v for m, v in self.releases.items()}
         run = _coverage(REPO / "adapters" / "kubelet" / "COVERAGE.md")
         first, last = minors[0], minors[-1]
         lines = ["# Where each rule holds", "",
@@ -727,37 +772,47 @@ class _Site:
                  "in` line) and the pinned kubelet releases inside that range "
                  "(`adapters/kubelet/releases.json`).", "",
                  f"The last column has one mark per minor, 1.{first} on the left to 1.{last} "
-                 "on the right: ● the rule holds there and a release of that minor is pinned; "
-                 "○ it holds there and no release of that minor is built; · it does not hold "
-                 "there.", ""]
+                 "on the right, under the minor's number (a mark's tooltip names it): ● the "
+                 "rule holds there and a release of that minor is pinned; ○ it holds there and "
+                 "no release of that minor is built; · it does not hold there.", ""]
         by_chapter: dict[str, list[Rule]] = {}
         for rule in rules:
             by_chapter.setdefault(rule.file, []).append(rule)
         head = ["rule", "holds in", "pinned releases in range"]
         if run:
             head.append("run against kubelet")
-        head.append(f"1.{first} \u2192 1.{last}")
+        head.append(f'kubelet 1.{first}\u20131.{last}<br><span class="numaspec-strip '
+                    f'numaspec-strip-head" aria-hidden="true">'
+                    + "".join(f"<span>{m}</span>" for m in minors) + "</span>")
+
+        def mark(m: int, span: tuple[int, int] | None) -> str:
+            if span is None or not span[0] <= m <= span[1]:
+                return f'<span title="1.{m}: does not hold">\u00b7</span>'
+            if m in pinned:
+                return (f'<span title="1.{m}: holds; kubelet {version_of[m].removeprefix("v")} '
+                        'pinned">\u25cf</span>')
+            return f'<span title="1.{m}: holds; no release pinned">\u25cb</span>'
+
         for chapter in chapters:
             if chapter not in by_chapter:
                 continue
             page = self.page_of(chapter)
             lines += [f"## {page.removesuffix('.md')}", "",
+                      '<div class="numaspec-matrix" markdown>', "",
                       "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
             for rule in by_chapter[chapter]:
                 rid = rule.id
                 span = self.span(rid)
                 holds = rule.meta.get("Holds in", "").replace("|", "\\|") or "(no range)"
                 inside = [m for m in sorted(pinned) if span and span[0] <= m <= span[1]]
-                strip = "".join("·" if span is None or not span[0] <= m <= span[1] else
-                                "●" if m in pinned else "○" for m in minors)
+                strip = "".join(mark(m, span) for m in minors)
                 cells = [f'<span id="{rid}"></span>[{rid}]({page}#{rid})', holds,
                          _minor_ranges(inside) or "none"]
                 if run:
                     cells.append(run.get(rid, "not in COVERAGE.md"))
-                cells.append(f'<span class="numaspec-strip" title="1.{first} to 1.{last}">'
-                             f"{strip}</span>")
+                cells.append(f'<span class="numaspec-strip">{strip}</span>')
                 lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
+            lines += ["", "</div>", ""]
         return "\n".join(lines) + "\n"
 
     def cite_page(self) -> str:
@@ -777,8 +832,16 @@ class _Site:
         example = self.chapter_of.get("MERGE-8")
         rule_line = (f"[MERGE-8]({example}.md#MERGE-8) (its `Holds in`: "
                      f"{self.meta['MERGE-8'].get('Holds in', '')})" if example else "a rule")
-        mismatch = ("" if str(cff.get("version", "")) == self.version else
-                    f"\n!!! warning \"CITATION.cff names version {cff.get('version')}\"\n"
+        from numaspec.about import release_of
+
+        cited = str(cff.get("version", ""))
+        mismatch = ("" if cited == self.version else
+                    f"\n!!! note \"Between releases\"\n"
+                    f"    CITATION.cff names the last release, {cited}; this site is numaspec "
+                    f"{self.version}, a development version after it, whose version names its "
+                    "distance from the release and its commit: cite the version the site "
+                    "names.\n" if release_of(self.version) == cited else
+                    f"\n!!! warning \"CITATION.cff names version {cited}\"\n"
                     f"    This site was built from numaspec {self.version}; cite the version "
                     "the site names.\n")
         return f"""# How to cite
@@ -886,11 +949,15 @@ repository-code: "{url}"
                 produced = json.loads(report.read_text(encoding="utf-8")).get("tool_version")
             except (ValueError, AttributeError):
                 produced = None
+        from numaspec.about import release_of
+
         made = (f"by numaspec {produced}" if produced else "by numaspec")
+        # a version names its commit between releases, so only another release is worth a word
+        older = produced and release_of(produced) != release_of(self.version)
         note = (f"This report was produced {made}; this site is numaspec {self.version}"
                 + (f" at commit `{self.commit[:12]}`" if self.commit != "unknown" else "")
-                + (".  The report predates this version: `numaspec-dev regenerate --all` "
-                   "remakes it." if produced and produced != self.version else ".")
+                + (".  The report predates this release: `numaspec-dev regenerate --all` "
+                   "remakes it." if older else ".")
                 + "  Its table scrolls sideways, the rule column stays in place.")
 
         def link(target: str) -> str:

@@ -26,7 +26,6 @@ The suite, :mod:`numaspec.conformance`, sits above all of them, and the ``numasp
 (:mod:`numaspec.conformance.cli`) above the suite.
 """
 
-from numaspec.about import __version__
 from numaspec.errors import (
     AdapterError,
     CorruptCheckpointError,
@@ -210,3 +209,15 @@ __all__ = [
     "topology_merge",
     "what_if",
 ]
+
+#: numaspec's version (numaspec.about): derived from git in a checkout, so asked for only when
+#: read (PEP 562), not on every import.
+__version__: str
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        from numaspec.about import version
+
+        return version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

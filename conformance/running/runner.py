@@ -237,7 +237,8 @@ def for_implementation(cases: Sequence[Case], implementation: Implementation) ->
 
 
 def suite_version(vector_files: Sequence[str] = ()) -> str:
-    """RUN-6: the package version and a digest of the whole suite (every vector instance at
+    """RUN-6: numaspec's last release (``numaspec.about.RELEASE``, not the development version,
+    which changes with every commit) and a digest of the whole suite (every vector instance at
     every release, every property with its rules), so two reports that say the same suite ran
     the same cases.  It never depends on a run's selection (``-k``, ``--no-vectors``,
     ``--no-properties``, the releases an implementation declares): only ``vector_files``,
@@ -246,9 +247,9 @@ def suite_version(vector_files: Sequence[str] = ()) -> str:
     for case in load_cases(vector_files=vector_files):
         digest.update(json.dumps([case.id, case.op, case.rules, case.case, case.expected],
                                  sort_keys=True).encode())
-    from numaspec import __version__
+    from numaspec.about import RELEASE
 
-    return f"{__version__}+{digest.hexdigest()[:12]}"
+    return f"{RELEASE}+{digest.hexdigest()[:12]}"
 
 
 # --- one vector ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
-from numaspec.about import __version__
+from numaspec.about import version as numaspec_version
 from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
 from numaspec.limits import MAX_LINE_BYTES
 from numaspec.node.admission import Node
@@ -168,7 +168,7 @@ class ReferenceAdapter:
     def start(self) -> dict[str, Any]:
         return {
             "name": "numaspec-reference",
-            "version": __version__,
+            "version": numaspec_version(),
             "language": "python",
             "homepage": "https://github.com/numaspec/numaspec",
             "issues": "https://github.com/numaspec/numaspec/issues",

@@ -160,13 +160,19 @@ def _commit() -> str:
 
 
 def _version() -> str:
-    from importlib.metadata import version
+    """The checkout's version as numaspec derives it (never an editable install's metadata,
+    written when it was installed)."""
+    from numaspec.about import version
 
-    return version("numaspec")
+    return version()
 
 
 def test_every_page_names_numaspec_s_version_and_commit(site: Path) -> None:
+    from numaspec.about import RELEASE
+
     commit = _commit()
+    # between releases the version itself names the commit, so a citation of it alone does
+    assert _version() == RELEASE or f"+g{commit[:7]}" in _version()
     pages = sorted(p for p in site.rglob("*.html")
                    if p.parent.name not in ("assets", "search") and p.name != "404.html"
                    and 'http-equiv="refresh"' not in p.read_text("utf-8"))
@@ -228,10 +234,20 @@ def test_the_entry_page_and_how_to_cite(site: Path) -> None:
 
 
 def test_citation_cff_names_the_package_s_version() -> None:
+    """CITATION.cff names the release the package's version is or follows (a development
+    version names the release before it, numaspec.about), which is CHANGELOG.md's newest
+    numbered section, of the same date."""
     import yaml
 
+    from numaspec.about import RELEASE, release_of
+
     cff = yaml.safe_load((REPO / "CITATION.cff").read_text("utf-8"))
-    assert str(cff["version"]) == _version()
+    assert str(cff["version"]) == RELEASE
+    assert release_of(_version()) == RELEASE, _version()
+    newest = re.search(r"^## (\d+\.\d+\.\d+) \u2014 (\S+)$",
+                       (REPO / "CHANGELOG.md").read_text("utf-8"), re.MULTILINE)
+    assert newest is not None
+    assert newest.groups() == (RELEASE, str(cff["date-released"]))
 
 
 def _spec_copy(tmp_path: Path) -> Path:

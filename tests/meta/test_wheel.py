@@ -1,7 +1,8 @@
 """The built wheel is the suite: installed alone in a fresh environment (no pytest, mypy, ruff,
 CrossHair or MkDocs), it runs the conformance vectors against the reference, and its suite is
 the checkout's (the same suite version, RUN-6: the wheel carries the spec chapters, vectors,
-schemas and data the suite reads)."""
+schemas and data the suite reads).  It is built as from an sdist, with no git at hand, and
+names the checkout's version (reference/about.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from numaspec.about import version
 from numaspec.conformance.running.runner import suite_version
 from numaspec_tools import REPO
 
 
 def _sources(into: Path) -> Path:
     """A copy of the checkout's sources to build from: setuptools builds in the source tree
-    (``build/``, ``*.egg-info``), and a test leaves no file behind in the checkout."""
+    (``build/``, ``*.egg-info``), and a test leaves no file behind in the checkout.  Like an
+    unpacked sdist, it has no ``.git`` and a ``PKG-INFO`` naming the checkout's version, which
+    the build reads (as the release's wheel is built from its sdist)."""
     def skip(folder: str, names: list[str]) -> set[str]:
         del folder
         return {n for n in names if n in (".git", ".venv", "build", "dist", "site", "bin",
@@ -31,6 +35,8 @@ def _sources(into: Path) -> Path:
                 or n.endswith(".egg-info")}
 
     shutil.copytree(REPO, into, ignore=skip)
+    (into / "PKG-INFO").write_text(f"Metadata-Version: 2.4\nName: numaspec\n"
+                                   f"Version: {version()}\n", encoding="utf-8")
     return into
 
 
@@ -64,9 +70,11 @@ def test_the_wheel_runs_the_suite_with_no_developer_tools(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     header = json.loads((run / "report" / "report.jsonl").read_text("utf-8").splitlines()[0])
     assert header["suite_version"] == suite_version()
-    version = subprocess.run([str(env_dir / "bin" / "numaspec"), "--version"],
+    # the checkout's version, read from the metadata once installed (no git, no PKG-INFO there)
+    assert header["tool_version"] == version()
+    printed = subprocess.run([str(env_dir / "bin" / "numaspec"), "--version"],
                              capture_output=True, text=True, cwd=run)
-    assert version.stdout.strip() == f"numaspec {header['tool_version']}"
+    assert printed.stdout.strip() == f"numaspec {version()}"
     rule = subprocess.run([str(env_dir / "bin" / "numaspec"), "rule", "MERGE-8", "--json"],
                           capture_output=True, text=True, cwd=run)
     assert rule.returncode == 0, rule.stderr

@@ -61,7 +61,8 @@ def ensure_chromium() -> None:
 def chromium(scratch: Path, width: int = 1920, height: int = 1080) -> WebDriver:
     """A headless Chromium, driven through Debian's chromedriver, that keeps its profile and
     its temporary files (the singleton socket's directory, which it makes under ``TMPDIR``)
-    in ``scratch``, so a test leaves nothing in /tmp."""
+    in ``scratch``, so a test leaves nothing in /tmp.  Its DevTools network events are logged
+    (:func:`requests` reads them), so a test can tell every request a page made."""
     ensure_chromium()
     try:
         from selenium import webdriver
@@ -73,6 +74,25 @@ def chromium(scratch: Path, width: int = 1920, height: int = 1080) -> WebDriver:
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  f"--window-size={width},{height}", f"--user-data-dir={scratch / 'profile'}"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     environment = {**os.environ, "TMPDIR": str(scratch)}
     return webdriver.Chrome(options=options,
                             service=Service(str(CHROMEDRIVER), env=environment))
+
+
+def requests(driver: WebDriver) -> list[str]:
+    """The URL of every request the browser's pages (and their frames) began since the last
+    call: DevTools' ``Network.requestWillBeSent`` events from chromedriver's performance
+    log, whatever became of the request (a request to a host that cannot be reached is
+    still one)."""
+    import json
+
+    from selenium.webdriver.remote.command import Command
+
+    urls: list[str] = []
+    # Chrome's own get_log, which the remote WebDriver's type does not declare
+    for entry in driver.execute(Command.GET_LOG, {"type": "performance"})["value"]:
+        event = json.loads(entry["message"])["message"]
+        if event.get("method") == "Network.requestWillBeSent":
+            urls.append(str(event["params"]["request"]["url"]))
+    return urls
