@@ -269,8 +269,11 @@ def _admitted_split(answer: Mapping[str, Any]) -> str | None:
     for container in (answer.get("decision") or {}).get("containers") or []:
         placed = _placed_on(container, free)
         if len(set(placed.values())) > 1:
-            listed = _and([f"{'CPUs' if r == 'cpu' else r} on {_where(n)}"
-                           for r, n in placed.items()])
+            together: dict[tuple[int, ...], list[str]] = {}
+            for resource, numa in placed.items():
+                together.setdefault(numa, []).append("CPUs" if resource == "cpu" else resource)
+            listed = _and([f"{_and(names)} on {_where(numa)}"
+                           for numa, names in together.items()])
             said.append(f"container {container.get('name')} has {listed}")
     for container in (answer.get("dra") or {}).get("containers") or []:
         groups: dict[tuple[int, ...], list[str]] = {}

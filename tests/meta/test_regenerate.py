@@ -45,7 +45,7 @@ def test_the_steps_chosen() -> None:
                                   check=False)
         return [s.name for s in regenerate.chosen(args)]
 
-    assert names() == ["parts", "checked-by", "coverage", "operator-state"]
+    assert names() == ["parts", "checked-by", "coverage", "operator-state", "transcripts"]
     assert names("--go") == [*names(), "kube-fields", "upstream-links", "quantity-table",
                              "checkpoints", "dracpu"]
     assert names("--all") == [s.name for s in regenerate.STEPS]

@@ -5,7 +5,8 @@ OPS-9) of the scenario's node after it admitted the scenario's running pods in o
 
 ``tests/operators/test_operator.py`` fails when the committed files differ from what this writes.
 Scenarios: ``two-socket`` (the sysfs fixture with ``kube/``'s configuration and pods),
-``seed001`` and ``seed004`` (the seeds' worked examples).
+``seed001`` and ``seed004`` (the seeds' worked examples), ``gpu-node`` (the operators' guide's
+transcript).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SCENARIOS = {
     "two-socket": ("1.30.14", FIXTURES / "kube" / "pods.yaml"),
     "seed001": ("1.30.14", HERE / "seed001" / "running.yaml"),
     "seed004": ("1.33.13", HERE / "seed004" / "running.yaml"),
+    # the operators' guide's transcript (issue 57): a GPU node made for it
+    "gpu-node": ("1.34.9", HERE / "gpu-node" / "running.yaml"),
 }
 
 

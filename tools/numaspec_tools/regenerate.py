@@ -98,6 +98,10 @@ def _operator_state() -> None:
     _python("-m", "numaspec_tools.operator_state")
 
 
+def _transcripts() -> None:
+    _python("-m", "numaspec_tools.transcripts")
+
+
 def _kube_fields() -> None:
     from numaspec_tools.kube_fields import write
 
@@ -202,6 +206,8 @@ STEPS = (
          ("adapters/kubelet/COVERAGE.md",), False, False, _coverage),
     Step("operator-state", "the operator scenarios' state files (tests/fixtures/operator)",
          ("tests/fixtures/operator/*/state/**/*",), False, False, _operator_state),
+    Step("transcripts", "the guides' transcripts, run (docs/guides/*.md)",
+         ("docs/guides/*.md",), False, False, _transcripts),
     Step("kube-fields", "the fields of the Kubernetes objects operators import, per pinned "
          "release (spec/data/kube-fields.json)", ("spec/data/kube-fields.json",), True, False,
          _kube_fields),
