@@ -100,6 +100,21 @@ def test_a_key_given_twice_is_an_error() -> None:
         pods(body.replace('"name": "a"', '"name": "a", "name": "b"'))
 
 
+def test_a_kubelet_configuration_s_key_given_twice_keeps_the_last(tmp_path: Path) -> None:
+    """KCONF-1: kubelet's lenient decoding keeps the last (tests/upstream/kubelet
+    test_kubelet_config_go.py checks it against kubelet's loader); numaspec too, and says so."""
+    from numaspec.operators.importers.kubelet_config import read_kubelet_config
+
+    path = tmp_path / "kc.yaml"
+    path.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                    "topologyManagerPolicy: single-numa-node\n"
+                    "topologyManagerPolicy: best-effort\n", "utf-8")
+    with pytest.warns(NumaspecWarning, match=r"the key 'topologyManagerPolicy' is given twice "
+                      r"\(line 4\): the last one counts"):
+        config = read_kubelet_config(path, kubelet_version="1.34")
+    assert config.topology_manager_policy == "best-effort"
+
+
 def test_workloads_lists_and_nodes_are_checked_where_they_hold_the_pod(tmp_path: Path) -> None:
     deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
                   "  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: web\n"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from numaspec.errors import (
     LimitExceededError,
     NotModelledError,
     NumaspecError,
+    NumaspecWarning,
 )
 from numaspec.limits import MAX_CONTAINERS
 from numaspec.node.pods import Container, Pod, PodResources, parse_resources
@@ -48,40 +50,53 @@ class _TwiceError(yaml.constructor.ConstructorError):
     pass
 
 
-class _Loader(_BASE):  # type: ignore[misc]
-    """KCONF-12: YAML as the API server's strict decoding reads it: a key given twice in one
-    mapping is an error naming its line, never the last one silently winning."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, str) and key in seen:
-                mark = key_node.start_mark
-                raise _TwiceError(
-                    None, None, f"the key {key!r} is given twice in one mapping (which one "
-                    "counts is a guess numaspec does not make)", mark)
-            if isinstance(key, str):
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+#: KCONF-1: what a key given twice in one mapping is: an error (the API server's strict field
+#: validation, kubectl's default, refuses it), or the last one counting, with a warning
+#: (kubelet's lenient decoding of its configuration file keeps the last).
+TWICE = ("error", "last")
 
 
-_LOADER: Any = _Loader
+def _loader(twice: list[tuple[str, str]] | None) -> Any:
+    """A YAML loader that refuses a key given twice in one mapping (``twice`` None), or notes
+    it in ``twice`` (key, line) and keeps the last."""
+
+    class Loader(_BASE):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[object] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, str) and key in seen:
+                    mark = key_node.start_mark
+                    if twice is None:
+                        raise _TwiceError(None, None, f"the key {key!r} is given twice in one "
+                                          "mapping (which one counts is a guess numaspec does "
+                                          "not make)", mark)
+                    twice.append((key, f"line {mark.line + 1}"))
+                if isinstance(key, str):
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 class _Duplicate(ValueError):
     pass
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """KCONF-12: the same for JSON."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(f"the key {key!r} is given twice in one object (which one counts "
-                             "is a guess numaspec does not make)")
-        out[key] = value
-    return out
+def _pairs(twice: list[tuple[str, str]] | None) -> Any:
+    """The same for JSON (``json.loads``'s ``object_pairs_hook``)."""
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                if twice is None:
+                    raise _Duplicate(f"the key {key!r} is given twice in one object (which one "
+                                     "counts is a guess numaspec does not make)")
+                twice.append((key, "in one object"))
+            out[key] = value
+        return out
+    return hook
+
 
 #: KCONF-6: the kinds whose pod template is read, and where the template sits.
 _TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -131,7 +146,7 @@ def _check_tree(document: object, where: str) -> None:
 
 
 def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | None = None,
-                   source: str = "") -> list[tuple[str, object]]:
+                   source: str = "", twice: str = "error") -> list[tuple[str, object]]:
     """KCONF-1: the documents of a YAML (one or several, ``---``) or JSON file, each with its
     location: ``(file, doc)`` for a single document, ``(f"{file}: document {n}", doc)`` (from
     1) when there are several.  Empty documents are dropped.  Every failure is an
@@ -140,10 +155,13 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
         raise TypeError("give exactly one of path and text")
     name = source or (os.fspath(path) if path is not None else "<text>")
     body = _read_text(path) if path is not None else text
+    if twice not in TWICE:
+        raise ValueError(f"twice must be one of {TWICE}")
+    noted: list[tuple[str, str]] | None = [] if twice == "last" else None
     assert body is not None
     if body.lstrip()[:1] in ("{", "["):
         try:
-            documents: list[object] = [json.loads(body, object_pairs_hook=_no_duplicates)]
+            documents: list[object] = [json.loads(body, object_pairs_hook=_pairs(noted))]
         except RecursionError:
             raise LimitExceededError("JSON nested too deeply", where=name) from None
         except _Duplicate as exc:
@@ -152,7 +170,7 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
             raise InputFileError(f"not JSON: {exc}", where=name) from None
     else:
         try:
-            documents = list(yaml.load_all(body, Loader=_LOADER))
+            documents = list(yaml.load_all(body, Loader=_loader(noted)))
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark
             at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -161,6 +179,10 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
             raise InputFileError(f"not YAML{at}: {exc.problem or exc}", where=name) from None
         except (yaml.YAMLError, RecursionError, ValueError) as exc:
             raise InputFileError(f"not YAML: {exc}", where=name) from None
+    for key, line in noted or ():
+        warnings.warn(NumaspecWarning(f"the key {key!r} is given twice ({line}): the last one "
+                                      "counts, as kubelet reads its configuration", where=name),
+                      stacklevel=2)
     several = len(documents) > 1
     out = []
     for number, document in enumerate(documents, start=1):

@@ -53,7 +53,9 @@ def read_kubelet_config(path: str | os.PathLike[str], *,
 
     The kubelet version is not in either: give it (a string such as ``"v1.30.14"``, or
     :func:`read_kubelet_version` of the Node object)."""
-    documents = load_documents(path)
+    # KCONF-1: a key given twice: the last counts, with a warning, as kubelet's lenient
+    # decoding reads it (checked against kubelet's loader: kconf)
+    documents = load_documents(path, twice="last")
     name = os.fspath(path)
     if len(documents) != 1:
         raise InputFileError(f"{len(documents)} documents: a kubelet configuration file holds "

@@ -236,3 +236,21 @@ def test_eviction_defaults_per_release(tmp_path: Path) -> None:
     new = read_kubelet_config(path, kubelet_version="v1.30.14").eviction_hard or {}
     assert set(new) - set(old) == {"imagefs.inodesFree"}
     assert old == {k: v for k, v in new.items() if k != "imagefs.inodesFree"}
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_a_key_given_twice_as_kubelet_reads_it(tmp_path: Path, minor: str) -> None:
+    """KCONF-1, KCONF-12: a KubeletConfiguration giving a key twice: kubelet's strict decoding
+    fails and its lenient one keeps the last; numaspec keeps the last too, with a warning."""
+    header = ('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n'
+              'topologyManagerPolicy: single-numa-node\n')
+    files = [tmp_path / "twice.yaml", tmp_path / "twice.json"]
+    files[0].write_text(header + "topologyManagerPolicy: best-effort\n", "utf-8")
+    files[1].write_text('{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": '
+                        '"KubeletConfiguration", "topologyManagerPolicy": "single-numa-node", '
+                        '"topologyManagerPolicy": "best-effort"}', "utf-8")
+    answers = kubelet_reads(minor, files)
+    for path in files:
+        with pytest.warns(NumaspecWarning, match="'topologyManagerPolicy' is given twice"):
+            assert judge(path, minor, answers[path]) == "both read the same values"
+        assert answers[path]["config"]["topologyManagerPolicy"] == "best-effort"
