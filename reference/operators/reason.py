@@ -201,10 +201,6 @@ def _verdict(answer: Mapping[str, Any], policy: str) -> str:
             f"{decision.get('message')}")
 
 
-def _where(numa: Sequence[int]) -> str:
-    return ("NUMA node " if len(numa) == 1 else "NUMA nodes ") + ",".join(map(str, numa))
-
-
 def _refusal_split(answer: Mapping[str, Any]) -> str | None:
     """OPS-12: why nothing fit, across resources: which NUMA nodes have enough of each, from the
     free table (before admission, so said only for the first step admitted)."""
@@ -225,9 +221,9 @@ def _refusal_split(answer: Mapping[str, Any]) -> str | None:
             at = [n for n, have in per.items() if have == most]
             parts.append(f"no {_label_of(resource)} is free on any NUMA node" if most == 0 else
                          f"no NUMA node has {what} free (the most is "
-                         f"{_shown(resource, most)}, on {_where(at)})")
+                         f"{_shown(resource, most)}, on {_nodes(at)})")
         elif len(enough) < len(per):
-            parts.append(f"{what} {'is' if need == 1 else 'are'} free only on {_where(enough)}")
+            parts.append(f"{what} {'is' if need == 1 else 'are'} free only on {_nodes(enough)}")
     if not parts:
         return None
     return "Across resources: " + _and(parts)
@@ -261,6 +257,12 @@ def _label_of(resource: str) -> str:
     return {"cpu": "CPU", "memory": "memory"}.get(resource, resource)
 
 
+def _held(name: str) -> str:
+    """What a container holds, as a split names it: its CPUs (``cpu`` in the decision,
+    ``cpus`` among DRA's placements), else the resource or the claim."""
+    return "CPUs" if name in ("cpu", "cpus") else name
+
+
 def _admitted_split(answer: Mapping[str, Any]) -> str | None:
     """OPS-12: an admitted pod whose resources landed on different NUMA nodes, said plainly:
     the Topology Manager's (best-effort, none, or a hint wider than one node) and DRA's."""
@@ -271,8 +273,8 @@ def _admitted_split(answer: Mapping[str, Any]) -> str | None:
         if len(set(placed.values())) > 1:
             together: dict[tuple[int, ...], list[str]] = {}
             for resource, numa in placed.items():
-                together.setdefault(numa, []).append("CPUs" if resource == "cpu" else resource)
-            listed = _and([f"{_and(names)} on {_where(numa)}"
+                together.setdefault(numa, []).append(_held(resource))
+            listed = _and([f"{_and(names)} on {_nodes(numa)}"
                            for numa, names in together.items()])
             said.append(f"container {container.get('name')} has {listed}")
     for container in (answer.get("dra") or {}).get("containers") or []:
@@ -280,11 +282,11 @@ def _admitted_split(answer: Mapping[str, Any]) -> str | None:
         for item in container.get("placed") or []:
             numa = item.get("numa")
             if numa is not None:
-                name = "CPUs" if item.get("name") == "cpus" else str(item.get("name"))
+                name = _held(str(item.get("name")))
                 groups.setdefault(tuple(numa), []).append(name)
         if len(groups) > 1 and any(p.get("as_placed") == "apart" and not p.get("aligned_by")
                                    for p in container.get("pairs") or []):
-            listed = _and([f"{_and(names)} on {_where(numa)}" for numa, names in groups.items()])
+            listed = _and([f"{_and(names)} on {_nodes(numa)}" for numa, names in groups.items()])
             said.append(f"container {container.get('name')} has {listed}: nothing aligns DRA's "
                         "devices with what the Topology Manager places (DEV-8)")
     if not said:

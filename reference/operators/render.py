@@ -425,15 +425,10 @@ def _largest(console: Console, answer: Mapping[str, Any]) -> None:
                            f"{answer.get('unit')}, {answer.get('searched')} tried): the rest "
                            "of the pod does not fit as it is", style="bold red"))
         return
-    if str(answer.get("largest")) in ("0", "0Mi", "0Gi"):
-        console.print(Text(f"Largest {what} admitted: none (the pod is admitted only without "
-                           f"it; {answer.get('searched')} sizes tried, in steps of "
-                           f"{answer.get('unit')})", style="bold"))
-        _decision(console, {"decision": answer.get("decision")})
-        _rules(console, answer.get("rules") or [])
-        return
-    console.print(Text(f"Largest {what} admitted: {answer.get('largest')} "
-                       f"({answer.get('searched')} sizes tried, in steps of "
-                       f"{answer.get('unit')})", style="bold"))
+    largest = str(answer.get("largest"))
+    amount = ("none (the pod is admitted only without it; " if largest in ("0", "0Mi", "0Gi")
+              else f"{largest} (")
+    console.print(Text(f"Largest {what} admitted: {amount}{answer.get('searched')} sizes "
+                       f"tried, in steps of {answer.get('unit')})", style="bold"))
     _decision(console, {"decision": answer.get("decision")})
     _rules(console, answer.get("rules") or [])

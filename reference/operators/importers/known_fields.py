@@ -37,7 +37,7 @@ from typing import Any
 from numaspec.errors import InputFileError, NumaspecWarning
 from numaspec.operators.importers.files import field_at
 
-__all__ = ["check_kubelet_config", "check_object", "kinds"]
+__all__ = ["check_kubelet_config", "check_object"]
 
 #: KCONF-12: the fields numaspec reads for an answer, by type: a near miss of one is an error.
 READ: Mapping[str, frozenset[str]] = {
@@ -75,12 +75,6 @@ def _data() -> dict[str, Any]:
     text = resources.files("numaspec.data").joinpath("kube-fields.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
-
-
-def kinds() -> Mapping[str, str]:
-    """The kinds checked, and their types."""
-    kinds_: dict[str, str] = _data()["kinds"]
-    return kinds_
 
 
 def _name(type_name: str) -> str:
