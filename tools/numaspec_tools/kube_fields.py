@@ -16,13 +16,13 @@ and opaque objects are not looked into.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from numaspec_tools import REPO
+from numaspec_tools.builds.kubelet import TABLE_RELEASES
+from numaspec_tools.builds.modules import ModuleUnavailable, download
 
 __all__ = ["OUT", "generate"]
 
@@ -53,15 +53,11 @@ def _short(name: str) -> str:
     return name
 
 
-def _module_dir(module: str, version: str, toolchain: str) -> Path:
-    done = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"],
-                          capture_output=True, text=True, check=False,
-                          env={**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": toolchain})
-    info = json.loads(done.stdout or "{}")
-    if done.returncode != 0 or not info.get("Dir"):
-        raise SystemExit(f"kube-fields: {module}@{version} is not in the module cache nor "
-                         f"served: {info.get('Error') or done.stderr.strip()}")
-    return Path(info["Dir"])
+def _module_dir(module: str, version: str, toolchain: str | None) -> Path:
+    try:
+        return download(module, version, toolchain=toolchain)
+    except ModuleUnavailable as exc:
+        raise SystemExit(f"kube-fields: {exc}") from None
 
 
 def _object_type(schema: dict[str, Any]) -> str | None:
@@ -112,13 +108,12 @@ def _kubelet_fields(types_go: str) -> set[str]:
 
 
 def generate() -> dict[str, Any]:
-    releases = json.loads((REPO / "adapters" / "kubelet" / "releases.json")
-                          .read_text(encoding="utf-8"))["releases"]
-    versions = [r["version"] for r in releases]
+    releases = list(TABLE_RELEASES.values())
+    versions = [release.version for release in releases]
     types: dict[str, dict[str, str | None]] = {}
     kubelet: set[str] = set()
     for release in releases:
-        version, toolchain = release["version"], release.get("toolchain", "local")
+        version, toolchain = release.version, release.toolchain
         root = _module_dir("k8s.io/kubernetes", version, toolchain)
         swagger = json.loads((root / "api" / "openapi-spec" / "swagger.json")
                              .read_text(encoding="utf-8"))

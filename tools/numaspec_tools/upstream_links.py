@@ -21,7 +21,6 @@ the tags are immutable, so a line number found once stays right.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from collections.abc import Callable, Iterable
@@ -31,6 +30,7 @@ from pathlib import Path
 
 from numaspec.rules import Citation, Cite, Rule, parse_rules, upstream_pieces
 from numaspec_tools import REPO
+from numaspec_tools.builds import modules
 
 TABLE = REPO / "docs" / "upstream-links.json"
 MODULE = "k8s.io/kubernetes"
@@ -110,9 +110,9 @@ def _defined(path: Path) -> Definitions | None:
 
 def pinned() -> list[tuple[int, str]]:
     """The pinned kubelet releases as (minor, version), oldest first."""
-    rows = json.loads((REPO / "adapters" / "kubelet" / "releases.json").read_text(
-        encoding="utf-8"))["releases"]
-    return sorted((int(r["minor"].split(".")[1]), r["version"]) for r in rows)
+    from numaspec_tools.builds.kubelet import TABLE_RELEASES
+
+    return sorted((int(minor.split(".")[1]), r.version) for minor, r in TABLE_RELEASES.items())
 
 
 def candidates(low: int, high: int, releases: Iterable[tuple[int, str]]) -> list[str]:
@@ -221,14 +221,10 @@ def load(path: Path = TABLE) -> dict[str, list[Row]]:
     return {rule: [(r[0], r[1], r[2], r[3], r[4]) for r in rows] for rule, rows in data.items()}
 
 
-def _go_env() -> dict[str, str]:
-    return {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
-
-
 def module_cache() -> Path:
     """The Go module cache (``go env GOMODCACHE``)."""
     done = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
-                          check=True, env=_go_env(), cwd=REPO)
+                          check=True, env=modules.go_environment("local"), cwd=REPO)
     return Path(done.stdout.strip())
 
 
@@ -239,18 +235,10 @@ def cached(module: str, version: str, cache_dir: Path | None = None) -> Path:
 
 
 def download(module: str, version: str) -> Path:
-    """``module`` at ``version`` in the module cache, downloaded if it is not there (``go mod
-    download``); :class:`RuntimeError` saying why when it cannot be had."""
-    done = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"],
-                          capture_output=True, text=True, env=_go_env(), cwd=REPO, timeout=1800)
-    try:
-        info = json.loads(done.stdout or "{}")
-    except json.JSONDecodeError:
-        info = {}
-    if done.returncode != 0 or not info.get("Dir") or not Path(info["Dir"]).is_dir():
-        why = info.get("Error") or (done.stderr.strip().splitlines() or ["no Dir"])[-1]
-        raise RuntimeError(f"{module}@{version} could not be had with go mod download: {why}")
-    return Path(info["Dir"])
+    """``module`` at ``version`` in the module cache, downloaded if it is not there;
+    :class:`~numaspec_tools.builds.modules.ModuleUnavailable` (a RuntimeError) saying why
+    when it cannot be had."""
+    return modules.download(module, version, toolchain="local")
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ copy; the others from the copy's own root.  The copy is removed afterwards.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ import attrs
 
 from numaspec.conformance.cases.upstream_findings import Change, Finding
 from numaspec_tools import REPO
+from numaspec_tools.builds.modules import ModuleUnavailable, download, go_environment
 
 ROOT = REPO / "adapters" / "findings"
 #: What a test may take, compile included (a cold module cache downloads the module first).
@@ -64,28 +64,15 @@ class Unavailable(CheckError):
 
 
 def _go_env(found: Finding | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("GOTOOLCHAIN", "local")
-    if found is not None and found.toolchain:
-        env["GOTOOLCHAIN"] = found.toolchain
-    env["GOFLAGS"] = "-mod=mod"
-    return env
+    return go_environment(found.toolchain if found is not None else None)
 
 
 def _download(found: Finding, where: Path) -> Path:
-    done = subprocess.run(["go", "mod", "download", "-json", f"{found.module}@{found.version}"],
-                          cwd=where, capture_output=True, text=True, env=_go_env(found),
-                          timeout=TIMEOUT)
     try:
-        info = json.loads(done.stdout or "{}")
-    except json.JSONDecodeError:
-        info = {}
-    source = Path(info.get("Dir", "")) if info.get("Dir") else None
-    if done.returncode != 0 or source is None or not source.is_dir():
-        why = info.get("Error") or done.stderr.strip().splitlines()[-1:] or ["no Dir"]
-        raise Unavailable(f"{found.id}: {found.module}@{found.version} could not be had from "
-                         f"the module proxy: {why if isinstance(why, str) else why[0]}")
-    return source
+        return download(found.module, found.version, toolchain=found.toolchain or None,
+                        cwd=where, timeout=TIMEOUT)
+    except ModuleUnavailable as exc:
+        raise Unavailable(f"{found.id}: {exc}") from None
 
 
 def _patched_files(patch: str) -> set[str]:
