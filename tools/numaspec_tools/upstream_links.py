@@ -234,11 +234,24 @@ def cached(module: str, version: str, cache_dir: Path | None = None) -> Path:
     return (cache_dir or module_cache()) / f"{module}@{version}"
 
 
+def release_of(module: str, version: str) -> str:
+    """The kubelet release a module's version belongs to: k8s.io/kubernetes's own, or v1.N.P
+    for a staging module's v0.N.P."""
+    return version if module == MODULE else "v1" + version[version.index("."):]
+
+
 def download(module: str, version: str) -> Path:
     """``module`` at ``version`` in the module cache, downloaded if it is not there;
     :class:`~numaspec_tools.builds.modules.ModuleUnavailable` (a RuntimeError) saying why
     when it cannot be had."""
-    return modules.download(module, version, toolchain="local")
+    from numaspec_tools.builds.kubelet import TABLE_RELEASES
+
+    # the release's own Go where it needs a newer one (1.38): a cold module cache cannot
+    # download its modules with the machine's Go
+    release = release_of(module, version)
+    toolchain = next((r.toolchain for r in TABLE_RELEASES.values() if r.version == release),
+                     None)
+    return modules.download(module, version, toolchain=toolchain or "local")
 
 
 def main() -> None:

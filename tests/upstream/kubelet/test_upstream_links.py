@@ -52,9 +52,8 @@ def source(module: str, version: str) -> Path:
     if path.is_dir():
         return path
     if not REQUIRED:
-        release = version if module == links.MODULE else "v1" + version[version.index("."):]
-        raise Missing(f"kubelet {release}" + (f" (its {module}@{version})"
-                                              if module != links.MODULE else ""))
+        raise Missing(f"kubelet {links.release_of(module, version)}"
+                      + (f" (its {module}@{version})" if module != links.MODULE else ""))
     try:
         return links.download(module, version)
     except RuntimeError as error:
