@@ -509,12 +509,13 @@ def largest_pod(files: NodeFiles, pod: Pod, resource: str, *, container: str | N
                                 f"{', '.join(names)})", where="--container")
     unit, top = _search_space(node, resource)
     tried = 0
+    asked_qos = qos_class(pod)
 
     def admits(units: int) -> dict[str, Any] | None:
         nonlocal tried
         tried += 1
         candidate = _scaled(pod, target, resource, Fraction(units * unit))
-        if qos_class(candidate) is not qos_class(pod):
+        if qos_class(candidate) is not asked_qos:
             return None  # none at all makes another QoS class: another question (QOS-1)
         try:
             found = _explain_on(node, candidate)
@@ -542,7 +543,7 @@ def largest_pod(files: NodeFiles, pod: Pod, resource: str, *, container: str | N
                 best = (units, found)
     without = qos_class(_scaled(pod, target, resource, Fraction(0)))
     return {"kind": "largest", "resource": resource, "container": target,
-            "qos_without": None if without is qos_class(pod) else without.value,
+            "qos_without": None if without is asked_qos else without.value,
             "unit": _unit_text(resource, unit), "searched": tried,
             "largest": None if best is None else _amount_text(resource, best[0] * unit),
             "decision": None if best is None else best[1]["decision"],

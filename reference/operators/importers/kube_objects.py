@@ -50,12 +50,6 @@ class _TwiceError(yaml.constructor.ConstructorError):
     pass
 
 
-#: KCONF-1: what a key given twice in one mapping is: an error (the API server's strict field
-#: validation, kubectl's default, refuses it), or the last one counting, with a warning
-#: (kubelet's lenient decoding of its configuration file keeps the last).
-TWICE = ("error", "last")
-
-
 def _loader(twice: list[tuple[str, str]] | None) -> Any:
     """A YAML loader that refuses a key given twice in one mapping (``twice`` None), or notes
     it in ``twice`` (key, line) and keeps the last."""
@@ -146,7 +140,7 @@ def _check_tree(document: object, where: str) -> None:
 
 
 def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | None = None,
-                   source: str = "", twice: str = "error") -> list[tuple[str, object]]:
+                   source: str = "", keep_last: bool = False) -> list[tuple[str, object]]:
     """KCONF-1: the documents of a YAML (one or several, ``---``) or JSON file, each with its
     location: ``(file, doc)`` for a single document, ``(f"{file}: document {n}", doc)`` (from
     1) when there are several.  Empty documents are dropped.  Every failure is an
@@ -155,9 +149,10 @@ def load_documents(path: str | os.PathLike[str] | None = None, *, text: str | No
         raise TypeError("give exactly one of path and text")
     name = source or (os.fspath(path) if path is not None else "<text>")
     body = _read_text(path) if path is not None else text
-    if twice not in TWICE:
-        raise ValueError(f"twice must be one of {TWICE}")
-    noted: list[tuple[str, str]] | None = [] if twice == "last" else None
+    # KCONF-1: a key given twice in one mapping is an error (the API server's strict field
+    # validation, kubectl's default, refuses it), or with ``keep_last`` the last one counts,
+    # with a warning (kubelet's lenient decoding of its configuration file keeps the last)
+    noted: list[tuple[str, str]] | None = [] if keep_last else None
     assert body is not None
     if body.lstrip()[:1] in ("{", "["):
         try:

@@ -55,7 +55,7 @@ def read_kubelet_config(path: str | os.PathLike[str], *,
     :func:`read_kubelet_version` of the Node object)."""
     # KCONF-1: a key given twice: the last counts, with a warning, as kubelet's lenient
     # decoding reads it (checked against kubelet's loader: kconf)
-    documents = load_documents(path, twice="last")
+    documents = load_documents(path, keep_last=True)
     name = os.fspath(path)
     if len(documents) != 1:
         raise InputFileError(f"{len(documents)} documents: a kubelet configuration file holds "
