@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from numaspec.errors import NumaspecError
-from numaspec.protocols.merge_protocol import MergeRequest, node_key
+from numaspec.protocols.merge_protocol import MergeRequest
 from numaspec.topology.hints import HintArray, ProviderHints, TopologyHint
 from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
@@ -40,7 +40,7 @@ __all__ = ["ARRAY_FROM", "read_merge_request", "read_run_merge"]
 ARRAY_FROM = 32
 
 
-class _Hint(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class _Hint(msgspec.Struct, forbid_unknown_fields=True, gc=False, frozen=True):
     numa_affinity: tuple[int, ...] | None
     preferred: bool
     #: HINT-5 (1.38+); -1: not given (a score given below 0 is not counted as a key, so the
@@ -82,25 +82,29 @@ def _ids(nodes: Sequence[int]) -> bool:
     return not nodes or (min(nodes) >= 0 and max(nodes) <= MAX_NUMA_ID)
 
 
-#: The hints already read, by affinity and preference: a stream of requests names the same
-#: few masks again and again.  Cleared when it grows past :data:`_KEEP` entries.
-_SEEN: dict[tuple[tuple[int, ...] | None, bool, int], TopologyHint] = {}
+#: The hints already read, as read (a frozen struct is its own key): a stream of requests
+#: names the same few masks again and again.  Cleared when it grows past :data:`_KEEP`
+#: entries.
+_SEEN: dict[_Hint, TopologyHint] = {}
 _KEEP = 1 << 16
 
 
-def _hint_objects(hints: list[_Hint]) -> tuple[TopologyHint, ...]:
+def _hint_objects(hints: list[_Hint]) -> tuple[tuple[TopologyHint, ...], int]:
+    """The hints, and how many of them were given a score (each is one more key)."""
     out = []
     seen = _SEEN
+    scored = 0
     for hint in hints:
-        key = (hint.numa_affinity, hint.preferred, _score(hint))
-        found = seen.get(key)
+        found = seen.get(hint)
         if found is None:
-            found = _new_hint(*key)
+            found = _new_hint(hint.numa_affinity, hint.preferred, _score(hint))
             if len(seen) >= _KEEP:
                 seen.clear()
-            seen[key] = found
+            seen[hint] = found
+        if hint.score >= 0:
+            scored += 1
         out.append(found)
-    return tuple(out)
+    return tuple(out), scored
 
 
 def _score(hint: _Hint) -> int:
@@ -176,10 +180,15 @@ def _providers(wire: list[_Provider]) -> tuple[tuple[ProviderHints, ...], int, b
                 if array.scores is not None:
                     scores += sum(hint.score >= 0 for hint in hints)
             else:
-                resources[name] = _hint_objects(hints)
-                scores += sum(hint.score >= 0 for hint in hints)
+                resources[name], given = _hint_objects(hints)
+                scores += given
         providers.append(resources)
     return tuple(providers), keys + scores, scores > 0
+
+
+#: WIRE-3: the keys a distance row may have (``node_key``: a node id in decimal, no leading
+#: zero), by id.
+_NODE_KEYS = {str(node): node for node in range(MAX_NUMA_ID + 1)}
 
 
 def _present(value: object) -> int:
@@ -199,10 +208,10 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
         keys += len(wire.numa_distances)
         distances = {}
         for key, row in wire.numa_distances.items():
-            if not node_key(key) or len(key) > 2 or int(key) > MAX_NUMA_ID \
-                    or (row and min(row) < 0):
+            node = _NODE_KEYS.get(key)
+            if node is None or (row and min(row) < 0):
                 raise _NotWhole
-            distances[int(key)] = tuple(row)
+            distances[node] = tuple(row)
     options = wire.policy_options if isinstance(wire.policy_options, dict) else {}
     gates = wire.feature_gates if isinstance(wire.feature_gates, dict) else {}
     keys += len(options) + len(gates)

@@ -347,13 +347,20 @@ class Listed:
     def of(cls, hints: Sequence[TopologyHint]) -> Listed:
         if isinstance(hints, HintArray):
             return cls._of_arrays(hints)
-        masks = [(h.numa_affinity, h.preferred) for h in hints]
-        words = frozenset(m.bits for m, _ in masks if m is not None)
-        return cls(words,
-                   frozenset(m.bits for m, p in masks if p and m is not None),
-                   any(m is None for m, _ in masks),
-                   any(p and m is None for m, p in masks),
-                   min((w.bit_count() for w in words), default=None))
+        words: set[int] = set()
+        preferred: set[int] = set()
+        free = preferred_free = False
+        for hint in hints:  # one pass: lists of a few hints are the common case
+            mask = hint.numa_affinity
+            if mask is None:
+                free = True
+                preferred_free = preferred_free or hint.preferred
+            else:
+                words.add(mask.bits)
+                if hint.preferred:
+                    preferred.add(mask.bits)
+        return cls(frozenset(words), frozenset(preferred), free, preferred_free,
+                   min(map(int.bit_count, words)) if words else None)
 
     @classmethod
     def _of_arrays(cls, hints: HintArray) -> Listed:

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from numaspec.errors import MergeTooLargeError, TooManyNumaNodesError, UnknownPolicyError
+from numaspec.errors import (
+    MergeTooLargeError,
+    NumaspecError,
+    TooManyNumaNodesError,
+    UnknownPolicyError,
+)
 from numaspec.limits import MAX_MERGE_STEPS
 from numaspec.topology.fast_merge import DEFAULT_TUNING, Tuning, fast_merge
 from numaspec.topology.hints import (
@@ -123,30 +128,71 @@ def check_startup(
          ``none``), policy name;
        * 1.28+: ``none`` stops here (POLICY-1); options parsed (OPT-1..OPT-4), distances
          (OPT-6), node count against the limit (OPT-5), policy name.
+
+    The checks of the configuration alone (steps 0 to 3's options) come first and do not read
+    the machine; they are kept by configuration (:func:`_configured`), and the machine's
+    checks (distances, node count) are made after them, in this order, each time.
     """
     raw = raw_options or {}
+    gates = feature_gates or {}
+    key = (policy, version.minor, tuple(raw.items()), tuple(gates.items()))
+    configured = _CONFIGURED.get(key)
+    if configured is None:
+        configured = _configured(policy, version, raw, gates)
+        if len(_CONFIGURED) >= 4096:
+            _CONFIGURED.clear()
+        _CONFIGURED[key] = configured
+    if isinstance(configured, NumaspecError):
+        # a new one each time: a kept error, once raised, would keep its traceback's frames
+        raise configured.relocated(configured.where)
+    chosen, options, machine, unknown = configured
+    if machine:
+        if options.prefer_closest_numa_nodes:
+            numa.require_distances()
+        if chosen is not Policy.NONE or unknown is not None:
+            _check_node_count(numa, options.max_allowable_numa_nodes)
+        if unknown is not None:
+            raise unknown.relocated(unknown.where)
+    return chosen, options
+
+
+#: POLICY-6: what the checks of a configuration alone concluded, by everything they read
+#: (:func:`_configured`): a stream of requests names the same few configurations again and
+#: again, on different machines.
+_CONFIGURED: dict[tuple[object, ...], NumaspecError | tuple[
+    Policy, PolicyOptions, bool, UnknownPolicyError | None]] = {}
+
+_POLICY_NAMES = frozenset(p.value for p in Policy)
+
+
+def _configured(policy: str, version: KubeletVersion, raw: Mapping[str, str],
+                gates: Mapping[str, bool]
+                ) -> NumaspecError | tuple[Policy, PolicyOptions, bool, UnknownPolicyError | None]:
+    """POLICY-6's checks of the configuration alone, in kubelet's order: the first error, or
+    the policy, its options, whether the machine's checks follow, and the error an unknown
+    policy name gives after them (before 1.20, which does not validate the name first)."""
     # VER-2: the configuration's feature gates are set before anything reads it.
-    gate_errors = feature_gate_errors(feature_gates or {}, version)
-    if gate_errors:
-        raise gate_errors[0]
+    errors = feature_gate_errors(gates, version)
+    if errors:
+        return errors[0]
     # POLICY-5: the configuration's defaulting turns an empty name into the default, none.
     policy = policy or Policy.NONE.value
-    known = policy in {p.value for p in Policy}
+    known = policy in _POLICY_NAMES
     if not known and version.minor >= 20:
-        raise _unknown_policy(policy, version, validated=True)
-    allowed = options_allowed_errors(raw, version, feature_gates)
-    if allowed:
-        raise allowed[0]
+        return _unknown_policy(policy, version, validated=True)
+    errors = options_allowed_errors(raw, version, gates)
+    if errors:
+        return errors[0]
     if policy == Policy.NONE.value and version.minor >= 28:
-        return Policy.NONE, PolicyOptions()
-    options = parse_policy_options(raw, version, feature_gates)
-    if options.prefer_closest_numa_nodes:
-        numa.require_distances()
-    if policy != Policy.NONE.value:
-        _check_node_count(numa, options.max_allowable_numa_nodes)
+        return Policy.NONE, PolicyOptions(), False, None
+    try:
+        options = parse_policy_options(raw, version, gates)
+    except NumaspecError as exc:
+        return exc.with_traceback(None)
     if not known:
-        raise _unknown_policy(policy, version, validated=False)
-    return Policy(policy), options
+        return (Policy.NONE, options, True,
+                _unknown_policy(policy, version, validated=False))
+    return Policy(policy), options, True, None
 
 
 def filter_single_numa_hints(
@@ -289,12 +335,6 @@ def _traced(trace: MergeTrace | None, outcome: MergeOutcome, rule: str) -> Merge
     return outcome
 
 
-#: Topology Managers already started, by everything :func:`check_startup` reads (it is a
-#: function of them): a stream of requests starts the same few again and again.  Only a
-#: start that succeeds is kept; a refusal is checked again each time.
-_STARTED: dict[tuple[object, ...], tuple[Policy, PolicyOptions]] = {}
-
-
 def topology_merge(
     providers: Sequence[ProviderHints],
     numa_nodes: Sequence[int] | NumaInfo,
@@ -318,14 +358,6 @@ def topology_merge(
     """
     numa = (numa_nodes if isinstance(numa_nodes, NumaInfo)  # a machine already checked
             else NumaInfo(tuple(numa_nodes), numa_distances))
-    key = (policy, numa.nodes, numa.distances, version.minor,
-           tuple((policy_options or {}).items()), tuple((feature_gates or {}).items()))
-    started = _STARTED.get(key)
-    if started is None:
-        started = check_startup(policy, numa, version, policy_options, feature_gates)
-        if len(_STARTED) >= 4096:
-            _STARTED.clear()
-        _STARTED[key] = started
-    chosen, options = started
+    chosen, options = check_startup(policy, numa, version, policy_options, feature_gates)
     return merge_for_policy(chosen, providers, numa, options, version, max_steps=max_steps,
                             trace=trace, definitional=definitional)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from numaspec.topology.fast_merge import Listed, Space, as_words, reachable
+from numaspec.topology.fast_merge import DEFAULT_TUNING, Listed, Space, as_words, reachable
 from numaspec.topology.hints import (
     HintArray,
     ProviderHints,
@@ -179,17 +179,99 @@ def possible_scores(providers: Sequence[ProviderHints], numa: NumaInfo, winner: 
     """MERGE-14: every score the winner may carry over the orders in which kubelet may walk
     each provider's resources (Go map order), the lists passed through ``filtered`` (POLICY-4's
     filter, under single-numa-node); ``None`` when there are more than :data:`MAX_ORDERS`
-    orders to try."""
+    orders to try.
+
+    Each order is :func:`winner_score` of the lists in that order.  What does not depend on
+    the order is done once: the flattening and the filter (both act list by list, so they
+    commute with reordering a provider's lists), whether any hint has a score, the machine's
+    masks; orders that only swap equal lists are tried once; and the ANDs reachable from the
+    lists after each one (:class:`_Suffixes`) are shared by the orders that end alike."""
     orders = math.prod(math.factorial(len(p or {})) for p in providers)
     if orders > MAX_ORDERS:
         return None
+    blocks = [flatten_provider_hints([provider]) for provider in providers]
+    if filtered is not None:
+        blocks = [filtered(block) for block in blocks]
+    lists = [hints for block in blocks for hints in block]
+    mask = winner.numa_affinity
+    if not has_scores(lists) or mask is None:
+        return frozenset({0})
+    labels: dict[object, int] = {}
+    labelled: list[list[int]] = []
+    for block in blocks:
+        row = []
+        for hints in block:
+            # equal lists share a label (a list held as arrays is its own)
+            key = id(hints) if isinstance(hints, HintArray) else ("hints", tuple(hints))
+            row.append(labels.setdefault(key, len(labels)))
+        labelled.append(row)
+    by_label = [lists[[label for row in labelled for label in row].index(k)]
+                for k in range(len(labels))]
+    space = Space(numa)
+    best = space.compact(mask.bits)
+    suffixes = None if winner.preferred else _Suffixes(by_label, space, best)
     found: set[int] = set()
-    each = [itertools.permutations(list((p or {}).items())) for p in providers]
-    for choice in itertools.product(*each):
-        reordered = [dict(items) if providers[i] else providers[i]
-                     for i, items in enumerate(choice)]
-        lists = flatten_provider_hints(reordered)
-        if filtered is not None:
-            lists = filtered(lists)
-        found.add(winner_score(lists, numa, winner))
+    for choice in itertools.product(*(set(itertools.permutations(row)) for row in labelled)):
+        order = tuple(label for part in choice for label in part)
+        ordered = [by_label[label] for label in order]
+        if suffixes is None:
+            index = _first_preferred(ordered, space, best)
+        else:
+            index = suffixes.first(order)
+            if index is _TOO_MANY:
+                index = _first_any(ordered, space, best)
+        found.add(0 if index is None else merged_score(
+            [hints[i] for hints, i in zip(ordered, index, strict=True)]))
     return frozenset(found)
+
+
+#: :meth:`_Suffixes.first` gives up: a fold step would be larger than the fast merge folds on
+#: Python sets (:attr:`~numaspec.topology.fast_merge.Tuning.small_work`).
+_TOO_MANY = (-1,)
+
+
+class _Suffixes:
+    """MERGE-14's :func:`_first_any` for many orders of the same labelled lists: the ANDs
+    reachable from the lists after each position (FAST-3) are kept by the labels that
+    follow, so orders ending alike share them.  On Python sets, as the fast merge's small
+    fold steps (FAST-4); a larger step gives up (``_TOO_MANY``) and the caller takes the
+    general :func:`_first_any`."""
+
+    def __init__(self, lists: Sequence[Sequence[TopologyHint]], space: Space, best: int
+                 ) -> None:
+        self.masks = [_masks(hints, space) for hints in lists]
+        self.distinct = [set(masks) for masks in self.masks]
+        self.full, self.best = space.full, best
+        self.reach: dict[tuple[int, ...], set[int] | None] = {(): {space.full}}
+
+    def _reach(self, labels: tuple[int, ...]) -> set[int] | None:
+        """Every AND of one mask from each of ``labels``' lists with the machine; ``None``
+        past the small work."""
+        if labels in self.reach:
+            return self.reach[labels]
+        rest = self._reach(labels[1:])
+        found: set[int] | None = None
+        masks = self.distinct[labels[0]]
+        if rest is not None and len(rest) * len(masks) <= DEFAULT_TUNING.small_work:
+            found = {r & m for r in rest for m in masks}
+        self.reach[labels] = found
+        return found
+
+    def first(self, order: tuple[int, ...]) -> tuple[int, ...] | None:
+        """:func:`_first_any` of the lists in ``order`` (or ``_TOO_MANY``)."""
+        best, partial = self.best, self.full
+        chosen = []
+        for index, label in enumerate(order):
+            after = self._reach(order[index + 1:])
+            if after is None:
+                return _TOO_MANY
+            rest = [r for r in after if r & best == best]
+            for position, mask in enumerate(self.masks[label]):
+                here = partial & mask
+                if here & best == best and any(r & here == best for r in rest):
+                    chosen.append(position)
+                    partial = here
+                    break
+            else:
+                return None
+        return tuple(chosen)

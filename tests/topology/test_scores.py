@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 from unittest import mock
@@ -114,21 +115,36 @@ _ORDER_EXAMPLE = MergeRequest(
                 "b": (_hint([0, 1], False, 30), _hint([0, 2], False, 90), _hint([2], False))},))
 
 
+# Two resources walked in either order: the free hint of b has no affinity, so it is not
+# averaged in (MERGE-13) and every order scores 90.  Found by a mutant of the search over
+# orders that shared the ANDs reachable after a position between orders ending differently.
+_SUFFIX_EXAMPLE = MergeRequest(
+    numa_nodes=(0, 1), policy="best-effort", version=V138,
+    providers=({"a": (_hint([1], False, 90),), "b": (_hint(None, False, 30),)},))
+
+
 @settings(max_examples=200, deadline=None)
 @given(_AT_138)
 @example(_ORDER_EXAMPLE)
+@example(_SUFFIX_EXAMPLE)
 def test_every_order_of_the_resources_gives_one_of_the_stated_scores(
         request: MergeRequest) -> None:
     """MERGE-11, MERGE-14: reordering a provider's resources keeps the affinity, preference and
-    admission, and the walk's score in that order is one the answer states."""
+    admission, and the walk's score in that order is one the answer states; where every order
+    was walked (at most 24), the stated scores are exactly the walks' scores."""
     stated = evaluate_request(request)
     assert stated.scores is not None
+    walked_scores = set()
     for reordered in _orders(request):
         walked = evaluate_request(reordered, definitional=True)
         assert (walked.hint.numa_affinity, walked.hint.preferred, walked.admit) == (
             stated.hint.numa_affinity, stated.hint.preferred, stated.admit)
         assert not stated.scores or walked.hint.score in stated.scores, (
             walked.hint.score, stated.scores)
+        walked_scores.add(walked.hint.score)
+    orders = math.prod(math.factorial(len(p or {})) for p in request.providers)
+    if orders <= 24:
+        assert stated.scores == walked_scores, (stated.scores, walked_scores)
 
 
 def test_a_non_preferred_winners_score_depends_on_the_order() -> None:
@@ -253,6 +269,19 @@ def _listed_only(providers: object, numa: object, winner: TopologyHint,  # noqa:
     return frozenset({winner.score})
 
 
+def _suffixes_by_length(self: Any, labels: tuple[int, ...]) -> set[int] | None:
+    """A mutant: the ANDs reachable after a position kept by how many lists follow, not by
+    which (MERGE-14's search over orders shares them wrongly)."""
+    key = (len(labels),)
+    if key not in self.reach:
+        rest = {self.full} if not labels else _suffixes_by_length(self, labels[1:])
+        assert rest is not None
+        self.reach[key] = rest if not labels else {
+            r & m for r in rest for m in self.distinct[labels[0]]}
+    found: set[int] | None = self.reach[key]
+    return found
+
+
 _MUTANTS: dict[str, tuple[Any, Any, MergeRequest]] = {
     "last-not-first": (mock.patch.object(merge_module.Chooser, "masks", _last_not_first),
                        test_the_fast_merge_carries_the_walks_score, _SCORED_EXAMPLE),
@@ -261,6 +290,10 @@ _MUTANTS: dict[str, tuple[Any, Any, MergeRequest]] = {
     "one-order-only": (mock.patch.object(policies_module, "possible_scores", _listed_only),
                        test_every_order_of_the_resources_gives_one_of_the_stated_scores,
                        _ORDER_EXAMPLE),
+    "suffixes-by-length": (mock.patch.object(scores_module._Suffixes, "_reach",
+                                             _suffixes_by_length),
+                           test_every_order_of_the_resources_gives_one_of_the_stated_scores,
+                           _SUFFIX_EXAMPLE),
 }
 
 
