@@ -279,14 +279,16 @@ def _reject_constant(name: str) -> Any:
 def load_answer(line: bytes) -> Any:
     """RUN-13: one answer line as JSON, or ``ValueError``: ``NaN``, ``Infinity``, integers
     past WIRE-5's bound, numbers past a double and values nested deeper than
-    :data:`MAX_ANSWER_DEPTH` are not JSON an implementation may send."""
+    :data:`MAX_ANSWER_DEPTH` are not JSON an implementation may send.  A line with no more
+    opening brackets than that cannot nest deeper, and is not walked."""
+    shallow = line.count(b"[") + line.count(b"{") <= MAX_ANSWER_DEPTH
     if not long_integer_in(line):  # no integer past the bound: msgspec reads it
         try:
             value = msgspec.json.decode(line)
         except (msgspec.MsgspecError, RecursionError):
             pass  # the standard reader says what is wrong
         else:
-            if too_deep(value):
+            if not shallow and too_deep(value):
                 raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
             return value
     try:
@@ -294,7 +296,7 @@ def load_answer(line: bytes) -> Any:
                            parse_float=finite_float)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels") from None
-    if too_deep(value):
+    if not shallow and too_deep(value):
         raise ValueError(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
     return value
 
@@ -591,10 +593,17 @@ class LineProcess:
         """Write queued lines to stdin; ``None`` closes it."""
         stdin = self.proc.stdin
         assert stdin is not None
+        outbox = self.outbox
         try:
-            while (data := self.outbox.get()) is not None:
+            while (data := outbox.get()) is not None:
                 stdin.write(data)
+                # what else is queued goes in the same write (a window of requests in
+                # flight: one system call, one wake-up of the implementation, not one each)
+                while not outbox.empty() and (data := outbox.get_nowait()) is not None:
+                    stdin.write(data)
                 stdin.flush()
+                if data is None:
+                    break
             stdin.close()
         except (OSError, ValueError):
             self.write_failed.set()
@@ -635,6 +644,8 @@ class LineProcess:
         RUN-14: end of file is also read from the process's exit: once it has exited and
         its last lines are in, a descendant that keeps the pipe open does not keep the
         runner waiting."""
+        with contextlib.suppress(queue.Empty):
+            return self.lines.get_nowait()  # already in: no timed wait
         exited_at: float | None = None
         while True:
             now = time.monotonic()

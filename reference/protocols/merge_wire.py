@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -40,23 +39,30 @@ __all__ = ["ARRAY_FROM", "read_merge_request", "read_run_merge"]
 ARRAY_FROM = 32
 
 
+#: MASK-1: a NUMA node id, checked by the decoder itself (one out of range: the line goes to
+#: the strict decoder, which names it).
+_NodeId = Annotated[int, msgspec.Meta(ge=0, le=MAX_NUMA_ID)]
+
+
 class _Hint(msgspec.Struct, forbid_unknown_fields=True, gc=False, frozen=True):
-    numa_affinity: tuple[int, ...] | None
+    numa_affinity: tuple[_NodeId, ...] | None
     preferred: bool
-    #: HINT-5 (1.38+); -1: not given (a score given below 0 is not counted as a key, so the
-    #: line goes to the strict decoder, which refuses it)
-    score: int = -1
+    #: HINT-5 (1.38+): a whole percentage; -1: not given (a score outside 0..100 is refused
+    #: by the decoder, and the strict decoder says so)
+    score: Annotated[int, msgspec.Meta(ge=0, le=100)] = -1
 
 
 _Provider = dict[str, list[_Hint] | None] | None
 
 
 class _Request(msgspec.Struct, forbid_unknown_fields=True):
-    numa_nodes: list[int]
+    numa_nodes: tuple[_NodeId, ...]
     policy: str
     providers: list[_Provider]
     kubelet_version: str | msgspec.UnsetType | None = msgspec.UNSET
-    numa_distances: dict[str, list[int]] | msgspec.UnsetType | None = msgspec.UNSET
+    #: OPT-6: a distance is never negative
+    numa_distances: dict[str, tuple[Annotated[int, msgspec.Meta(ge=0)], ...]] | \
+        msgspec.UnsetType | None = msgspec.UNSET
     policy_options: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
     feature_gates: dict[str, bool] | msgspec.UnsetType | None = msgspec.UNSET
 
@@ -76,10 +82,6 @@ _RUN = msgspec.json.Decoder(_RunMerge)
 
 class _NotWhole(Exception):
     """The line is not one this reading takes whole: the strict decoder reads it."""
-
-
-def _ids(nodes: Sequence[int]) -> bool:
-    return not nodes or (min(nodes) >= 0 and max(nodes) <= MAX_NUMA_ID)
 
 
 #: The hints already read, as read (a frozen struct is its own key): a stream of requests
@@ -108,14 +110,9 @@ def _hint_objects(hints: list[_Hint]) -> tuple[tuple[TopologyHint, ...], int]:
 
 
 def _score(hint: _Hint) -> int:
-    """HINT-5: a score given is taken whole inside 0..100 (the release is checked once per
-    request); anything else goes to the strict decoder."""
-    score = hint.score
-    if score == -1:
-        return 0
-    if not 0 <= score <= 100:
-        raise _NotWhole
-    return score
+    """HINT-5: a score given (0..100, the decoder checked it; the release is checked once per
+    request), or 0."""
+    return 0 if hint.score == -1 else hint.score
 
 
 def _new_hint(affinity: tuple[int, ...] | None, preferred: bool, score: int) -> TopologyHint:
@@ -198,8 +195,6 @@ def _present(value: object) -> int:
 def _request(wire: _Request) -> tuple[MergeRequest, int]:
     """The request and how many keys it was read from; :class:`_NotWhole` where the strict
     decoder must say what is wrong."""
-    if not _ids(wire.numa_nodes):
-        raise _NotWhole
     keys = 3 + sum(map(_present, (wire.kubelet_version, wire.numa_distances,
                                   wire.policy_options, wire.feature_gates)))
     providers, provider_keys, scored = _providers(wire.providers)
@@ -209,9 +204,9 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
         distances = {}
         for key, row in wire.numa_distances.items():
             node = _NODE_KEYS.get(key)
-            if node is None or (row and min(row) < 0):
+            if node is None:
                 raise _NotWhole
-            distances[node] = tuple(row)
+            distances[node] = row
     options = wire.policy_options if isinstance(wire.policy_options, dict) else {}
     gates = wire.feature_gates if isinstance(wire.feature_gates, dict) else {}
     keys += len(options) + len(gates)
@@ -220,7 +215,7 @@ def _request(wire: _Request) -> tuple[MergeRequest, int]:
         version = parse_version(wire.kubelet_version)
     if scored and not version.has_hint_scores:
         raise _NotWhole  # HINT-5: the strict decoder says which hint
-    nodes = tuple(wire.numa_nodes)
+    nodes = wire.numa_nodes
     if len(set(nodes)) != len(nodes):
         raise _NotWhole
     rows = None if distances is None else tuple(sorted(distances.items()))

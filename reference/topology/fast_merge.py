@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 import attrs
 import numpy as np
@@ -329,11 +329,11 @@ def _choose_count(counts: set[int], target: int | None) -> int:
     return max(below) if below else min(counts)
 
 
-@attrs.frozen
-class Listed:
+class Listed(NamedTuple):
     """What the fast merge needs of one hint list, read in one pass: its distinct affinity
     words (as given, before any AND), which of them are preferred, and whether it has a hint
-    without an affinity (preferred or not)."""
+    without an affinity (preferred or not).  A named tuple: one is made for every list of
+    every merge, and a tuple is made in half the time of a frozen attrs class."""
 
     words: frozenset[int]
     preferred: frozenset[int]

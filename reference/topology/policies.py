@@ -139,7 +139,7 @@ def check_startup(
     configured = _CONFIGURED.get(key)
     if configured is None:
         configured = _configured(policy, version, raw, gates)
-        if len(_CONFIGURED) >= 4096:
+        if len(_CONFIGURED) >= _KEEP_CONFIGURED:
             _CONFIGURED.clear()
         _CONFIGURED[key] = configured
     if isinstance(configured, NumaspecError):
@@ -161,6 +161,10 @@ def check_startup(
 #: again, on different machines.
 _CONFIGURED: dict[tuple[object, ...], NumaspecError | tuple[
     Policy, PolicyOptions, bool, UnknownPolicyError | None]] = {}
+
+#: How many configurations are kept before the memo starts again (a random stream of
+#: configurations, as the bench's, names a few thousand).
+_KEEP_CONFIGURED = 1 << 14
 
 _POLICY_NAMES = frozenset(p.value for p in Policy)
 

@@ -235,7 +235,12 @@ class _Suffixes:
     reachable from the lists after each position (FAST-3) are kept by the labels that
     follow, so orders ending alike share them.  On Python sets, as the fast merge's small
     fold steps (FAST-4); a larger step gives up (``_TOO_MANY``) and the caller takes the
-    general :func:`_first_any`."""
+    general :func:`_first_any`.
+
+    A partial AND ``here`` (holding ``best``) can still end at ``best`` iff some reachable
+    AND ``r`` of what follows (holding ``best`` too) has nothing of ``here`` outside
+    ``best``: so each suffix keeps those ANDs' parts outside ``best``, and its answers by
+    ``here``'s part outside ``best``."""
 
     def __init__(self, lists: Sequence[Sequence[TopologyHint]], space: Space, best: int
                  ) -> None:
@@ -243,6 +248,7 @@ class _Suffixes:
         self.distinct = [set(masks) for masks in self.masks]
         self.full, self.best = space.full, best
         self.reach: dict[tuple[int, ...], set[int] | None] = {(): {space.full}}
+        self.ends: dict[tuple[int, ...], tuple[list[int], dict[int, bool]] | None] = {}
 
     def _reach(self, labels: tuple[int, ...]) -> set[int] | None:
         """Every AND of one mask from each of ``labels``' lists with the machine; ``None``
@@ -257,18 +263,34 @@ class _Suffixes:
         self.reach[labels] = found
         return found
 
+    def _ends(self, labels: tuple[int, ...]) -> tuple[list[int], dict[int, bool]] | None:
+        """The parts outside ``best`` of the reachable ANDs of ``labels`` that hold ``best``,
+        and the answers given so far (``None`` past the small work)."""
+        if labels not in self.ends:
+            reach = self._reach(labels)
+            best = self.best
+            self.ends[labels] = None if reach is None else (
+                list({r & ~best for r in reach if r & best == best}), {})
+        return self.ends[labels]
+
     def first(self, order: tuple[int, ...]) -> tuple[int, ...] | None:
         """:func:`_first_any` of the lists in ``order`` (or ``_TOO_MANY``)."""
         best, partial = self.best, self.full
         chosen = []
         for index, label in enumerate(order):
-            after = self._reach(order[index + 1:])
-            if after is None:
+            ends = self._ends(order[index + 1:])
+            if ends is None:
                 return _TOO_MANY
-            rest = [r for r in after if r & best == best]
+            outside, answered = ends
             for position, mask in enumerate(self.masks[label]):
                 here = partial & mask
-                if here & best == best and any(r & here == best for r in rest):
+                if here & best != best:
+                    continue
+                extra = here & ~best
+                fits = answered.get(extra)
+                if fits is None:
+                    fits = answered[extra] = any(not part & extra for part in outside)
+                if fits:
                     chosen.append(position)
                     partial = here
                     break

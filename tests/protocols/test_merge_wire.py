@@ -80,7 +80,7 @@ def check_reading(line: bytes, read: Reader = read_merge_request, *, taken: bool
 
 
 _BREAKS = ("none", "spaces", "repeat", "unknown", "float", "big", "range", "colon", "null",
-           "long")
+           "long", "node", "distance", "score")
 
 
 def _broken(body: dict[str, Any], how: str, draw: st.DrawFn) -> tuple[bytes, bool]:
@@ -105,6 +105,17 @@ def _broken(body: dict[str, Any], how: str, draw: st.DrawFn) -> tuple[bytes, boo
                                1).encode(), False
     if how == "range":
         return compact.replace('"numa_affinity":[', '"numa_affinity":[64,', 1).encode(), False
+    if how == "node":  # MASK-1: a machine node id out of range
+        return compact.replace('"numa_nodes":[', '"numa_nodes":[64,', 1).encode(), False
+    if how == "distance" and body.get("numa_distances"):  # OPT-6: a negative distance
+        rows = {key: [-1, *row[1:]] if row else [-1]
+                for key, row in body["numa_distances"].items()}
+        return json.dumps({**body, "numa_distances": rows}, separators=(",", ":")).encode(), \
+            False
+    if how == "score":  # HINT-5: a score outside 0..100 (and before 1.38, any score)
+        score = draw(st.sampled_from([-1, 101, -2]))
+        return compact.replace('"preferred":', f'"score":{score},"preferred":', 1).encode(), \
+            False
     if how == "colon":
         return compact.replace('"policy":"', '"policy":":', 1).encode(), False
     if how == "null":

@@ -17,7 +17,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from numaspec.conformance.implementations.connection import tagged_processes
+import pytest
+
+from numaspec.conformance.implementations.connection import load_answer, tagged_processes
 from numaspec.conformance.running.reports import read_report
 from numaspec_tools import ADAPTERS, FIXTURES
 
@@ -151,3 +153,20 @@ def test_a_patch_release_declared_is_named_in_a_normal_run(tmp_path: Path) -> No
         assert "'1.30.14'" in text
         assert "kubelet_versions[0]" in text
         assert "'1.30'" in text
+
+
+@pytest.mark.parametrize(("line", "deep"), [
+    (b"[" * 100 + b"]" * 100, False),               # exactly the bound: read
+    (b"[" * 101 + b"]" * 101, True),                # one more: refused
+    (b"[" + b"[]," * 200 + b"[]]", False),          # many brackets, two deep: walked, read
+    (b'{"a":"' + b"[" * 300 + b'"}', False),        # brackets in a string are no nesting
+    (b'[{"a":' * 60 + b"1" + b"}]" * 60, True),     # 120 deep through objects: refused
+])
+def test_the_depth_bound_is_exact(line: bytes, deep: bool) -> None:  # RUN-13
+    """An answer is refused for its depth, never for its count of brackets: the count only
+    spares a shallow line the walk."""
+    if deep:
+        with pytest.raises(ValueError, match="nested deeper than"):
+            load_answer(line)
+    else:
+        load_answer(line)
