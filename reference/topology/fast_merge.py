@@ -219,7 +219,8 @@ def reachable(lists: Sequence[frozenset[int] | Words], n: int, tuning: Tuning = 
             reach = _transform_step(reach.present, _array(listed), n)
         elif isinstance(reach, set) and work <= tuning.small_work:
             masks = listed.tolist() if isinstance(listed, np.ndarray) else listed
-            reach = {s & m for s in reach for m in masks}
+            # the machine ANDed with compact masks leaves them as they are
+            reach = set(masks) if reach == {full} else {s & m for s in reach for m in masks}
         elif not big and work > tuning.zeta_factor * transform_cost:
             present = np.zeros(1 << n, dtype=np.int64)
             present[as_words(reach).astype(np.intp)] = 1
