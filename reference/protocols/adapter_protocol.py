@@ -24,12 +24,18 @@ answer, the node's own admission (:func:`reference_predict`).
 from __future__ import annotations
 
 import copy
+import re
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from numaspec.about import version as numaspec_version
-from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
+from numaspec.errors import (
+    InvalidFieldError,
+    LimitExceededError,
+    MalformedJSONError,
+    NumaspecError,
+)
 from numaspec.limits import MAX_LINE_BYTES
 from numaspec.node.admission import Node
 from numaspec.node.fit import fit_rejection
@@ -45,7 +51,7 @@ from numaspec.protocols.merge_protocol import (
     evaluate_request,
     request_lines,
 )
-from numaspec.protocols.merge_wire import read_run_merge
+from numaspec.protocols.merge_wire import read_batch_merges, read_run_merge
 from numaspec.protocols.node_protocol import NodeSession, decode_pod
 from numaspec.protocols.operations import (
     NODE_SESSION_OPERATIONS,
@@ -75,6 +81,9 @@ __all__ = [
 
 #: PROTO-2: the protocol version this numaspec speaks.
 PROTOCOL_VERSION = 1
+#: PROTO-8: the most runs ``numaspec serve`` answers in one batch request; a batch line may be
+#: as long as that many request lines (WIRE-5)
+SERVE_BATCH = 16
 
 #: The reference, in-process: the default ``--impl``.
 REFERENCE_IMPL = "numaspec.protocols.adapter_protocol:ReferenceAdapter"
@@ -178,6 +187,8 @@ class ReferenceAdapter:
             "operations": list(REFERENCE_OPERATIONS),
             # PROTO-7: numaspec's line format is the reference's own interface.
             "claims": {"format": True},
+            # PROTO-8: many runs a round trip
+            "batch": SERVE_BATCH,
             # PROTO-2: every operation it serves it claims whole; predict it does not serve
             "metadata": {"not_served": {
                 "predict": "the reference judges a scheduler's predict answers by the node's "
@@ -203,6 +214,24 @@ class ReferenceAdapter:
         except Exception:  # the strict path answers it, traceback and all
             return None
         return {"seq": seq, "result": result}
+
+    def answer_batch_line(self, line: bytes) -> dict[str, Any] | None:
+        """PROTO-8, WIRE-7: the whole answer to a line that is a batch of merge runs the
+        fast reading takes whole; ``None`` for any other line (the strict decoders read it,
+        and each of its runs is answered as a run request)."""
+        if self.definitional:
+            return None
+        found = read_batch_merges(line, SERVE_BATCH)
+        if found is None:
+            return None
+        answers = []
+        for seq, request in found:
+            try:
+                result = _merge_result(request)
+            except Exception:  # the strict path answers it, traceback and all
+                return None
+            answers.append({"seq": seq, "result": result})
+        return {"answers": answers}
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         try:
@@ -232,7 +261,26 @@ def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] 
                 "message": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc()}}
         return {"seq": seq, **body}
+    if cmd == "batch" and getattr(adapter, "answer_batch_line", None) is not None:
+        return _batch(adapter, request)
     raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, stop)", where="cmd")
+
+
+#: PROTO-8: how a batch request line begins
+_BATCH_LINE = re.compile(rb'\s*\{\s*"cmd"\s*:\s*"batch"')
+
+
+def _batch(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any]:
+    """PROTO-8: a batch request's answer, each run answered as it would be alone; a batch
+    that is not one (no list of 1 to :data:`SERVE_BATCH` run requests, or another field) is
+    refused whole, as any line that is no request."""
+    runs = request.get("runs")
+    if set(request) != {"cmd", "runs"} or not isinstance(runs, list) or not (
+            0 < len(runs) <= SERVE_BATCH) or not all(
+            isinstance(run, dict) and run.get("cmd") == "run" for run in runs):
+        raise InvalidFieldError(f"a batch is {{\"cmd\": \"batch\", \"runs\": [...]}}, 1 to "
+                                f"{SERVE_BATCH} run requests", where="runs")
+    return {"answers": [_answer(adapter, run) for run in runs]}
 
 
 def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
@@ -243,11 +291,19 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
     request, or that the adapter fails on, is answered as ``errored`` and the stream goes
     on."""
     fast = getattr(adapter, "answer_merge_line", None)
-    for line in request_lines(stdin, max_line):
+    batch = getattr(adapter, "answer_batch_line", None)
+    # PROTO-8: a batch line may be as long as the run lines it holds
+    longest = max_line * SERVE_BATCH if batch is not None else max_line
+    for line in request_lines(stdin, longest, stated=max_line):
         try:
             if isinstance(line, NumaspecError):
                 raise line
+            if len(line) > max_line and not _BATCH_LINE.match(line):
+                raise LimitExceededError(f"a line of {len(line)} bytes: numaspec reads "
+                                         f"request lines of at most {max_line} bytes")
             answer = fast(line) if fast is not None else None
+            if answer is None and batch is not None:
+                answer = batch(line)
             if answer is None:  # not a merge the fast reading takes whole (WIRE-7)
                 request = decode_json_line(line)
                 if not isinstance(request, dict):

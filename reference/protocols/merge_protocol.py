@@ -270,11 +270,12 @@ def evaluate_request(
     )
 
 
-def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES
-                  ) -> Iterator[bytes | LimitExceededError]:
+def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES, *,
+                  stated: int | None = None) -> Iterator[bytes | LimitExceededError]:
     """WIRE-5: the request lines of a stream, newline stripped; a line longer than
     ``max_line`` bytes is read to its end without being kept, and comes out as the error
-    that answers it."""
+    that answers it (which states the bound ``stated``, when the caller holds lines of
+    some kind to a smaller one than it reads: PROTO-8's batches)."""
     while raw := stream.readline(max_line + 1):
         if len(raw) > max_line and not raw.endswith(b"\n"):
             size = len(raw)
@@ -282,7 +283,7 @@ def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES
                 size += len(rest)
             size += len(rest.rstrip(b"\r\n"))
             yield LimitExceededError(f"a line of {size} bytes: numaspec reads request lines "
-                                     f"of at most {max_line} bytes")
+                                     f"of at most {stated or max_line} bytes")
             continue
         yield raw.rstrip(b"\r\n")
 

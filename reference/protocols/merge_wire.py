@@ -32,7 +32,7 @@ from numaspec.topology.masks import MAX_NUMA_ID, NumaMask
 from numaspec.topology.numa import NumaInfo
 from numaspec.topology.versions import DEFAULT, parse_version
 
-__all__ = ["ARRAY_FROM", "read_merge_request", "read_run_merge"]
+__all__ = ["ARRAY_FROM", "read_batch_merges", "read_merge_request", "read_run_merge"]
 
 #: Hint lists at least this long are held as arrays (FAST-8); shorter ones as objects, which
 #: the fast merge reads faster than it starts numpy.
@@ -76,8 +76,16 @@ class _RunMerge(msgspec.Struct, forbid_unknown_fields=True):
     case: _Request
 
 
+class _BatchMerge(msgspec.Struct, forbid_unknown_fields=True):
+    """PROTO-8: a batch request whose runs are all of the merge operation."""
+
+    cmd: str
+    runs: list[_RunMerge]
+
+
 _REQUEST = msgspec.json.Decoder(_Request)
 _RUN = msgspec.json.Decoder(_RunMerge)
+_BATCH = msgspec.json.Decoder(_BatchMerge)
 
 
 class _NotWhole(Exception):
@@ -247,3 +255,25 @@ def read_run_merge(line: bytes) -> tuple[int, MergeRequest] | None:
     except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
         return None
     return (run.seq, request) if line.count(b":") == keys + 4 else None
+
+
+def read_batch_merges(line: bytes, most: int) -> list[tuple[int, MergeRequest]] | None:
+    """WIRE-7 under PROTO-8: ``(seq, request)`` of each run of a ``batch`` request of at most
+    ``most`` runs, all of the merge operation, read in one pass; ``None`` when the line is
+    anything else or any of its runs is one the strict decoders must read (then the whole
+    batch is read by them)."""
+    try:
+        batch = _BATCH.decode(line)
+        if batch.cmd != "batch" or not 0 < len(batch.runs) <= most:
+            return None
+        keys = 2  # cmd, runs
+        found = []
+        for run in batch.runs:
+            if run.cmd != "run" or run.op != "merge":
+                return None
+            request, count = _request(run.case)
+            keys += count + 4
+            found.append((run.seq, request))
+    except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
+        return None
+    return found if line.count(b":") == keys else None
