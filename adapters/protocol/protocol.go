@@ -23,6 +23,10 @@ import (
 // Version is the adapter protocol version this code speaks.
 const Version = 1
 
+// Batch is the most runs an adapter served here answers in one batch request
+// (PROTO-8); the start answer declares it as the implementation's "batch".
+const Batch = 64
+
 // DebugEnv, when set, lets an adapter write diagnostics to stderr. Without it
 // an adapter writes nothing there.
 const DebugEnv = "NUMASPEC_ADAPTER_DEBUG"
@@ -53,11 +57,16 @@ func Erroredf(format string, args ...any) *Errored {
 }
 
 type request struct {
-	Cmd     string          `json:"cmd"`
-	Seq     json.RawMessage `json:"seq"`
-	Op      string          `json:"op"`
-	Case    json.RawMessage `json:"case"`
-	Version *int            `json:"version"`
+	Cmd     string            `json:"cmd"`
+	Seq     json.RawMessage   `json:"seq"`
+	Op      string            `json:"op"`
+	Case    json.RawMessage   `json:"case"`
+	Version *int              `json:"version"`
+	Runs    []json.RawMessage `json:"runs"`
+}
+
+type batchAnswer struct {
+	Answers []any `json:"answers"`
 }
 
 type errContext struct {
@@ -137,18 +146,55 @@ func Answer(a Adapter, line []byte) (out any, stop bool) {
 			return map[string]any{"ready": false, "version": Version,
 				"message": fmt.Sprintf("this adapter speaks protocol version %d, not %s", Version, got)}, false
 		}
-		return map[string]any{"ready": true, "version": Version, "implementation": a.Implementation()}, false
+		return map[string]any{"ready": true, "version": Version, "implementation": declaringBatch(a.Implementation())}, false
 	case "stop":
 		return nil, true
 	case "run":
-		seq, err := strconv.ParseInt(string(bytes.TrimSpace(req.Seq)), 10, 64)
-		if err != nil || seq < 1 {
-			return ErroredAt(nil, Erroredf("run request without a positive integer seq (%s)", req.Seq)), false
+		return runRequest(a, req), false
+	case "batch":
+		// PROTO-8: one answer line for the batch, a run answer for each of its
+		// runs, in order; a panic in one run is that run's errored answer.
+		if len(req.Runs) == 0 || len(req.Runs) > Batch {
+			return ErroredAt(nil, Erroredf("a batch holds 1 to %d runs, not %d", Batch, len(req.Runs))), false
 		}
-		return run(a, seq, req.Op, req.Case), false
+		answers := make([]any, len(req.Runs))
+		for i, raw := range req.Runs {
+			var r request
+			if err := json.Unmarshal(raw, &r); err != nil || r.Cmd != "run" {
+				answers[i] = ErroredAt(nil, Erroredf("batch run %d is not a run request", i))
+				continue
+			}
+			answers[i] = runRequest(a, r)
+		}
+		return batchAnswer{Answers: answers}, false
 	default:
-		return ErroredAt(nil, Erroredf("unknown cmd %q (want start, run or stop)", req.Cmd)), false
+		return ErroredAt(nil, Erroredf("unknown cmd %q (want start, run, batch or stop)", req.Cmd)), false
 	}
+}
+
+// runRequest answers one run request (alone or in a batch).
+func runRequest(a Adapter, req request) any {
+	seq, err := strconv.ParseInt(string(bytes.TrimSpace(req.Seq)), 10, 64)
+	if err != nil || seq < 1 {
+		return ErroredAt(nil, Erroredf("run request without a positive integer seq (%s)", req.Seq))
+	}
+	return run(a, seq, req.Op, req.Case)
+}
+
+// declaringBatch is the implementation object with "batch": Batch added
+// (PROTO-8), so that every adapter served here declares what Answer serves;
+// an object that cannot be read as a JSON object is left as it is.
+func declaringBatch(impl any) any {
+	data, err := json.Marshal(impl)
+	if err != nil {
+		return impl
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil || fields == nil {
+		return impl
+	}
+	fields["batch"] = json.RawMessage(strconv.Itoa(Batch))
+	return fields
 }
 
 // Serve is the one line loop of every adapter binary: each non-blank line of
