@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,8 @@ def check_short() -> None:
     # batches [0..3], then (restarted) [4..7], then [8, 9]: each loses its last answer
     broken = [i for i, a in enumerate(answers) if a.status == "protocol-error"]
     assert broken == [3, 7, 9]
-    assert all("none for seq" in answers[i].message and answers[i].restarted for i in broken)
+    assert all("none for seq" in answers[i].message for i in broken)
+    assert all(answers[i].restarted for i in broken)
     assert all(right(answers, i) for i in range(10) if i not in broken)
 
 
@@ -104,7 +105,8 @@ def check_garbage() -> None:
     answers, _ = answers_of("garbage")
     assert len(answers) == 10
     assert answers[0].status == "protocol-error"
-    assert "not JSON" in answers[0].message and "first case" in answers[0].message
+    assert "not JSON" in answers[0].message
+    assert "first case" in answers[0].message
     assert all(a.status == "protocol-error" or right(answers, i) for i, a in enumerate(answers))
 
 
@@ -125,10 +127,10 @@ def test_each_case_gets_the_verdict_the_one_case_path_gives_it(mode: str) -> Non
 
 
 @pytest.fixture(params=sorted(batch_mutants.MUTANTS))
-def mutant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    name, check = request.param, batch_mutants.MUTANTS[request.param]
-    monkeypatch.setattr(ExecConnection, "_receive_batch", check.receive_batch)
-    yield name
+def mutant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    name: str = request.param
+    monkeypatch.setattr(ExecConnection, "_receive_batch", batch_mutants.MUTANTS[name].receive_batch)
+    return name
 
 
 def test_the_checks_catch_wrong_batch_handling(mutant: str) -> None:
@@ -153,7 +155,7 @@ def test_an_implementation_without_batch_is_sent_one_run_a_request() -> None:
 
 @pytest.mark.parametrize("batch", [1, 0, 1025, "8", True, 2.5])
 def test_a_bad_batch_declaration_is_refused_naming_it(batch: Any) -> None:
-    with pytest.raises(AdapterError, match="implementation.batch"):
+    with pytest.raises(AdapterError, match=r"implementation\.batch"):
         Implementation.from_json({**IMPLEMENTATION, "batch": batch}, "start")
     answer = {"ready": True, "version": 1, "implementation": {**IMPLEMENTATION, "batch": batch}}
     assert StrictChecker().start_problem(answer) is not None

@@ -35,11 +35,11 @@ def _trust_the_order(self: ExecConnection, process: Any, seqs: list[int], op: st
         del seq
         return original(answer, None, *args, **kwargs)
 
-    connection._classify = classify  # type: ignore[assignment]
+    connection._classify = classify
     try:
         return _RIGHT(self, process, seqs, op, mark)
     finally:
-        connection._classify = original  # type: ignore[assignment]
+        connection._classify = original
 
 
 def _ignore_short_answers(self: ExecConnection, process: Any, seqs: list[int], op: str,
