@@ -83,6 +83,10 @@ DEFAULT_START_TIMEOUT = 60.0
 #: (a node session's answers nest about ten deep), and a deeper one would exhaust the
 #: runner's own stack on the way to a verdict.
 MAX_ANSWER_DEPTH = 100
+#: PROTO-8: the largest batch an implementation may declare
+MAX_BATCH = 1024
+#: PROTO-8: the most cases the runner puts in one batch, whatever is declared
+_BATCH_CAP = 32
 _STOP_GRACE = 2.0
 _OFFENDING = 300  # bytes of an offending line kept in the report
 _STDERR_KEEP = 64 * 1024
@@ -137,6 +141,8 @@ class Implementation:
     claims: Claims = attrs.field(factory=Claims)
     #: NODE-0, VER-1: node releases it declares that numaspec does not model (not judged)
     unmodelled_node: tuple[str, ...] = ()
+    #: PROTO-8: the most runs it answers in one batch request (1: one run a request)
+    batch: int = 1
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> Implementation:
@@ -178,6 +184,11 @@ class Implementation:
         # NODE-0, VER-1: a node release numaspec does not model (1.38, read for the merge only)
         # is not judged; the report's header says so (reports.unmodelled_node_lines)
         declared_node = strings("node_kubelet_versions", versions)
+        batch = value.get("batch", 1)
+        if (not isinstance(batch, int) or isinstance(batch, bool)
+                or not ("batch" not in value or 2 <= batch <= MAX_BATCH)):
+            raise AdapterError(f"'implementation.batch' must be an integer from 2 to "
+                               f"{MAX_BATCH}, got {batch!r}", where=where)
         node = tuple(v for v in declared_node if int(v.split(".")[1]) in NODE_VERSIONS)
         return cls(name=text("name"), version=text("version"), language=text("language"),
                    homepage=text("homepage"), issues=text("issues"),
@@ -189,7 +200,8 @@ class Implementation:
                                       if "allocate_features" in value else None),
                    claims=Claims.from_json(value.get("claims"),
                                            f"{where}: implementation.claims"),
-                   unmodelled_node=tuple(v for v in declared_node if v not in node))
+                   unmodelled_node=tuple(v for v in declared_node if v not in node),
+                   batch=batch)
 
     def declared(self, op: str) -> tuple[str, ...]:
         """The releases it declares for ``op``, by the operation's family (PROTO-3): the
@@ -260,7 +272,8 @@ class Connection(Protocol):
 
     def run(self, op: str, case: Any) -> Answer: ...
 
-    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]: ...
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32,
+                 stop: Callable[[Answer], bool] | None = None) -> list[Answer]: ...
 
     def stderr_tail(self) -> str: ...
 
@@ -471,9 +484,15 @@ class InProcessConnection:
         return _classify({"seq": self._seq, **value} if isinstance(value, dict) else value,
                          self._seq, self.strict, op)
 
-    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]:
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32,
+                 stop: Callable[[Answer], bool] | None = None) -> list[Answer]:
         del window  # in-process calls are made one at a time
-        return [self.run(op, case) for case in cases]
+        answers = []
+        for case in cases:
+            answers.append(self.run(op, case))
+            if stop is not None and stop(answers[-1]):
+                break
+        return answers
 
     def stderr_tail(self) -> str:
         return ""
@@ -776,6 +795,8 @@ class ExecConnection:
             return self._failed_start(process, problem)
         if not hasattr(self, "implementation"):
             self.implementation = implementation
+        # PROTO-8: a batch answer line may be as long as the answers it holds
+        process.max_line = self.max_line * min(self.implementation.batch, _BATCH_CAP)
         self._process = process
         self._failed_starts = 0
         return None
@@ -819,56 +840,163 @@ class ExecConnection:
             self.strict.check_request(request)
         return self._seq if process.send(request) else None
 
+    def _send_batch(self, process: LineProcess, op: str, cases: Sequence[Any]
+                    ) -> list[int] | None:
+        """PROTO-8: one batch request holding a run request per case."""
+        runs = []
+        for case in cases:
+            self._seq += 1
+            runs.append({"cmd": "run", "seq": self._seq, "op": op, "case": case})
+        request = {"cmd": "batch", "runs": runs}
+        if self.strict is not None:
+            self.strict.check_request(request)
+        return [run["seq"] for run in runs] if process.send(request) else None
+
     def run(self, op: str, case: Any) -> Answer:
         return self.run_many(op, [case], window=1)[0]
 
-    def run_many(self, op: str, cases: list[Any], *, window: int = 32) -> list[Answer]:
-        """PROTO-3: up to ``window`` requests in flight; answers must come back in order.
-        The window slides: each answer read lets one more request go, so the implementation
+    def run_many(self, op: str, cases: list[Any], *, window: int = 32,
+                 stop: Callable[[Answer], bool] | None = None) -> list[Answer]:
+        """PROTO-3: up to ``window`` cases in flight; answers must come back in order.
+        The window slides: each answer read lets more requests go, so the implementation
         is never left idle waiting for a whole batch to be read.
 
+        PROTO-8: to an implementation that declares ``batch``, the cases go as batch
+        requests of up to half the window (so that one batch is answered while the next is
+        read), each answered by one line.
+
         When a case crashes, times out or breaks the protocol, the process is discarded and
-        the cases sent after it are sent again to a fresh one.
+        the cases sent after it are sent again to a fresh one.  When a batch crashes or
+        times out, which of its cases did it is not known: they are sent again one a
+        request, so that the crash or the timeout lands on the case that causes it.
+
+        ``stop``, called with each answer in order, ends the run early when it says so (the
+        runner giving up on an implementation, RUN-3): the answers so far are returned.
         """
+        size = min(self.implementation.batch, max(1, window // 2), _BATCH_CAP)
         answers: list[Answer] = []
+        singles_until = 0  # cases before this index go one a request (PROTO-8)
         while len(answers) < len(cases):
             trouble = self._ready()
             if trouble is not None:
                 answers.append(trouble)
+                if stop is not None and stop(trouble):
+                    return answers
                 continue
             process = self._process
             assert process is not None
             mark = process.stderr.total
-            in_flight: collections.deque[int] = collections.deque()
+            # each request's seqs, and how much stderr there was when it was sent
+            in_flight: collections.deque[tuple[list[int], int]] = collections.deque()
+            flying = 0
             following = len(answers)
             while len(answers) < len(cases):
-                while len(in_flight) < window and following < len(cases):
-                    seq = self._send(process, op, cases[following])
-                    if seq is None:
+                while flying < window and following < len(cases):
+                    count = (1 if following < singles_until
+                             else min(size, len(cases) - following, window - flying))
+                    if count == 1:
+                        seq = self._send(process, op, cases[following])
+                        seqs = None if seq is None else [seq]
+                    else:
+                        seqs = self._send_batch(process, op, cases[following:following + count])
+                    if seqs is None:
                         break
-                    in_flight.append(seq)
-                    following += 1
+                    in_flight.append((seqs, process.stderr.total))
+                    flying += len(seqs)
+                    following += len(seqs)
                 if not in_flight:
                     answers.append(self._crashed(process, mark, "its stdin is closed"))
+                    if stop is not None and stop(answers[-1]):
+                        return answers
                     break
-                answers.append(self._receive(process, in_flight.popleft(), op, mark))
+                unit, sent = in_flight.popleft()
+                flying -= len(unit)
+                if len(unit) == 1:
+                    got: list[Answer] | None = [self._receive(process, unit[0], op, mark,
+                                                              sent)]
+                else:
+                    got = self._receive_batch(process, unit, op, mark)
+                    if got is None:  # crashed or timed out: isolate the case that did it
+                        singles_until = len(answers) + len(unit)
+                for answer in got or ():
+                    answers.append(answer)
+                    if stop is not None and stop(answer):
+                        if self._process is process and in_flight:
+                            self._discard()  # answers still on their way would be out of step
+                        return answers
                 mark = process.stderr.total
                 if self._process is not process:
                     break  # discarded: the cases after it go to a fresh process
         return answers
 
-    def _receive(self, process: LineProcess, seq: int, op: str, mark: int) -> Answer:
+    def _receive_batch(self, process: LineProcess, seqs: list[int], op: str, mark: int
+                       ) -> list[Answer] | None:
+        """PROTO-8: the answers to one batch, one per case up to the first that breaks the
+        protocol (that one a protocol error, the process then discarded); None when the
+        process crashed or timed out before answering (discarded too)."""
+        item = process.receive(time.monotonic() + self.timeout)
+        if item is None or item == _EOF:
+            self._discard()
+            return None
+        tag, line = item
+        problem, entries = "", None
+        if tag == "overflow":
+            problem = f"batch answer line longer than {process.max_line} bytes"
+        else:
+            try:
+                decoded = load_answer(line)
+            except (ValueError, NumaspecError) as exc:
+                problem = f"the batch answer is not JSON ({exc})"
+            else:
+                entries = decoded.get("answers") if isinstance(decoded, dict) else None
+                if (not isinstance(entries, list) or set(decoded) != {"answers"}
+                        or len(entries) > len(seqs)):
+                    problem = (f"a batch answer is an object holding only 'answers', a list of "
+                               f"at most {len(seqs)} run answers (one a run, in order)")
+        stderr = process.stderr.since(mark)
+        if problem:
+            self._discard()
+            return [Answer("protocol-error", message=f"{problem}; the batch's first case, "
+                           f"seq {seqs[0]}, is charged with it", offending=_truncate(line),
+                           stderr=stderr, restarted=True)]
+        assert entries is not None
+        answers: list[Answer] = []
+        for seq, entry in zip(seqs, entries, strict=False):
+            answer = _classify(entry, seq, self.strict, op, read=True)
+            if answer.status == "protocol-error" and "out of order" in answer.message:
+                self._discard()
+                answers.append(attrs.evolve(answer, restarted=True))
+                break
+            answers.append(answer)
+        else:
+            if len(entries) < len(seqs):
+                self._discard()
+                answers.append(Answer(
+                    "protocol-error", message=f"the batch answer holds {len(entries)} answers "
+                    f"for {len(seqs)} runs: none for seq {seqs[len(entries)]}",
+                    offending=_truncate(line), restarted=True))
+        if stderr:
+            answers[0] = attrs.evolve(answers[0], stderr=stderr)
+        return answers
+
+    def _receive(self, process: LineProcess, seq: int, op: str, mark: int,
+                 sent: int | None = None) -> Answer:
+        """One run's answer; what was written on stderr since ``mark`` goes with it, and
+        with a crash or a timeout what was written since the request was ``sent`` (with
+        several requests in flight, the answer before it may have been read after the
+        crashing case wrote its last words)."""
+        trouble = mark if sent is None else min(mark, sent)
         item = process.receive(time.monotonic() + self.timeout)
         if item is None:
-            stderr = process.stderr.since(mark)
+            stderr = process.stderr.since(trouble)
             self._discard()
             return Answer("timeout", message=f"no answer within {self.timeout:g}s; the "
                                              "process was killed and will be restarted",
                           stderr=stderr, restarted=True)
         if item == _EOF:
-            return self._crashed(process, mark, "it closed its stdout")
+            return self._crashed(process, trouble, "it closed its stdout")
         tag, line = item
-        if tag == "overflow":
+        if tag == "overflow" or len(line) > self.max_line:
             stderr = process.stderr.since(mark)
             self._discard()
             return Answer("protocol-error",

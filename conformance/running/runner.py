@@ -255,12 +255,14 @@ def suite_version(vector_files: Sequence[str] = ()) -> str:
 # --- one vector ------------------------------------------------------------------------------
 
 
-def run_case(connection: Connection, case: Case) -> Outcome:
-    """RUN-1: send one vector, compare the answer with the expected one."""
+def run_case(connection: Connection, case: Case, answer: Answer | None = None) -> Outcome:
+    """RUN-1: send one vector, compare the answer with the expected one (``answer``: its
+    answer, when it was sent with others, PROTO-8)."""
     from numaspec.conformance.cases.judges import compare
     from numaspec.protocols.adapter_protocol import sent_case
 
-    answer = connection.run(case.op, sent_case(case.op, case.case))
+    if answer is None:
+        answer = connection.run(case.op, sent_case(case.op, case.case))
     if answer.status == "result" and case.op == "predict":
         from numaspec.conformance.cases.predictions import judge
 
@@ -962,6 +964,62 @@ def _run_differential(connection: Connection, config: RunConfig, seed: int,
                    counterexample=first["case"], extra=extra)
 
 
+def _held_back(case: Case, manifest: Manifest | None, implementation: Implementation
+               ) -> tuple[Outcome, dict[str, Any] | None] | None:
+    """RUN-4, RUN-5: why a case is not sent (skipped by the manifest, undeclared, not
+    claimed), with the manifest's entry; None when it is sent."""
+    skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
+            if manifest else None)
+    if skip is not None:
+        return (Outcome("skipped", f"{skip.reason} ({skip.link})", skip_source="manifest"),
+                skip.to_json())
+    reason = implementation.declares(case.op, case.kubelet_version or None,
+                                     case.case if case.kind == "vector" else None)
+    if reason is not None:
+        return Outcome("skipped", reason, skip_source="undeclared"), None
+    unclaimed = None if case.kind != "vector" else implementation.outside_claims(
+        case.op, case.case, case.expected, case.rules)
+    if unclaimed is not None:
+        return Outcome("skipped", unclaimed, skip_source="not-claimed"), None
+    return None
+
+
+#: PROTO-8: the most vectors sent together, in one call of run_many
+_FETCH = 64
+
+
+def _fetch_vectors(connection: Connection, cases: Sequence[Case], first: int,
+                   manifest: Manifest | None, in_a_row: int) -> dict[int, Answer]:
+    """PROTO-3, PROTO-8: the answers to vector ``first`` (numbered from 1) and the vectors
+    of its operation that follow it (those that are sent, up to the next case of another
+    kind or operation), asked together so that the implementation answers them in
+    batches, or at least pipelined; by number.  Vectors are independent (PROTO-3), so
+    their answers are the ones they get one at a time.  The asking stops where the runner
+    would give up on the implementation (RUN-3): the vectors after that are not sent."""
+    from numaspec.protocols.adapter_protocol import sent_case
+
+    op = cases[first - 1].op
+    numbers: list[int] = []
+    for number in range(first, len(cases) + 1):
+        case = cases[number - 1]
+        if case.kind != "vector" or case.op != op or len(numbers) >= _FETCH:
+            break
+        if _held_back(case, manifest, connection.implementation) is None:
+            numbers.append(number)
+    streak = [in_a_row]
+
+    def give_up(answer: Answer) -> bool:  # as _run_cases counts them
+        if answer.restarted:
+            streak[0] += 1
+        elif answer.status != "skipped":
+            streak[0] = 0
+        return streak[0] >= GIVE_UP_AFTER
+
+    answers = connection.run_many(op, [sent_case(op, cases[n - 1].case) for n in numbers],
+                                  stop=give_up)
+    return dict(zip(numbers, answers, strict=False))
+
+
 def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest | None,
                writer: ReportWriter, config: RunConfig, *, records: list[dict[str, Any]],
                seed: int = 0, derandomized: bool = True) -> tuple[str | None, str | None]:
@@ -975,24 +1033,14 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
     target: Any = None
     implementation = connection.implementation
     failing = 0
+    fetched: dict[int, Answer] = {}
     try:
         for seq, case in enumerate(cases, 1):
             started = time.monotonic()
-            skip = (manifest.lookup(case.id, case.rules, "skip", vector=case.vector)
-                    if manifest else None)
-            reason = implementation.declares(case.op, case.kubelet_version or None,
-                                             case.case if case.kind == "vector" else None)
-            unclaimed = None if case.kind != "vector" else implementation.outside_claims(
-                case.op, case.case, case.expected, case.rules)
+            held = _held_back(case, manifest, implementation)
             expectation: dict[str, Any] | None = None
-            if skip is not None:
-                outcome = Outcome("skipped", f"{skip.reason} ({skip.link})",
-                                  skip_source="manifest")
-                expectation = skip.to_json()
-            elif reason is not None:
-                outcome = Outcome("skipped", reason, skip_source="undeclared")
-            elif unclaimed is not None:
-                outcome = Outcome("skipped", unclaimed, skip_source="not-claimed")
+            if held is not None:
+                outcome, expectation = held
             elif gave_up or connection.broken:
                 outcome = Outcome("not-run", gave_up or str(connection.broken))
             elif case.kind == "differential":
@@ -1007,7 +1055,9 @@ def _run_cases(connection: Connection, cases: Sequence[Case], manifest: Manifest
                 if getattr(target, "trouble", None) is not None:
                     target = None  # the next property starts with a fresh view
             else:
-                outcome = run_case(connection, case)
+                if seq not in fetched and not config.fail_fast:
+                    fetched = _fetch_vectors(connection, cases, seq, manifest, in_a_row)
+                outcome = run_case(connection, case, fetched.pop(seq, None))
             if outcome.answer is not None and outcome.answer.restarted:
                 in_a_row += 1
                 if in_a_row >= GIVE_UP_AFTER and gave_up is None:
