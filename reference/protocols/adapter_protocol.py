@@ -261,9 +261,9 @@ def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] 
                 "message": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc()}}
         return {"seq": seq, **body}
-    if cmd == "batch" and getattr(adapter, "answer_batch_line", None) is not None:
+    if cmd == "batch":
         return _batch(adapter, request)
-    raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, stop)", where="cmd")
+    raise InvalidFieldError(f"unknown cmd {cmd!r} (known: start, run, batch, stop)", where="cmd")
 
 
 #: PROTO-8: how a batch request line begins
@@ -271,7 +271,9 @@ _BATCH_LINE = re.compile(rb'\s*\{\s*"cmd"\s*:\s*"batch"')
 
 
 def _batch(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any]:
-    """PROTO-8: a batch request's answer, each run answered as it would be alone; a batch
+    """PROTO-8: a batch request's answer, each run answered as it would be alone (for any
+    adapter :func:`serve_adapter` serves, so that one that declares batches as the
+    reference's start answer does is served them); a batch
     that is not one (no list of 1 to :data:`SERVE_BATCH` run requests, or another field) is
     refused whole, as any line that is no request."""
     runs = request.get("runs")
@@ -293,8 +295,7 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
     fast = getattr(adapter, "answer_merge_line", None)
     batch = getattr(adapter, "answer_batch_line", None)
     # PROTO-8: a batch line may be as long as the run lines it holds
-    longest = max_line * SERVE_BATCH if batch is not None else max_line
-    for line in request_lines(stdin, longest, stated=max_line):
+    for line in request_lines(stdin, max_line * SERVE_BATCH, stated=max_line):
         try:
             if isinstance(line, NumaspecError):
                 raise line

@@ -56,6 +56,7 @@ def main(mode: str) -> int:
             if mode == "slow-start":
                 time.sleep(2)
             implementation = {**reference.start(), "name": f"misbehave-{mode}"}
+            implementation.pop("batch")  # PROTO-8: misbehaves one run a request, by its seq
             if mode == "merge-only":
                 implementation["operations"] = ["merge"]
             if mode == "patch-version":
