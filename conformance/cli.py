@@ -176,6 +176,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="answer merges by walking every permutation (the spec's meaning, "
                             "within the default --max-merge-steps) instead of the fast merge: "
                             "the walk judged as an implementation")
+    serve.add_argument("--no-batch", action="store_true",
+                       help="do not declare batches in the start answer (PROTO-8): the runner "
+                            "then sends one run a request")
     _line_bound_argument(serve)
 
     conf = _command(sub, "conformance", "run the conformance suite against an implementation",
@@ -550,7 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_allocate(args)
     if args.command == "serve":
         # through the module, as each loop above: a test's mutant replaces the loop there
-        adapter = adapter_protocol.ReferenceAdapter(definitional=args.definitional)
+        adapter = adapter_protocol.ReferenceAdapter(definitional=args.definitional,
+                                                    batch=not args.no_batch)
         return _serve(lambda: adapter_protocol.serve_adapter(adapter, sys.stdin.buffer,
                                                              sys.stdout, max_line=max_line))
     return commands.dispatch(args)

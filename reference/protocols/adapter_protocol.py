@@ -169,12 +169,21 @@ def sent_case(op: str, case: Any) -> Any:
 class ReferenceAdapter:
     """numaspec's reference behind the adapter protocol.  ``definitional``: merges walk the
     cross product (``numaspec serve --definitional``), so that the walk itself can be judged
-    as an implementation; the answers are the fast merge's (FAST-1)."""
+    as an implementation; the answers are the fast merge's (FAST-1).  ``batch``: it declares
+    batches of :data:`SERVE_BATCH` runs (PROTO-8; ``numaspec serve --no-batch``: it does not,
+    and is sent one run a request)."""
 
-    def __init__(self, *, definitional: bool = False) -> None:
+    def __init__(self, *, definitional: bool = False, batch: bool = True) -> None:
         self.definitional = definitional
+        self.batch = batch
 
     def start(self) -> dict[str, Any]:
+        implementation = self._start()
+        if not self.batch:
+            del implementation["batch"]
+        return implementation
+
+    def _start(self) -> dict[str, Any]:
         return {
             "name": "numaspec-reference",
             "version": numaspec_version(),

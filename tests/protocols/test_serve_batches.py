@@ -37,8 +37,9 @@ def _compact(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-def test_serve_declares_its_batches() -> None:
+def test_serve_declares_its_batches_unless_told_not_to() -> None:
     assert ReferenceAdapter().start()["batch"] == SERVE_BATCH
+    assert "batch" not in ReferenceAdapter(batch=False).start()
 
 
 @settings(max_examples=60, deadline=None)
