@@ -422,6 +422,10 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--hints", action="store_true",
                        help="also ask each pod kind's hints in every state (judged only by "
                             "the comparison with the reference, so with --impl)")
+    check.add_argument("--no-symmetry", action="store_true",
+                       help="keep a state and its renamings apart (the instances of a pod "
+                            "kind are otherwise one state, CHECK-11): the unreduced run, for "
+                            "comparison")
     check.add_argument("--max-pods", type=int, default=None, metavar="N",
                        help="the nodes' maxPods (default: kubelet's, 110)")
     check.add_argument("--max-states", type=int, default=None, metavar="N",

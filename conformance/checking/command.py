@@ -51,7 +51,8 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
                   scopes=_names(args.scopes, "--scopes"), cpu=_names(args.cpu, "--cpu"),
                   memory=_names(args.memory, "--memory"), pods=args.pods,
                   depth=args.depth, copies=args.copies, hints=args.hints,
-                  devices=not args.no_devices, max_pods=args.max_pods)
+                  devices=not args.no_devices, max_pods=args.max_pods,
+                  symmetry=not args.no_symmetry)
 
 
 def _unclaimed(connection: Connection, op: str) -> Callable[[dict[str, Any]], str | None]:
