@@ -55,7 +55,7 @@ class Bounds:
     cpu: tuple[str, ...] = CPU_CONFIGS
     memory: tuple[str, ...] = MEMORY_CONFIGS
     pods: str = "default"
-    depth: int = 4
+    depth: int = 5
     #: Instances of each pod kind that may be on the node at once.
     copies: int = 2
     #: Also ask each pod kind's hints in every state (only a comparison with the reference

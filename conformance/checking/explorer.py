@@ -353,6 +353,11 @@ class Fold:
         limit = self.limit
         _, children = self.bounds()
         report.distinct += 1
+        if self.max_states is not None and report.distinct >= self.max_states:
+            # the node's initial state is the last the cap lets in
+            report.count_depths([1])
+            self.stopped = self.cut = True
+            return True
         cut: tuple[int, int] | None = None
         if children is not None and children <= len(run.marks):
             cut = run.marks[children - 1]

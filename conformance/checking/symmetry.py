@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Key", "canonical_key", "kind_of", "plain_key", "renamed"]
+__all__ = ["Key", "canonical_key", "kind_of", "plain_key", "renamed", "split_state"]
 
 #: A state as the checker keys it: the ``state`` answer as text, and the pods on the node.
 Key = tuple[str, frozenset[str]]
@@ -51,7 +51,7 @@ def plain_key(answer: Any, live: frozenset[str]) -> Key:
 NAMED = ("pods", "reserved")
 
 
-def _split(state: Any) -> tuple[Any, dict[str, Any]]:
+def split_state(state: Any) -> tuple[Any, dict[str, Any]]:
     """A ``state`` answer as what names no pod, and what does (NODE-8)."""
     if not isinstance(state, dict):
         return state, {}
@@ -69,7 +69,7 @@ def _split(state: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def renamed(named: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """The parts of a state that name pods (``_split``), each uid of ``names`` renamed and
+    """The parts of a state that name pods (``split_state``), each uid of ``names`` renamed and
     the lists sorted again (NODE-8 sorts them)."""
     out: dict[str, Any] = {}
     for field, value in named.items():
@@ -84,13 +84,16 @@ def renamed(named: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
 
 
 def canonical_key(answer: Any, live: frozenset[str]) -> Key:
-    """CHECK-11: the state's canonical form under renaming the instances of each kind: what
-    names no pod as it is, and what does with each kind's pods put on its lowest-numbered
-    uids, in the order that gives the least text."""
+    """CHECK-11: the state's canonical form under renaming the instances of each kind: the
+    least text of the renamings that put each kind's pods on its lowest-numbered uids (when
+    they are there already, one at most of each kind, the state's own text)."""
     by_kind: dict[str, list[str]] = {}
     for uid in live:
         by_kind.setdefault(kind_of(uid), []).append(uid)
-    rest, named = _split(_state(answer))
+    if all(uids == [f"{kind}-1"] for kind, uids in by_kind.items()):
+        return plain_key(answer, live)  # the identity is the only such renaming
+    state = _state(answer)
+    rest, named = split_state(state)
     kinds = sorted(by_kind)
     lowest = frozenset(f"{kind}-{n}" for kind in kinds
                        for n in range(1, len(by_kind[kind]) + 1))
@@ -99,8 +102,21 @@ def canonical_key(answer: Any, live: frozenset[str]) -> Key:
                                       for kind in kinds)):
         names = {uid: f"{kind}-{n}" for kind, order in zip(kinds, orders, strict=True)
                  for n, uid in enumerate(order, 1)}
-        text = _text(renamed(named, names))
+        text = _text(_joined(state, rest, renamed(named, names)))
         if best is None or text < best:
             best = text
     assert best is not None
-    return f"{_text(rest)}|{best}", lowest
+    return best, lowest
+
+
+def _joined(state: Any, rest: Any, named: dict[str, Any]) -> Any:
+    """A ``state`` answer put back together from ``split_state``'s parts."""
+    if not isinstance(state, dict):
+        return state
+    out = dict(rest)
+    for field, value in named.items():
+        if field in NAMED:
+            out[field] = value
+        else:
+            out[field] = {**rest[field], "assignments": value}
+    return out
