@@ -278,6 +278,18 @@ def test_the_command_reports_exhaustion() -> None:
     report = json.loads(cut.stdout)
     assert report["exhausted"] is False
     assert report["distinct_states"] == 10
+    assert sum(report["distinct_states_by_depth"]) == 10  # CHECK-6
+
+
+def test_the_default_jobs_are_the_cpus_and_no_more_than_the_nodes() -> None:
+    """CHECK-10: without --jobs, a worker per CPU, none idle for want of a node."""
+    from numaspec.conformance.checking.command import default_jobs
+
+    one = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("none",),
+                 scopes=("pod",), cpu=("none",), memory=("None",))
+    assert default_jobs(one) == 1
+    assert 1 <= default_jobs(Bounds()) <= 192
+    assert "no symmetry reduction" in attrs.evolve(one, symmetry=False).describe()
 
 
 def test_the_command_finds_a_mutant_through_the_protocol(tmp_path: Path) -> None:
