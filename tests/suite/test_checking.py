@@ -42,7 +42,11 @@ from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
 from numaspec.protocols.node_protocol import NodeSession
 from numaspec_tools.mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from numaspec_tools.mutants.node_mutants import NODE_MUTATIONS, MutantNode
-from numaspec_tools.mutants.symmetry_mutants import device_doubled_on_node_1, numa_mirror_key
+from numaspec_tools.mutants.symmetry_mutants import (
+    device_doubled_on_node_1,
+    kinds_confused_key,
+    numa_mirror_key,
+)
 from numaspec_tools.mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
 QUICK: dict[str, Any] = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
@@ -641,10 +645,10 @@ def test_renaming_the_instances_renames_the_states(pods: str) -> None:
     assert runner.renamings == report.transitions > 150
 
 
-def _reached(bounds: Bounds) -> tuple[dict[tuple[int, Key], int], int]:
+def _reached(bounds: Bounds, key: Any = None) -> tuple[dict[tuple[int, Key], int], int]:
     """Each initial node's canonical states (CHECK-11) and the depth each is first reached
-    at, by the reduced run or (``bounds.symmetry`` off) by the unreduced run; and how many
-    distinct states that run counted."""
+    at, by the reduced run or (``bounds.symmetry`` off) by the unreduced run, or by a run
+    that takes ``key`` for a state's; and how many distinct states that run counted."""
     found: dict[tuple[int, Key], int] = {}
     distinct = 0
     for number, create in enumerate(initial_nodes(bounds)):
@@ -652,7 +656,7 @@ def _reached(bounds: Bounds) -> tuple[dict[tuple[int, Key], int], int]:
             nonlocal distinct
             distinct += 1
             found.setdefault((number, canonical_key(state, live)), depth)
-        NodeExplorer(bounds, ReferenceRunner(affinity=bounds.affinity),
+        NodeExplorer(bounds, ReferenceRunner(affinity=bounds.affinity), key=key,
                      visit=visit).run(create, bounds.depth)
     return found, distinct
 
@@ -668,6 +672,16 @@ def test_the_reduced_run_reaches_every_canonical_state_at_its_depth(shape: str) 
     unreduced, more = _reached(attrs.evolve(bounds, symmetry=False))
     assert reduced == unreduced
     assert counted == len(reduced) < more
+
+
+def test_the_comparison_catches_a_wrong_renaming() -> None:
+    """CHECK-11's comparison can fail: a reduction that renames pods across kinds
+    (``kinds_confused_key``) misses canonical states the unreduced run reaches."""
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("restricted",),
+                    scopes=("container",), cpu=("static",), memory=("Static",), depth=4)
+    wrong, _ = _reached(bounds, kinds_confused_key)
+    unreduced, _ = _reached(attrs.evolve(bounds, symmetry=False))
+    assert set(wrong) < set(unreduced)
 
 
 def test_a_canonical_form_is_the_same_for_every_renaming() -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from numaspec.conformance.checking.symmetry import Key, canonical_key
+from numaspec.conformance.checking.symmetry import Key, canonical_key, renamed, split_state
 
-__all__ = ["MIRROR_CPUS", "device_doubled_on_node_1", "mirrored", "numa_mirror_key"]
+__all__ = ["MIRROR_CPUS", "device_doubled_on_node_1", "kinds_confused_key", "mirrored",
+           "numa_mirror_key", "renamed_pods"]
 
 #: NUMA node 0 <-> 1 of ``1x2x2x1``: CPUs 0, 1 on node 0 and 2, 3 on node 1.
 MIRROR_CPUS = {0: 2, 1: 3, 2: 0, 3: 1}
@@ -104,3 +105,23 @@ def device_doubled_on_node_1(node: Any) -> None:
         return frozenset(choose(pod_uid, name, resource, required, **given))
 
     devices._devices_to_allocate = chosen
+
+
+def kinds_confused_key(answer: Any, live: frozenset[str]) -> Key:
+    """A wrong renaming: every pod taken for an instance of one kind, whatever its body (the
+    kinds' bodies differ, so states that the node tells apart by what comes next are one)."""
+    state = answer.get("state") if isinstance(answer, dict) else answer
+    names = {uid: f"pod-{n}" for n, uid in enumerate(sorted(live), 1)}
+    return canonical_key(renamed_pods(state, names), frozenset(names.values()))
+
+
+def renamed_pods(state: Any, names: dict[str, str]) -> Any:
+    """A ``state`` answer with its pods renamed (the parts ``split_state`` finds)."""
+    rest, named = split_state(state)
+    out = dict(rest) if isinstance(rest, dict) else rest
+    for field, value in renamed(named, names).items():
+        if field in ("pods", "reserved"):
+            out[field] = value
+        else:
+            out[field] = {**rest[field], "assignments": value}
+    return out
