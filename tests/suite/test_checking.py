@@ -149,7 +149,7 @@ def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
 
 def _length(found: Counterexample) -> int:
     """The steps of a counterexample (CHECK-5), as ``numaspec check`` counts them."""
-    return sum(step["op"] == "state" for step in found.steps) - 1
+    return sum(1 for step in found.steps if step["op"] == "state") - 1
 
 
 #: The whole-admission mutants (ADMIT-8, ADMIT-9), run in process so that INV-10, which
@@ -733,7 +733,7 @@ def test_numa_nodes_are_not_interchangeable() -> None:
 class _NodeOneMutant(NodeSession):
     """The reference with ``device_doubled_on_node_1`` (a fault on NUMA node 1 alone)."""
 
-    def answer(self, line: str) -> Any:
+    def answer(self, line: bytes | str) -> dict[str, Any]:
         said = super().answer(line)
         if json.loads(line).get("op") == "create" and self.node is not None:
             device_doubled_on_node_1(self.node)
