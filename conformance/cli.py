@@ -425,6 +425,10 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--hints", action="store_true",
                        help="also ask each pod kind's hints in every state (judged only by "
                             "the comparison with the reference, so with --impl)")
+    check.add_argument("--no-symmetry", action="store_true",
+                       help="keep a state and its renamings apart (the instances of a pod "
+                            "kind are otherwise one state, CHECK-11): the unreduced run, for "
+                            "comparison")
     check.add_argument("--max-pods", type=int, default=None, metavar="N",
                        help="the nodes' maxPods (default: kubelet's, 110)")
     check.add_argument("--max-states", type=int, default=None, metavar="N",
@@ -433,9 +437,10 @@ def _check_parser(sub: Any) -> None:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--out", default=None, metavar="FILE",
                        help="write a counterexample's session here as JSON lines")
-    check.add_argument("--jobs", type=int, default=1, metavar="N",
+    check.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="share the initial nodes among N worker processes, each with its "
-                            "own connection to the implementation (default 1: this process); "
+                            "own connection to the implementation (default: one per CPU, at "
+                            "most one per initial node; 1: this process alone); "
                             "the report and the counterexample are those of --jobs 1 "
                             "(CHECK-10)")
     check.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",

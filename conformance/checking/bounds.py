@@ -55,7 +55,7 @@ class Bounds:
     cpu: tuple[str, ...] = CPU_CONFIGS
     memory: tuple[str, ...] = MEMORY_CONFIGS
     pods: str = "default"
-    depth: int = 4
+    depth: int = 5
     #: Instances of each pod kind that may be on the node at once.
     copies: int = 2
     #: Also ask each pod kind's hints in every state (only a comparison with the reference
@@ -66,6 +66,9 @@ class Bounds:
     devices: bool = True
     #: The nodes' maxPods (ADMIT-8); None: kubelet's default, 110.
     max_pods: int | None = None
+    #: CHECK-11: a state and its renamings (the instances of each pod kind permuted) are one
+    #: state; off, every renaming is a state of its own (for the comparison).
+    symmetry: bool = True
 
     def __attrs_post_init__(self) -> None:
         for shape in self.machines:
@@ -103,7 +106,8 @@ class Bounds:
                 f"pods {self.pods} x{self.copies}; depth {self.depth}"
                 + ("; hints asked" if self.hints else "")
                 + ("" if self.devices else "; no devices")
-                + ("" if self.max_pods is None else f"; maxPods {self.max_pods}"))
+                + ("" if self.max_pods is None else f"; maxPods {self.max_pods}")
+                + ("" if self.symmetry else "; no symmetry reduction"))
 
 
 def _shape(text: str) -> tuple[int, int, int, int, int]:

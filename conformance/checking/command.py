@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from numaspec.conformance.implementations.connection import Connection
 from numaspec.conformance.running.sharding import Engine, Runner, Tick
 from numaspec.errors import AdapterError, InvalidFieldError
 
-__all__ = ["NodesTask", "explore_partitioned", "run"]
+__all__ = ["NodesTask", "default_jobs", "explore_partitioned", "run"]
 
 
 def _names(text: str, where: str) -> tuple[str, ...]:
@@ -51,7 +52,8 @@ def bounds_from_args(args: argparse.Namespace) -> Bounds:
                   scopes=_names(args.scopes, "--scopes"), cpu=_names(args.cpu, "--cpu"),
                   memory=_names(args.memory, "--memory"), pods=args.pods,
                   depth=args.depth, copies=args.copies, hints=args.hints,
-                  devices=not args.no_devices, max_pods=args.max_pods)
+                  devices=not args.no_devices, max_pods=args.max_pods,
+                  symmetry=not args.no_symmetry)
 
 
 def _unclaimed(connection: Connection, op: str) -> Callable[[dict[str, Any]], str | None]:
@@ -149,6 +151,14 @@ def explore_partitioned(bounds: Bounds, impl: str, engine: Engine, *,
     return fold.finish(started)
 
 
+def default_jobs(bounds: Bounds) -> int:
+    """CHECK-10: without ``--jobs``, a worker process per CPU this process may run on, and
+    no more than there are initial nodes (one node: this process alone)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    return max(1, min(cpus, len(list(initial_nodes(bounds)))))
+
+
 def text(report: Report) -> str:
     """CHECK-6: the report for a person."""
     lines = [f"bounds: {report.bounds.describe()}",
@@ -181,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
     from numaspec.conformance.running.reports import Progress
 
     bounds = bounds_from_args(args)
-    engine = Engine(jobs=args.jobs, ray=args.ray)
+    engine = Engine(jobs=default_jobs(bounds) if args.jobs is None else args.jobs,
+                    ray=args.ray)
     if engine.jobs > 1 or engine.ray is not None:
         bar = Progress(len(list(initial_nodes(bounds))), enabled=args.progress)
         try:

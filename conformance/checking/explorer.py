@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import attrs
 
 from numaspec.conformance.checking.bounds import Bounds, initial_nodes, pod_alphabet
+from numaspec.conformance.checking.symmetry import Key, canonical_key, kind_of, plain_key
 from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_machine import (
     allocatable_violation,
@@ -69,6 +70,16 @@ class Report:
     exhausted: bool = False
     seconds: float = 0.0
     counterexample: Counterexample | None = None
+    #: CHECK-6: the distinct states (canonical forms, CHECK-11) first reached at each depth,
+    #: from 0 (the initial states); they sum to ``distinct``
+    by_depth: list[int] = attrs.Factory(list)
+
+    def count_depths(self, firsts: list[int]) -> None:
+        """Add a node's new states per depth (``firsts[d]``: first reached at depth d)."""
+        for depth, count in enumerate(firsts):
+            if depth == len(self.by_depth):
+                self.by_depth.append(0)
+            self.by_depth[depth] += count
 
     def as_json(self) -> dict[str, Any]:
         found = self.counterexample
@@ -78,6 +89,7 @@ class Report:
                 "not_claimed_reason": self.unclaimed_reason or None,
                 "transitions": self.transitions,
                 "distinct_states": self.distinct, "depth": self.depth,
+                "distinct_states_by_depth": list(self.by_depth),
                 "closed_nodes": self.closed, "exhausted": self.exhausted,
                 "seconds": round(self.seconds, 3),
                 "counterexample": None if found is None else {
@@ -221,12 +233,6 @@ class ReplayRunner:
         return steps, self.answers(steps)
 
 
-def _key(answer: Any, live: frozenset[str]) -> tuple[str, frozenset[str]]:
-    """CHECK-2: a state: the ``state`` answer's content, and the pods on the node."""
-    state = answer.get("state") if isinstance(answer, dict) else answer
-    return json.dumps(state, sort_keys=True, separators=(",", ":")), live
-
-
 #: A uid no pod of the alphabet has: removing it is an error that must change nothing.
 GHOST = "ghost"
 
@@ -239,7 +245,7 @@ def _moves(alphabet: list[tuple[str, dict[str, Any]]], live: frozenset[str], bou
     scheduler checks each pod just before it is admitted."""
     offered: set[str] = set()
     for uid, pod in alphabet:
-        kind = uid.rsplit("-", 1)[0]
+        kind = kind_of(uid)
         if uid in live or kind in offered:
             continue
         offered.add(kind)
@@ -293,6 +299,22 @@ class NodeRun:
     marks: list[tuple[int, int]] = attrs.Factory(list)
 
 
+def _firsts(levels: list[tuple[int, int]], total: int) -> list[int]:
+    """CHECK-6: how many of a node's first ``total`` states (its initial state first) were
+    first reached at each depth, from its levels (each the distinct states found by its end);
+    states past the last level lie on the level after it."""
+    firsts: list[int] = []
+    counted = 0
+    for _, found in levels:
+        if counted >= total:
+            break
+        firsts.append(min(found, total) - counted)
+        counted += firsts[-1]
+    if counted < total:
+        firsts.append(total - counted)
+    return firsts
+
+
 class Fold:
     """CHECK-5, CHECK-6: the report of the initial nodes' runs taken in the nodes' order,
     as the one-process run makes it: once a violation is found, the later nodes count only
@@ -331,6 +353,11 @@ class Fold:
         limit = self.limit
         _, children = self.bounds()
         report.distinct += 1
+        if self.max_states is not None and report.distinct >= self.max_states:
+            # the node's initial state is the last the cap lets in
+            report.count_depths([1])
+            self.stopped = self.cut = True
+            return True
         cut: tuple[int, int] | None = None
         if children is not None and children <= len(run.marks):
             cut = run.marks[children - 1]
@@ -342,6 +369,7 @@ class Fold:
             depth, steps, distinct = violation
             report.transitions += steps
             report.distinct += distinct - 1
+            report.count_depths(_firsts(run.levels, distinct))
             report.depth = max(report.depth, depth)
             report.counterexample = run.counterexample
             self.limit = depth - 1
@@ -350,6 +378,7 @@ class Fold:
             assert children is not None
             report.transitions += cut[0]
             report.distinct += children
+            report.count_depths(_firsts(run.levels, children + 1))
             report.depth = max(report.depth, cut[1])
             self.stopped = self.cut = True
             return True
@@ -358,6 +387,7 @@ class Fold:
         steps, distinct = run.levels[depth]
         report.transitions += steps
         report.distinct += distinct - 1
+        report.count_depths(_firsts(run.levels[:depth + 1], distinct))
         report.depth = max(report.depth, depth)
         if emptied is not None:
             report.closed += 1
@@ -376,8 +406,16 @@ class NodeExplorer:
     first violation is on one of its shortest paths)."""
 
     def __init__(self, bounds: Bounds, runner: Runner, *, compare: bool = False,
-                 unclaimed: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+                 unclaimed: Callable[[dict[str, Any]], str | None] | None = None,
+                 key: Callable[[Any, frozenset[str]], Key] | None = None,
+                 visit: Callable[[int, Any, frozenset[str]], None] | None = None) -> None:
         self.bounds = bounds
+        #: CHECK-2, CHECK-11: what makes two states one: the instances of a kind renamed
+        #: (the default), or not (``Bounds.symmetry`` off)
+        self.key = key or (canonical_key if bounds.symmetry else plain_key)
+        #: called with the depth, the ``state`` answer and the pods of each distinct state
+        #: when first reached
+        self.visit = visit
         self.runner = runner
         self.compare = compare
         self.unclaimed = unclaimed
@@ -436,7 +474,9 @@ class NodeExplorer:
         if self.reference is not None:
             checks = SessionChecks(trace, answers)
             checks.advance(trace, answers, self._overlap(checks, handle, trace, answers))
-        seen = {_key(state, frozenset())}
+        seen = {self.key(state, frozenset())}
+        if self.visit is not None:
+            self.visit(0, state, frozenset())
         # CHECK-3: INV-10 depends on the machine, the configuration and the pods on the node
         # alone, so once per set of pods of this node
         allocatable: dict[frozenset[str], str | None] = {}
@@ -461,7 +501,7 @@ class NodeExplorer:
                         found = self._continue(child_checks, child, child_steps,
                                                child_answers)
                     after = _live_after(live, move[-1], answer)
-                    key = _key(state, after)
+                    key = self.key(state, after)
                     new = key not in seen
                     if found is None and new and self.in_process is not None:
                         # CHECK-3: INV-10 in every distinct state, when a shortest path first
@@ -479,6 +519,8 @@ class NodeExplorer:
                     if not new:
                         continue
                     seen.add(key)
+                    if self.visit is not None:
+                        self.visit(depth, state, after)
                     distinct += 1
                     following.append((child, after, child_steps, child_answers,
                                       child_checks))

@@ -26,7 +26,7 @@ from numaspec.node.go_quantity import (
 )
 from numaspec.node.machine import HUGEPAGE_SIZES, Machine
 from numaspec.node.nodeconfig import DEFAULT_EVICTION_MEMORY, NodeConfig
-from numaspec.node.pods import Container, Pod, pod_level_resource
+from numaspec.node.pods import Container, Pod, per_pod, pod_level_resource
 from numaspec.node.quantity import milli_value, value
 from numaspec.node.rejection import Rejection
 
@@ -252,6 +252,13 @@ def aggregate_containers(pod: Pod, amounts: Callable[[Container], Mapping[str, F
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:
+    """ADMIT-8: the scheduler's ``PodRequests`` (:func:`_pod_requests`), worked out once per
+    pod (:func:`numaspec.node.pods.per_pod`); a copy, the caller's to change."""
+    return dict(_pod_requests(pod))
+
+
+@per_pod
+def _pod_requests(pod: Pod) -> dict[str, int]:
     """ADMIT-8: the scheduler's ``PodRequests``: the containers' requests aggregated
     (:func:`aggregate_containers`), then cpu in millicores and the rest in whole units, rounded
     up; pod-level requests in their place (ADMIT-11).  No pod overhead (the pod format has

@@ -8,16 +8,18 @@ which containers the CPU and Memory Managers handle.  Sources: ``pkg/apis/core/v
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
+from typing import TypeVar
 
 import attrs
 
 from numaspec.errors import InvalidFieldError, InvalidQuantityError
 from numaspec.node.quantity import parse_quantity
 
-__all__ = ["Container", "Pod", "PodResources", "QOSClass", "parse_resources",
+__all__ = ["Container", "Pod", "PodResources", "QOSClass", "parse_resources", "per_pod",
            "pod_level_resource", "pod_total", "qos_class"]
 
 #: QOS-1: the only resources the QoS class looks at.
@@ -139,6 +141,34 @@ class Pod:
         return any(c.name == name for c in self.init_containers)
 
 
+_T = TypeVar("_T")
+
+#: How many pods each :func:`per_pod` function remembers (then it starts again).
+PER_POD_MEMO = 1024
+
+
+def per_pod(compute: Callable[[Pod], _T]) -> Callable[[Pod], _T]:
+    """``compute``, a pure function of a pod's body, remembered per pod object: a node keeps
+    its pods and a session decodes each pod once, so each admission would otherwise work
+    out a pod's QoS class and requests again, with Fractions, for every pod on the node.
+    Keyed by identity (a pod's maps make it unhashable), each entry holding its pod so that
+    no other pod takes its id; the answer is shared, so it must not be changed."""
+    memo: dict[int, tuple[Pod, _T]] = {}
+
+    def remembered(pod: Pod) -> _T:
+        found = memo.get(id(pod))
+        if found is not None and found[0] is pod:
+            return found[1]
+        answer = compute(pod)
+        if len(memo) >= PER_POD_MEMO:
+            memo.clear()
+        memo[id(pod)] = (pod, answer)
+        return answer
+
+    return functools.wraps(compute)(remembered)
+
+
+@per_pod
 def qos_class(pod: Pod) -> QOSClass:
     """QOS-1: the pod's QoS class, as kubelet computes it; QOS-4 with pod-level resources.
 

@@ -12,12 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from numaspec.conformance.checking.bounds import Bounds, initial_nodes
+from numaspec.conformance.checking.bounds import MACHINES, Bounds, initial_nodes, pod_alphabet
 from numaspec.conformance.checking.command import explore_partitioned
 from numaspec.conformance.checking.explorer import (
     STATE,
+    Counterexample,
     Fold,
     NodeExplorer,
     ReferenceRunner,
@@ -26,12 +28,25 @@ from numaspec.conformance.checking.explorer import (
     SessionReplayRunner,
     explore,
 )
+from numaspec.conformance.checking.symmetry import (
+    Key,
+    canonical_key,
+    kind_of,
+    renamed,
+    split_state,
+)
 from numaspec.conformance.properties.affinity import affinity_violation
 from numaspec.conformance.properties.node_sessions import _reference_answers, check_answers
 from numaspec.conformance.running.sharding import Engine
 from numaspec.protocols.adapter_protocol import REFERENCE_IMPL
+from numaspec.protocols.node_protocol import NodeSession
 from numaspec_tools.mutants.affinity_mutants import AFFINITY_MUTATIONS, AffinityMutant
 from numaspec_tools.mutants.node_mutants import NODE_MUTATIONS, MutantNode
+from numaspec_tools.mutants.symmetry_mutants import (
+    device_doubled_on_node_1,
+    kinds_confused_key,
+    numa_mirror_key,
+)
 from numaspec_tools.mutants.whole_admission_mutants import WHOLE_ADMISSION_MUTATIONS, MutantSession
 
 QUICK: dict[str, Any] = {"releases": ("1.37",), "machines": ("1x2x2x1",), "depth": 3}
@@ -123,9 +138,18 @@ def test_each_node_mutant_has_a_shortest_counterexample(name: str) -> None:
         shorter = explore(Bounds(**{**QUICK, **overrides, "depth": depth - 1}),
                           _mutant(name), compare=compare)
         assert shorter.counterexample is None
+    # CHECK-11: the unreduced run finds one no shorter
+    unreduced = explore(attrs.evolve(bounds, symmetry=False), _mutant(name), compare=compare)
+    assert unreduced.counterexample is not None
+    assert _length(unreduced.counterexample) == _length(found)
     # the session is the mutant's fault: the reference's answers to it break nothing
     steps = list(found.steps)
     assert check_answers(steps, ReferenceRunner().answers(steps), compare=False) is None
+
+
+def _length(found: Counterexample) -> int:
+    """The steps of a counterexample (CHECK-5), as ``numaspec check`` counts them."""
+    return sum(1 for step in found.steps if step["op"] == "state") - 1
 
 
 #: The whole-admission mutants (ADMIT-8, ADMIT-9), run in process so that INV-10, which
@@ -156,6 +180,11 @@ def test_each_whole_admission_mutant_has_a_shortest_counterexample(name: str) ->
     assert broken in found.message
     depth = sum(step["op"] == "state" for step in found.steps) - 1
     assert explored(depth - 1).counterexample is None
+    # CHECK-11: the unreduced run finds one no shorter
+    unreduced = explore(Bounds(**{**QUICK, **overrides, "symmetry": False}),
+                        SessionReplayRunner(lambda: MutantSession(name))).counterexample
+    assert unreduced is not None
+    assert _length(unreduced) == depth
 
 
 def test_the_reference_keeps_inv_10_at_a_small_max_pods() -> None:
@@ -224,6 +253,11 @@ def test_each_affinity_mutant_has_a_shortest_counterexample(name: str) -> None:
         shorter = explore(Bounds(**{**AFFINE, **overrides, "depth": depth - 1}),
                           _affinity_mutant(name), compare=compare)
         assert shorter.counterexample is None
+    # CHECK-11: the unreduced run finds one no shorter
+    unreduced = explore(attrs.evolve(bounds, symmetry=False), _affinity_mutant(name),
+                        compare=compare).counterexample
+    assert unreduced is not None
+    assert _length(unreduced) == depth
     # the session is the mutant's fault: the reference's answers to it break nothing
     steps = list(found.steps)
     reference = ReferenceRunner(affinity=True).answers(steps)
@@ -248,6 +282,18 @@ def test_the_command_reports_exhaustion() -> None:
     report = json.loads(cut.stdout)
     assert report["exhausted"] is False
     assert report["distinct_states"] == 10
+    assert sum(report["distinct_states_by_depth"]) == 10  # CHECK-6
+
+
+def test_the_default_jobs_are_the_cpus_and_no_more_than_the_nodes() -> None:
+    """CHECK-10: without --jobs, a worker per CPU, none idle for want of a node."""
+    from numaspec.conformance.checking.command import default_jobs
+
+    one = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("none",),
+                 scopes=("pod",), cpu=("none",), memory=("None",))
+    assert default_jobs(one) == 1
+    assert 1 <= default_jobs(Bounds()) <= 192
+    assert "no symmetry reduction" in attrs.evolve(one, symmetry=False).describe()
 
 
 def test_the_command_finds_a_mutant_through_the_protocol(tmp_path: Path) -> None:
@@ -496,7 +542,7 @@ def test_jobs_give_the_report_of_one_process(extra: list[str]) -> None:
     """CHECK-10: ``--jobs 2`` reports what ``--jobs 1`` does (but the time)."""
     bounds = ["--releases", "1.37", "--machines", "1x2x2x1", "--pods", "small", "--depth",
               "2", "--json", *extra]
-    alone, shared = _check(*bounds), _check(*bounds, "--jobs", "2")
+    alone, shared = _check(*bounds, "--jobs", "1"), _check(*bounds, "--jobs", "2")
     assert alone.returncode == shared.returncode == 0, alone.stderr + shared.stderr
     assert _json(alone) == _json(shared)
 
@@ -507,7 +553,7 @@ def test_jobs_give_the_counterexample_of_one_process(tmp_path: Path) -> None:
     bounds = ["--impl", _exec_mutant("node", "one_cpu_too_many"), "--releases", "1.37",
               "--machines", "1x2x2x1", "--scopes", "container", "--memory", "None",
               "--depth", "2", "--json"]
-    alone = _check(*bounds, "--out", str(tmp_path / "alone.jsonl"))
+    alone = _check(*bounds, "--jobs", "1", "--out", str(tmp_path / "alone.jsonl"))
     shared = _check(*bounds, "--jobs", "2", "--out", str(tmp_path / "shared.jsonl"))
     assert alone.returncode == shared.returncode == 1, alone.stderr + shared.stderr
     assert _json(alone) == _json(shared)
@@ -535,3 +581,184 @@ def test_ray_tasks_give_the_report_of_one_process() -> None:
         connection.close()
     assert alone.counterexample is not None
     _same(alone, explore_partitioned(bounds, impl, Engine(ray="")))
+
+
+# --- CHECK-11: the instances of a pod kind are interchangeable ----------------------------------
+
+
+def _swap(uid: str) -> str:
+    """Instances 1 and 2 of every kind exchanged (the ghost uid, of no kind, kept)."""
+    kind, _, number = uid.rpartition("-")
+    return f"{kind}-{ {'1': '2', '2': '1'}[number]}" if kind else uid
+
+
+def _swapped(step: dict[str, Any]) -> dict[str, Any]:
+    if "pod" in step:
+        return {**step, "pod": {**step["pod"], "uid": _swap(step["pod"]["uid"])}}
+    if "uid" in step:
+        return {**step, "uid": _swap(step["uid"])}
+    return step
+
+
+class _CheckedRenamings(ReferenceRunner):
+    """The copying runner, each path also replayed with the instances of every kind
+    exchanged: the answers must be the same, each ``state`` renamed (CHECK-11's premise that
+    the node reads a uid only as a label)."""
+
+    def __init__(self, bounds: Bounds) -> None:
+        super().__init__(affinity=bounds.affinity)
+        self.names = {uid: _swap(uid) for uid, _ in pod_alphabet(bounds)}
+        self.paths: dict[int, list[dict[str, Any]]] = {}
+        self.renamings = 0
+
+    def start(self, create: dict[str, Any]) -> tuple[Any, list[Any]]:
+        handle, answers = super().start(create)
+        self.paths[id(handle)] = [create, STATE]
+        return handle, answers
+
+    def extend(self, parent: Any, answers: list[Any], move: Any) -> tuple[Any, list[Any]]:
+        child, said = super().extend(parent, answers, move)
+        steps = [*self.paths[id(parent)], *move, STATE]
+        self.paths[id(child)] = steps
+        exchanged = self.answers([_swapped(step) for step in steps])
+        for answer, other in zip(said, exchanged, strict=True):
+            if isinstance(answer, dict) and "state" in answer:
+                rest, named = split_state(answer["state"])
+                assert split_state(other["state"]) == (rest, renamed(named, self.names)), steps
+            else:
+                assert answer == other, steps
+        self.renamings += 1
+        return child, said
+
+
+@pytest.mark.parametrize("pods", ["default", "affinity"])
+def test_renaming_the_instances_renames_the_states(pods: str) -> None:
+    """CHECK-11's premise, on every path of the unreduced run: a path with the instances of
+    each kind exchanged has the same answers, its states renamed (the decisions, refusals
+    and errors name no uid the node compares)."""
+    bounds = Bounds(releases=("1.30", "1.37"), machines=("2x2x2x1",),
+                    policies=("single-numa-node",), scopes=("pod",), cpu=("static",),
+                    memory=("Static",), pods=pods, depth=3, symmetry=False)
+    runner = _CheckedRenamings(bounds)
+    report = explore(bounds, runner)
+    assert report.counterexample is None
+    assert runner.renamings == report.transitions > 150
+
+
+def _reached(bounds: Bounds, key: Any = None) -> tuple[dict[tuple[int, Key], int], int]:
+    """Each initial node's canonical states (CHECK-11) and the depth each is first reached
+    at, by the reduced run or (``bounds.symmetry`` off) by the unreduced run, or by a run
+    that takes ``key`` for a state's; and how many distinct states that run counted."""
+    found: dict[tuple[int, Key], int] = {}
+    distinct = 0
+    for number, create in enumerate(initial_nodes(bounds)):
+        def visit(depth: int, state: Any, live: frozenset[str], number: int = number) -> None:
+            nonlocal distinct
+            distinct += 1
+            found.setdefault((number, canonical_key(state, live)), depth)
+        NodeExplorer(bounds, ReferenceRunner(affinity=bounds.affinity), key=key,
+                     visit=visit).run(create, bounds.depth)
+    return found, distinct
+
+
+@pytest.mark.parametrize("shape", MACHINES)
+def test_the_reduced_run_reaches_every_canonical_state_at_its_depth(shape: str) -> None:
+    """CHECK-11: on every machine shape, the canonical forms of the states the unreduced run
+    reaches are those the reduced run reaches, each first at the same depth; and the reduced
+    run has fewer states (the reduction is not vacuous)."""
+    bounds = Bounds(releases=("1.37",), machines=(shape,), policies=("restricted",),
+                    scopes=("container",), cpu=("static",), memory=("Static",), depth=4)
+    reduced, counted = _reached(bounds)
+    unreduced, more = _reached(attrs.evolve(bounds, symmetry=False))
+    assert reduced == unreduced
+    assert counted == len(reduced) < more
+
+
+def test_the_comparison_catches_a_wrong_renaming() -> None:
+    """CHECK-11's comparison can fail: a reduction that renames pods across kinds
+    (``kinds_confused_key``) misses canonical states the unreduced run reaches."""
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("restricted",),
+                    scopes=("container",), cpu=("static",), memory=("Static",), depth=4)
+    wrong, _ = _reached(bounds, kinds_confused_key)
+    unreduced, _ = _reached(attrs.evolve(bounds, symmetry=False))
+    assert set(wrong) < set(unreduced)
+
+
+def test_a_canonical_form_is_the_same_for_every_renaming() -> None:
+    """CHECK-11: a state and its renaming have one canonical form, on the pods' lowest uids;
+    a state with other pods does not share it."""
+    def state(uids: dict[str, list[int]]) -> dict[str, Any]:
+        return {"state": {"pods": sorted(uids), "cpu": {"defaultCpuSet": [0], "assignments": {
+            uid: {"a": cpus} for uid, cpus in uids.items()}}, "memory": None,
+            "devices": {"assignments": {}}}}
+
+    one = canonical_key(state({"g1-2": [1], "g1-1": [2], "b-2": []}),
+                        frozenset({"g1-1", "g1-2", "b-2"}))
+    other = canonical_key(state({"g1-1": [1], "g1-2": [2], "b-1": []}),
+                          frozenset({"g1-1", "g1-2", "b-1"}))
+    assert one == other
+    assert one[1] == frozenset({"g1-1", "g1-2", "b-1"})
+    apart = canonical_key(state({"g1-1": [1], "g1-2": [3], "b-1": []}),
+                          frozenset({"g1-1", "g1-2", "b-1"}))
+    assert apart != one
+    assert kind_of("ps-2") == "ps"
+
+
+def test_numa_nodes_are_not_interchangeable() -> None:
+    """CHECK-11: why NUMA nodes are not reduced.  On a 2-socket machine with 4 NUMA nodes, no
+    CPU or memory reserved and a device on each NUMA node, exchanging the sockets (NUMA nodes
+    0<->2, 1<->3) maps the machine and configuration onto themselves; yet from the state with
+    one device pod on dev0 a second goes to dev1, and from its image, the pod on dev2, a
+    second goes to dev0, not to dev3: the successors are not images (MASK-2's lowest mask)."""
+    bounds = Bounds(releases=("1.37",), machines=("2x2x2x1",), policies=("restricted",),
+                    scopes=("container",), cpu=("none",), memory=("None",))
+    (create,) = initial_nodes(bounds)
+    pods = dict(pod_alphabet(bounds))
+
+    def devices(*steps: dict[str, Any]) -> dict[str, list[str]]:
+        answers = ReferenceRunner().answers([create, *steps, STATE])
+        return {uid: held["a"]["example.com/dev"]
+                for uid, held in answers[-1]["state"]["devices"]["assignments"].items()}
+
+    def admit(uid: str) -> dict[str, Any]:
+        return {"op": "admit", "pod": pods[uid]}
+
+    assert devices(admit("d-1")) == {"d-1": ["dev0"]}
+    assert devices(admit("d-1"), admit("d-2")) == {"d-1": ["dev0"], "d-2": ["dev1"]}
+    image = (admit("s-1"), admit("d-1"), {"op": "remove", "uid": "s-1"})
+    assert devices(*image) == {"d-1": ["dev2"]}
+    assert devices(*image, admit("d-2")) == {"d-1": ["dev2"], "d-2": ["dev0"]}  # not dev3
+
+
+class _NodeOneMutant(NodeSession):
+    """The reference with ``device_doubled_on_node_1`` (a fault on NUMA node 1 alone)."""
+
+    def answer(self, line: bytes | str) -> dict[str, Any]:
+        said = super().answer(line)
+        if json.loads(line).get("op") == "create" and self.node is not None:
+            device_doubled_on_node_1(self.node)
+        return said
+
+
+@pytest.mark.parametrize("depth", [4, pytest.param(5, marks=pytest.mark.slow)])
+def test_a_wrong_reduction_loses_a_violation(depth: int) -> None:
+    """CHECK-11's kept mutant: a reduction that takes NUMA node 1 for node 0
+    (``numa_mirror_key``) never expands the state that shows a fault on node 1 alone; the
+    pods' renaming, and the unreduced run, find it after four steps."""
+    bounds = Bounds(releases=("1.37",), machines=("1x2x2x1",), policies=("none",),
+                    scopes=("container",), cpu=("none",), memory=("None",), depth=depth)
+
+    def found(bounds: Bounds, key: Any = None) -> Counterexample | None:
+        explorer = NodeExplorer(bounds, SessionReplayRunner(_NodeOneMutant), key=key)
+        fold = Fold(bounds, None)
+        for create in initial_nodes(bounds):
+            if fold.add(explorer.run(create, *fold.bounds())):
+                break
+        return fold.report.counterexample
+
+    reduced, unreduced = found(bounds), found(attrs.evolve(bounds, symmetry=False))
+    assert reduced is not None
+    assert unreduced is not None
+    assert _length(reduced) == _length(unreduced) == 4
+    assert "INV-4" in reduced.message
+    assert found(bounds, numa_mirror_key) is None
