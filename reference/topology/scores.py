@@ -23,7 +23,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from numaspec.topology.fast_merge import DEFAULT_TUNING, Listed, Space, as_words, reachable
+from numaspec.topology.fast_merge import (
+    DEFAULT_TUNING,
+    Listed,
+    Space,
+    Words,
+    as_words,
+    reachable,
+)
 from numaspec.topology.hints import (
     HintArray,
     ProviderHints,
@@ -127,16 +134,29 @@ def _first_any(lists: Sequence[Sequence[TopologyHint]], space: Space, best: int
     backwards = [Listed.of(hints).compact(space, preferred=False) for hints in reversed(lists)]
     _, before = reachable(backwards, space.n)
     wanted = np.uint64(best)
-    chosen: list[int] = []
-    partial = space.full
-    for index in range(count):
-        rest = as_words(before[count - index - 1])  # the ANDs of lists index+1 .. count-1
-        rest = rest[(rest & wanted) == wanted]
-        for position, mask in enumerate(masks[index]):
+    rests: dict[int, Words] = {}
+
+    def ends(index: int, here: int) -> bool:
+        rest = rests.get(index)
+        if rest is None:  # the ANDs of lists index+1 .. count-1 that hold best
+            rest = as_words(before[count - index - 1])
+            rest = rests[index] = rest[(rest & wanted) == wanted]
+        return bool(np.any((rest & np.uint64(here)) == wanted))
+
+    return _greedy(masks, best, space.full, ends)
+
+
+def _greedy(masks: Sequence[Sequence[int]], best: int, full: int,
+            ends: Callable[[int, int], bool]) -> tuple[int, ...] | None:
+    """MERGE-14: list by list, the first hint whose partial AND ``here`` still holds ``best``
+    and, as ``ends(index, here)`` says, can still end at ``best`` with the lists after it;
+    ``None`` where a list has none."""
+    chosen = []
+    partial = full
+    for index, listed in enumerate(masks):
+        for position, mask in enumerate(listed):
             here = partial & mask
-            if here & best != best:
-                continue
-            if np.any((rest & np.uint64(here)) == wanted):
+            if here & best == best and ends(index, here):
                 chosen.append(position)
                 partial = here
                 break
@@ -275,25 +295,19 @@ class _Suffixes:
 
     def first(self, order: tuple[int, ...]) -> tuple[int, ...] | None:
         """:func:`_first_any` of the lists in ``order`` (or ``_TOO_MANY``)."""
-        best, partial = self.best, self.full
-        chosen = []
-        for index, label in enumerate(order):
-            ends = self._ends(order[index + 1:])
-            if ends is None:
-                return _TOO_MANY
-            outside, answered = ends
-            for position, mask in enumerate(self.masks[label]):
-                here = partial & mask
-                if here & best != best:
-                    continue
-                extra = here & ~best
-                fits = answered.get(extra)
-                if fits is None:
-                    fits = answered[extra] = any(not part & extra for part in outside)
-                if fits:
-                    chosen.append(position)
-                    partial = here
-                    break
-            else:
-                return None
-        return tuple(chosen)
+        after = [self._ends(order[index + 1:]) for index in range(len(order))]
+        if None in after:
+            return _TOO_MANY
+        best = self.best
+
+        def ends(index: int, here: int) -> bool:
+            found = after[index]
+            assert found is not None
+            outside, answered = found
+            extra = here & ~best
+            fits = answered.get(extra)
+            if fits is None:
+                fits = answered[extra] = any(not part & extra for part in outside)
+            return fits
+
+        return _greedy([self.masks[label] for label in order], best, self.full, ends)
