@@ -30,12 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from numaspec.about import version as numaspec_version
-from numaspec.errors import (
-    InvalidFieldError,
-    LimitExceededError,
-    MalformedJSONError,
-    NumaspecError,
-)
+from numaspec.errors import InvalidFieldError, MalformedJSONError, NumaspecError
 from numaspec.limits import MAX_LINE_BYTES
 from numaspec.node.admission import Node
 from numaspec.node.fit import fit_rejection
@@ -178,12 +173,6 @@ class ReferenceAdapter:
         self.batch = batch
 
     def start(self) -> dict[str, Any]:
-        implementation = self._start()
-        if not self.batch:
-            del implementation["batch"]
-        return implementation
-
-    def _start(self) -> dict[str, Any]:
         return {
             "name": "numaspec-reference",
             "version": numaspec_version(),
@@ -197,7 +186,7 @@ class ReferenceAdapter:
             # PROTO-7: numaspec's line format is the reference's own interface.
             "claims": {"format": True},
             # PROTO-8: many runs a round trip
-            "batch": SERVE_BATCH,
+            **({"batch": SERVE_BATCH} if self.batch else {}),
             # PROTO-2: every operation it serves it claims whole; predict it does not serve
             "metadata": {"not_served": {
                 "predict": "the reference judges a scheduler's predict answers by the node's "
@@ -217,12 +206,8 @@ class ReferenceAdapter:
         found = read_run_merge(line)
         if found is None:
             return None
-        seq, request = found
-        try:
-            result = _merge_result(request)
-        except Exception:  # the strict path answers it, traceback and all
-            return None
-        return {"seq": seq, "result": result}
+        answers = _merge_answers([found])
+        return None if answers is None else answers[0]
 
     def answer_batch_line(self, line: bytes) -> dict[str, Any] | None:
         """PROTO-8, WIRE-7: the whole answer to a line that is a batch of merge runs the
@@ -231,22 +216,26 @@ class ReferenceAdapter:
         if self.definitional:
             return None
         found = read_batch_merges(line, SERVE_BATCH)
-        if found is None:
-            return None
-        answers = []
-        for seq, request in found:
-            try:
-                result = _merge_result(request)
-            except Exception:  # the strict path answers it, traceback and all
-                return None
-            answers.append({"seq": seq, "result": result})
-        return {"answers": answers}
+        answers = None if found is None else _merge_answers(found)
+        return None if answers is None else {"answers": answers}
 
     def run(self, op: str, case: Any) -> dict[str, Any]:
         try:
             return {"result": reference_result(op, case, definitional=self.definitional)}
         except NumaspecError as exc:
             return {"errored": True, "context": {"message": exc.describe()}}
+
+
+def _merge_answers(runs: Sequence[tuple[int, MergeRequest]]) -> list[dict[str, Any]] | None:
+    """WIRE-7: the run answers to merge requests the fast reading took, or ``None`` when the
+    reference fails on one (the strict path then answers the line, traceback and all)."""
+    answers = []
+    for seq, request in runs:
+        try:
+            answers.append({"seq": seq, "result": _merge_result(request)})
+        except Exception:
+            return None
+    return answers
 
 
 def _answer(adapter: JsonAdapter, request: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -304,13 +293,10 @@ def serve_adapter(adapter: JsonAdapter, stdin: BinaryIO, stdout: TextIO, *,
     fast = getattr(adapter, "answer_merge_line", None)
     batch = getattr(adapter, "answer_batch_line", None)
     # PROTO-8: a batch line may be as long as the run lines it holds
-    for line in request_lines(stdin, max_line * SERVE_BATCH, stated=max_line):
+    for line in request_lines(stdin, max_line, longer=(_BATCH_LINE, SERVE_BATCH)):
         try:
             if isinstance(line, NumaspecError):
                 raise line
-            if len(line) > max_line and not _BATCH_LINE.match(line):
-                raise LimitExceededError(f"a line of {len(line)} bytes: numaspec reads "
-                                         f"request lines of at most {max_line} bytes")
             answer = fast(line) if fast is not None else None
             if answer is None and batch is not None:
                 answer = batch(line)

@@ -8,6 +8,7 @@ every field is checked, with its path, and nothing unknown is silently ignored.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard
 
@@ -271,21 +272,31 @@ def evaluate_request(
 
 
 def request_lines(stream: BinaryIO, max_line: int = MAX_LINE_BYTES, *,
-                  stated: int | None = None) -> Iterator[bytes | LimitExceededError]:
+                  longer: tuple[re.Pattern[bytes], int] | None = None
+                  ) -> Iterator[bytes | LimitExceededError]:
     """WIRE-5: the request lines of a stream, newline stripped; a line longer than
     ``max_line`` bytes is read to its end without being kept, and comes out as the error
-    that answers it (which states the bound ``stated``, when the caller holds lines of
-    some kind to a smaller one than it reads: PROTO-8's batches)."""
-    while raw := stream.readline(max_line + 1):
-        if len(raw) > max_line and not raw.endswith(b"\n"):
+    that answers it.  ``longer`` (PROTO-8's batches): a line that begins as the pattern
+    says may be that many times ``max_line``."""
+    most = max_line if longer is None else max_line * longer[1]
+    while raw := stream.readline(most + 1):
+        if len(raw) > most and not raw.endswith(b"\n"):
             size = len(raw)
             while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
                 size += len(rest)
             size += len(rest.rstrip(b"\r\n"))
-            yield LimitExceededError(f"a line of {size} bytes: numaspec reads request lines "
-                                     f"of at most {stated or max_line} bytes")
+            yield _too_long(size, max_line)
             continue
-        yield raw.rstrip(b"\r\n")
+        line = raw.rstrip(b"\r\n")
+        if len(line) > max_line and (longer is None or not longer[0].match(line)):
+            yield _too_long(len(line), max_line)
+            continue
+        yield line
+
+
+def _too_long(size: int, max_line: int) -> LimitExceededError:
+    return LimitExceededError(f"a line of {size} bytes: numaspec reads request lines of at "
+                              f"most {max_line} bytes")
 
 
 # --- encoding --------------------------------------------------------------------------------

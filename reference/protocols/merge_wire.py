@@ -248,13 +248,19 @@ def read_run_merge(line: bytes) -> tuple[int, MergeRequest] | None:
     merge operation, read in one pass, or ``None`` when the line is any other request or the
     strict decoders must read it (PROTO-3)."""
     try:
-        run = _RUN.decode(line)
-        if run.cmd != "run" or run.op != "merge":
-            return None
-        request, keys = _request(run.case)
+        seq, request, keys = _run(_RUN.decode(line))
     except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
         return None
-    return (run.seq, request) if line.count(b":") == keys + 4 else None
+    return (seq, request) if line.count(b":") == keys else None
+
+
+def _run(run: _RunMerge) -> tuple[int, MergeRequest, int]:
+    """PROTO-3: a run request's ``seq``, its merge request and how many keys it was read from
+    (its own four included); :class:`_NotWhole` for a run of another command or operation."""
+    if run.cmd != "run" or run.op != "merge":
+        raise _NotWhole
+    request, keys = _request(run.case)
+    return run.seq, request, keys + 4
 
 
 def read_batch_merges(line: bytes, most: int) -> list[tuple[int, MergeRequest]] | None:
@@ -269,11 +275,9 @@ def read_batch_merges(line: bytes, most: int) -> list[tuple[int, MergeRequest]] 
         keys = 2  # cmd, runs
         found = []
         for run in batch.runs:
-            if run.cmd != "run" or run.op != "merge":
-                return None
-            request, count = _request(run.case)
-            keys += count + 4
-            found.append((run.seq, request))
+            seq, request, count = _run(run)
+            keys += count
+            found.append((seq, request))
     except (msgspec.MsgspecError, NumaspecError, _NotWhole, ValueError):
         return None
     return found if line.count(b":") == keys else None

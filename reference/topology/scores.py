@@ -217,16 +217,18 @@ def possible_scores(providers: Sequence[ProviderHints], numa: NumaInfo, winner: 
     if not has_scores(lists) or mask is None:
         return frozenset({0})
     labels: dict[object, int] = {}
+    by_label: list[Sequence[TopologyHint]] = []  # each label's list
     labelled: list[list[int]] = []
     for block in blocks:
         row = []
         for hints in block:
             # equal lists share a label (a list held as arrays is its own)
             key = id(hints) if isinstance(hints, HintArray) else ("hints", tuple(hints))
-            row.append(labels.setdefault(key, len(labels)))
+            if key not in labels:
+                labels[key] = len(by_label)
+                by_label.append(hints)
+            row.append(labels[key])
         labelled.append(row)
-    by_label = [lists[[label for row in labelled for label in row].index(k)]
-                for k in range(len(labels))]
     space = Space(numa)
     best = space.compact(mask.bits)
     suffixes = None if winner.preferred else _Suffixes(by_label, space, best)
